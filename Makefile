@@ -1,0 +1,15 @@
+# The two commands of the README: `make demo` and `make test`. Both set up what is missing.
+SHELL := /bin/bash
+.PHONY: demo test bootstrap clean
+
+bootstrap:
+	@./scripts/bootstrap.sh
+
+demo: bootstrap
+	@source env.sh && ./scripts/demo.sh
+
+test: bootstrap
+	@source env.sh && python -m pytest test
+
+clean:
+	rm -rf build install log env.sh

@@ -1,0 +1,22 @@
+"""Bring up the planner node (goal action server `plan_task`).
+
+ros2 launch llm_planner_ros planner_launch.py [namespace:=/robot1] [params_file:=/path.yaml]
+"""
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.substitutions import FindPackageShare
+
+
+def generate_launch_description():
+    default_params = PathJoinSubstitution([FindPackageShare("llm_planner_ros"), "config", "planner.yaml"])
+    return LaunchDescription([
+        DeclareLaunchArgument("namespace", default_value="", description="namespace of the stack"),
+        DeclareLaunchArgument("params_file", default_value=default_params,
+                              description="planner parameters (ros__parameters YAML)"),
+        Node(package="llm_planner_ros", executable="planner_node", name="planner",
+             namespace=LaunchConfiguration("namespace"),
+             parameters=[LaunchConfiguration("params_file")],
+             output="screen", emulate_tty=True),
+    ])

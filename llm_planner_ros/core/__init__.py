@@ -1,0 +1,1 @@
+"""ROS-free core: planning, translation, LLM clients, executors, tracking and metrics."""

@@ -1,0 +1,20 @@
+"""The contract every planning method implements."""
+from __future__ import annotations
+
+from typing import Callable, Protocol
+
+from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.request import PlanRequest
+from llm_planner_ros.core.types import PlanResult, StepEvent
+
+StepCallback = Callable[[StepEvent], None]
+
+
+class Planner(Protocol):
+    def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken) -> PlanResult:
+        """Plan (and, if ``request.execute``, execute) a task.
+
+        Calls ``on_step`` after every decided step and ``cancel.check()`` between steps.
+        Raises :class:`~llm_planner_ros.core.errors.PlanningError` subclasses to end early.
+        """
+        ...

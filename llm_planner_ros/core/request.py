@@ -1,0 +1,118 @@
+"""Validated planning requests: what a goal asks for, checked once at the boundary."""
+from __future__ import annotations
+
+import unicodedata
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from llm_planner_ros.core.types import Method
+
+MAX_TASK_CHARS = 500
+MAX_DESCRIPTION_CHARS = 4000
+MAX_SCENE_ID_CHARS = 200
+
+
+class InvalidRequest(ValueError):
+    """A goal that cannot be planned; the message names the offending field."""
+
+
+def _check_text(value: str, name: str, max_chars: int, allow_newlines: bool) -> str:
+    if len(value) > max_chars:
+        raise ValueError(f"{name} is {len(value)} characters long; the limit is {max_chars}")
+    for ch in value:
+        if ch in "\n\t" and allow_newlines:
+            continue
+        if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn"):
+            raise ValueError(f"{name} contains the control or unassigned character U+{ord(ch):04X}")
+    return value
+
+
+class MethodOptions(BaseModel):
+    """Per-goal overrides; ``None`` means the planner's configured default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    num_samples: Optional[int] = Field(None, ge=1, le=64)
+    temperature: Optional[float] = Field(None, ge=0.0, le=2.0)
+    top_p: Optional[float] = Field(None, gt=0.0, le=1.0)
+    frequency_penalty: Optional[float] = Field(None, ge=0.0, le=2.0)
+    presence_penalty: Optional[float] = Field(None, ge=0.0, le=2.0)
+    max_steps: Optional[int] = Field(None, ge=1, le=100)
+    ranking: Optional[Literal["huang", "raman"]] = None
+    beta: Optional[float] = Field(None, ge=0.0, le=10.0)
+    epsilon: Optional[float] = Field(None, ge=0.0, le=1.0)
+    no_translation: bool = False
+    fixed_example: bool = False
+    no_trajectory_correction: bool = False
+    correction_level: Optional[Literal["notion", "inference", "cause"]] = None
+    max_corrections_per_step: Optional[int] = Field(None, ge=1, le=50)
+    max_corrections_per_plan: Optional[int] = Field(None, ge=1, le=500)
+    plan_subtasks: bool = False
+    track_subtasks: bool = False
+    eliminate_objects: bool = False
+    guide: Optional[Literal["none", "high_level", "low_level"]] = None
+    guide_info: Optional[Literal["none", "objects", "static", "dynamic"]] = None
+    seed: Optional[int] = Field(None, ge=1)
+
+
+class PlanRequest(BaseModel):
+    """A planning goal. Construct with :func:`parse_request` to get :class:`InvalidRequest`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task: str
+    description: str = ""
+    scene_id: str = ""
+    method: Optional[Method] = None
+    options: MethodOptions = MethodOptions()
+    execute: bool = False
+
+    @field_validator("task")
+    @classmethod
+    def _task(cls, v: str) -> str:
+        v = " ".join(_check_text(v, "task", MAX_TASK_CHARS, allow_newlines=True).split())
+        if not v:
+            raise ValueError("task is empty; give a task such as 'make breakfast'")
+        return v
+
+    @field_validator("description")
+    @classmethod
+    def _description(cls, v: str) -> str:
+        return _check_text(v, "description", MAX_DESCRIPTION_CHARS, allow_newlines=True).strip()
+
+    @field_validator("scene_id")
+    @classmethod
+    def _scene(cls, v: str) -> str:
+        return _check_text(v, "scene_id", MAX_SCENE_ID_CHARS, allow_newlines=False).strip()
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _method(cls, v: object) -> object:
+        if v == "":
+            return None
+        if isinstance(v, str) and v not in {m.value for m in Method}:
+            raise ValueError(f"unknown method {v!r}; choose one of {', '.join(m.value for m in Method)}")
+        return v
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per problem, each naming its field, e.g. ``options.temperature: ...``."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "goal"
+        msg = err["msg"].removeprefix("Value error, ")
+        value = err.get("input")
+        if isinstance(value, (str, int, float)) and err["type"] != "value_error":
+            shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+            msg += f" (got {shown})"
+        parts.append(f"{loc}: {msg}")
+    return "; ".join(parts)
+
+
+def parse_request(**fields: object) -> PlanRequest:
+    """Build a :class:`PlanRequest` or raise :class:`InvalidRequest` with a specific reason."""
+    try:
+        return PlanRequest(**fields)
+    except ValidationError as exc:
+        raise InvalidRequest(describe_validation_error(exc)) from None

@@ -1,0 +1,135 @@
+"""Plain data types shared by every planning method, the ROS nodes and the benchmark.
+
+Nothing here imports ROS. The field names mirror ``llm_planner_msgs`` so that the
+conversion in :mod:`llm_planner_ros.ros.conversions` is mechanical.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import Enum, IntEnum
+
+
+class ErrorType(IntEnum):
+    """Precondition error types of Raman et al. (App. A.1) plus two of this project's."""
+
+    NONE = 0
+    UNFLIPPED_BOOLEAN_STATE = 1
+    FIELD_OF_VIEW = 2
+    EMPTY_PROGRAM = 3
+    ABSENT_FROM_ROOM = 4
+    MISSING_OBJECT = 5
+    ENCLOSED_OBJECT = 6
+    INVALID_ACTION = 7
+    OVER_OCCUPIED_AGENT = 8
+    AGENT_PROXIMITY = 9
+    OTHER_PRECONDITION = 10
+    PARSE_ERROR = 11
+    EXECUTOR_ERROR = 12
+
+
+class Method(str, Enum):
+    """Planning modes; values equal the ``PlanTask.Goal.METHOD_*`` constants."""
+
+    VANILLA = "vanilla"
+    TRANSLATED = "translated"
+    RESAMPLE = "resample"
+    REPROMPT = "reprompt"
+    HEURISTIC = "heuristic"
+
+
+class TerminationReason(str, Enum):
+    """Why a plan ended; values equal the ``PlanTask.Result.REASON_*`` constants."""
+
+    END_OF_PLAN = "end_of_plan"
+    LOW_SCORE = "low_score"
+    MAX_STEPS = "max_steps"
+    GOAL_REACHED = "goal_reached"
+    CORRECTIONS_EXHAUSTED = "corrections_exhausted"
+    INVALID_GOAL = "invalid_goal"
+    LLM_ERROR = "llm_error"
+    EXECUTOR_ERROR = "executor_error"
+    CANCELED = "canceled"
+    INTERNAL_ERROR = "internal_error"
+
+    @property
+    def is_success(self) -> bool:
+        return self in (TerminationReason.END_OF_PLAN, TerminationReason.LOW_SCORE,
+                        TerminationReason.MAX_STEPS, TerminationReason.GOAL_REACHED)
+
+
+class GoalStatus(IntEnum):
+    UNKNOWN = -1
+    NOT_MET = 0
+    MET = 1
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One atomic action on 0-2 objects, e.g. ``Skill("PUTIN", ("milk", "fridge"))``."""
+
+    action: str
+    objects: tuple[str, ...] = ()
+    object_ids: tuple[int, ...] = ()
+    text: str = ""
+
+    def script(self) -> str:
+        """VirtualHome script syntax; ids default to 1 as in Huang et al."""
+        ids = self.object_ids or (1,) * len(self.objects)
+        args = "".join(f" <{o}> ({i})" for o, i in zip(self.objects, ids))
+        return f"[{self.action}]{args}"
+
+
+@dataclass(frozen=True)
+class PreconditionFailure:
+    type: ErrorType = ErrorType.NONE
+    message: str = ""
+    cause: str = ""
+
+
+@dataclass
+class PlanStep:
+    index: int
+    generated_text: str
+    skill: Skill
+    score: float = 0.0
+    similarity: float = 0.0
+    mean_logprob: float = math.nan
+    executed: bool = False
+    error: PreconditionFailure = field(default_factory=PreconditionFailure)
+    corrections: int = 0
+    subtask_index: int = -1
+
+
+@dataclass
+class PlanResult:
+    termination_reason: TerminationReason
+    detail: str = ""
+    steps: list[PlanStep] = field(default_factory=list)
+    subtasks: list[str] = field(default_factory=list)
+    executed: bool = False
+    goal_status: GoalStatus = GoalStatus.UNKNOWN
+    num_corrections: int = 0
+    num_llm_calls: int = 0
+    wall_time_s: float = 0.0
+
+    @property
+    def success(self) -> bool:
+        return self.termination_reason.is_success
+
+    @property
+    def program(self) -> list[str]:
+        return [s.skill.script() for s in self.steps]
+
+    @property
+    def program_nl(self) -> list[str]:
+        return [s.skill.text for s in self.steps]
+
+
+@dataclass
+class StepEvent:
+    """Progress report sent after every decided step (becomes action feedback)."""
+
+    step: PlanStep
+    num_corrections: int
+    subtask: str = ""

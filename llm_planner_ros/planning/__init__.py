@@ -1,0 +1,1 @@
+"""Planning methods: each implements :class:`llm_planner_ros.core.planner.Planner`."""

@@ -1,0 +1,101 @@
+"""Mechanical conversions between ``llm_planner_msgs`` and the core's plain types."""
+from __future__ import annotations
+
+import math
+
+from llm_planner_msgs.action import PlanTask
+from llm_planner_msgs.msg import MethodOptions as MethodOptionsMsg
+from llm_planner_msgs.msg import PlanStep as PlanStepMsg
+from llm_planner_msgs.msg import PreconditionFailure as FailureMsg
+from llm_planner_msgs.msg import Skill as SkillMsg
+
+from llm_planner_ros.core.request import InvalidRequest, PlanRequest, parse_request
+from llm_planner_ros.core.types import (
+    ErrorType, PlanResult, PlanStep, PreconditionFailure, Skill, StepEvent, TerminationReason,
+)
+
+_COUNTS = ("num_samples", "max_steps", "max_corrections_per_step", "max_corrections_per_plan", "seed")
+_NON_NEGATIVE = ("temperature", "top_p", "frequency_penalty", "presence_penalty", "beta", "epsilon")
+_STRINGS = ("ranking", "correction_level", "guide", "guide_info")
+_FLAGS = ("no_translation", "fixed_example", "no_trajectory_correction",
+          "plan_subtasks", "track_subtasks", "eliminate_objects")
+
+
+def options_from_msg(msg: MethodOptionsMsg) -> dict:
+    """Drop the message's 'use the default' sentinels (0, negative, empty)."""
+    out: dict = {}
+    for name in _COUNTS:
+        if getattr(msg, name) != 0:
+            out[name] = getattr(msg, name)
+    for name in _NON_NEGATIVE:
+        value = getattr(msg, name)
+        if math.isnan(value):
+            raise InvalidRequest(f"options.{name}: NaN is not a number; use a negative value for the default")
+        if value >= 0.0:
+            out[name] = value
+    for name in _STRINGS:
+        if getattr(msg, name):
+            out[name] = getattr(msg, name)
+    for name in _FLAGS:
+        if getattr(msg, name):
+            out[name] = True
+    return out
+
+
+def request_from_goal(goal: PlanTask.Goal) -> PlanRequest:
+    """Raises :class:`~llm_planner_ros.core.request.InvalidRequest` naming the bad field."""
+    return parse_request(task=goal.task, description=goal.description, scene_id=goal.scene_id,
+                         method=goal.method, options=options_from_msg(goal.options),
+                         execute=goal.execute)
+
+
+def skill_to_msg(skill: Skill) -> SkillMsg:
+    return SkillMsg(action=skill.action, objects=list(skill.objects),
+                    object_ids=list(skill.object_ids), text=skill.text)
+
+
+def skill_from_msg(msg: SkillMsg) -> Skill:
+    return Skill(action=msg.action, objects=tuple(msg.objects),
+                 object_ids=tuple(msg.object_ids), text=msg.text)
+
+
+def failure_to_msg(failure: PreconditionFailure) -> FailureMsg:
+    return FailureMsg(type=int(failure.type), message=failure.message, cause=failure.cause)
+
+
+def failure_from_msg(msg: FailureMsg) -> PreconditionFailure:
+    return PreconditionFailure(type=ErrorType(msg.type), message=msg.message, cause=msg.cause)
+
+
+def step_to_msg(step: PlanStep) -> PlanStepMsg:
+    return PlanStepMsg(index=step.index, generated_text=step.generated_text,
+                       skill=skill_to_msg(step.skill), script=step.skill.script(),
+                       score=float(step.score), similarity=float(step.similarity),
+                       mean_logprob=float(step.mean_logprob), executed=step.executed,
+                       error=failure_to_msg(step.error), corrections=step.corrections,
+                       subtask_index=step.subtask_index)
+
+
+def feedback_from_event(event: StepEvent) -> PlanTask.Feedback:
+    s = event.step
+    return PlanTask.Feedback(step_index=s.index, generated_text=s.generated_text,
+                             skill=skill_to_msg(s.skill), script=s.skill.script(),
+                             score=float(s.score), executed=s.executed,
+                             num_corrections=event.num_corrections, subtask_index=s.subtask_index,
+                             subtask=event.subtask, last_error=failure_to_msg(s.error))
+
+
+def result_to_msg(result: PlanResult) -> PlanTask.Result:
+    return PlanTask.Result(success=result.success,
+                           termination_reason=result.termination_reason.value,
+                           detail=result.detail, program=result.program,
+                           program_nl=result.program_nl,
+                           steps=[step_to_msg(s) for s in result.steps],
+                           subtasks=list(result.subtasks), executed=result.executed,
+                           goal_status=int(result.goal_status),
+                           num_corrections=result.num_corrections,
+                           num_llm_calls=result.num_llm_calls, wall_time_s=result.wall_time_s)
+
+
+def failed_result(reason: TerminationReason, detail: str, wall_time_s: float = 0.0) -> PlanTask.Result:
+    return result_to_msg(PlanResult(termination_reason=reason, detail=detail, wall_time_s=wall_time_s))

@@ -1,0 +1,190 @@
+"""Planner node: serves the ``plan_task`` action (llm_planner_msgs/action/PlanTask).
+
+Follows ros2/examples ``minimal_action_server``: a ReentrantCallbackGroup, a
+MultiThreadedExecutor, explicit goal/cancel callbacks, and a queue or reject policy for a
+goal that arrives while another runs.
+"""
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from typing import Callable, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+import rclpy
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.action.server import ServerGoalHandle
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+
+from llm_planner_msgs.action import PlanTask
+
+from llm_planner_ros.core.errors import CancelToken, PlanningError
+from llm_planner_ros.core.planner import Planner
+from llm_planner_ros.core.request import InvalidRequest, PlanRequest
+from llm_planner_ros.core.types import Method, StepEvent, TerminationReason
+from llm_planner_ros.ros import conversions
+from llm_planner_ros.ros.params import ParameterError, declare_and_validate
+
+
+class PlannerNodeParams(BaseModel):
+    """ROS parameters of the planner node (see config/planner.yaml)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    goal_policy: Literal["queue", "reject"] = Field(
+        "queue", description="a goal arriving while one runs: 'queue' it, or 'reject' it")
+    max_queued_goals: int = Field(16, ge=0, le=1000,
+                                  description="goals waiting beyond this are rejected")
+    default_method: Literal["vanilla", "translated", "resample", "reprompt", "heuristic"] = Field(
+        "translated", description="method used when a goal leaves 'method' empty")
+    default_scene: str = Field("TrimmedTestScene1",
+                               description="scene used when a goal leaves 'scene_id' empty")
+
+
+PlannerFactory = Callable[[PlannerNodeParams, Node], Planner]
+
+
+class PlannerNode(Node):
+    """Hosts the goal action server; all planning happens in the ROS-free ``Planner``."""
+
+    def __init__(self, planner_factory: PlannerFactory, node_name: str = "planner") -> None:
+        super().__init__(node_name)
+        self.params = declare_and_validate(self, PlannerNodeParams)
+        self._planner = planner_factory(self.params, self)
+        self._lock = threading.Lock()
+        self._active: Optional[ServerGoalHandle] = None
+        self._queue: collections.deque[ServerGoalHandle] = collections.deque()
+        self._server = ActionServer(
+            self, PlanTask, "plan_task",
+            execute_callback=self._execute,
+            goal_callback=self._on_goal,
+            handle_accepted_callback=self._on_accepted,
+            cancel_callback=self._on_cancel,
+            callback_group=ReentrantCallbackGroup())
+        self.get_logger().info(
+            f"serving action 'plan_task' with policy '{self.params.goal_policy}', "
+            f"default method '{self.params.default_method}'")
+
+    def destroy_node(self) -> None:
+        self._server.destroy()
+        super().destroy_node()
+
+    # -- goal admission -------------------------------------------------------------------
+    def _on_goal(self, goal: PlanTask.Goal) -> GoalResponse:
+        with self._lock:
+            busy = self._active is not None
+            if busy and self.params.goal_policy == "reject":
+                self.get_logger().warning(
+                    f"rejected goal '{goal.task[:80]}': another goal is running (goal_policy=reject)")
+                return GoalResponse.REJECT
+            if busy and len(self._queue) >= self.params.max_queued_goals:
+                self.get_logger().warning(
+                    f"rejected goal '{goal.task[:80]}': {len(self._queue)} goals already queued "
+                    f"(max_queued_goals={self.params.max_queued_goals})")
+                return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def _on_accepted(self, goal_handle: ServerGoalHandle) -> None:
+        with self._lock:
+            if self._active is None:
+                self._active = goal_handle
+                goal_handle.execute()
+            else:
+                self._queue.append(goal_handle)
+
+    def _on_cancel(self, goal_handle: ServerGoalHandle) -> CancelResponse:
+        self.get_logger().info("cancel requested")
+        return CancelResponse.ACCEPT
+
+    def _start_next(self) -> None:
+        with self._lock:
+            self._active = self._queue.popleft() if self._queue else None
+            if self._active is not None:
+                self._active.execute()
+
+    # -- execution ------------------------------------------------------------------------
+    def _execute(self, goal_handle: ServerGoalHandle) -> PlanTask.Result:
+        start = time.monotonic()
+        try:
+            return self._run(goal_handle, start)
+        finally:
+            self._start_next()
+
+    def _run(self, goal_handle: ServerGoalHandle, start: float) -> PlanTask.Result:
+        def finish(reason: TerminationReason, detail: str) -> PlanTask.Result:
+            if reason is TerminationReason.CANCELED:
+                goal_handle.canceled()
+            else:
+                goal_handle.abort()
+            self.get_logger().warning(f"goal ended: {reason.value}: {detail}")
+            return conversions.failed_result(reason, detail, time.monotonic() - start)
+
+        cancel = CancelToken(lambda: goal_handle.is_cancel_requested)
+        if cancel.cancelled:
+            return finish(TerminationReason.CANCELED, "cancelled before it started")
+        try:
+            request = self._with_defaults(conversions.request_from_goal(goal_handle.request))
+        except InvalidRequest as exc:
+            return finish(TerminationReason.INVALID_GOAL, str(exc))
+
+        self.get_logger().info(f"planning '{request.task}' with method '{request.method.value}'")
+
+        def on_step(event: StepEvent) -> None:
+            goal_handle.publish_feedback(conversions.feedback_from_event(event))
+
+        try:
+            result = self._planner.plan(request, on_step, cancel)
+        except PlanningError as exc:
+            return finish(exc.reason, str(exc) or exc.reason.value)
+        except Exception as exc:  # a planner bug must not take the node or later goals down
+            self.get_logger().error(f"planner raised {type(exc).__name__}: {exc}")
+            return finish(TerminationReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+
+        result.wall_time_s = time.monotonic() - start
+        msg = conversions.result_to_msg(result)
+        if result.termination_reason is TerminationReason.CANCELED:
+            goal_handle.canceled()
+        elif result.success:
+            goal_handle.succeed()
+        else:
+            goal_handle.abort()
+        self.get_logger().info(
+            f"goal ended: {result.termination_reason.value} after {len(result.steps)} steps "
+            f"in {result.wall_time_s:.2f}s")
+        return msg
+
+    def _with_defaults(self, request: PlanRequest) -> PlanRequest:
+        return request.model_copy(update={
+            "method": request.method or Method(self.params.default_method),
+            "scene_id": request.scene_id or self.params.default_scene,
+        })
+
+
+def run_node(planner_factory: PlannerFactory, args: Optional[list[str]] = None) -> int:
+    """Spin a :class:`PlannerNode` until shutdown; returns a process exit code."""
+    rclpy.init(args=args)
+    node: Optional[PlannerNode] = None
+    try:
+        node = PlannerNode(planner_factory)
+        executor = MultiThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+        return 0
+    except ParameterError as exc:
+        rclpy.logging.get_logger("planner").fatal(str(exc))
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        return 0
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def main(args: Optional[list[str]] = None) -> None:
+    from llm_planner_ros.planning.factory import build_planner
+
+    raise SystemExit(run_node(build_planner, args))

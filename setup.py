@@ -1,0 +1,29 @@
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = "llm_planner_ros"
+
+setup(
+    name=package_name,
+    version="0.1.0",
+    packages=find_packages(include=[package_name, f"{package_name}.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{package_name}"]),
+        (f"share/{package_name}", ["package.xml"]),
+        (f"share/{package_name}/launch", glob("launch/*_launch.py")),
+        (f"share/{package_name}/config", glob("config/*.yaml")),
+    ],
+    install_requires=["setuptools"],
+    zip_safe=True,
+    maintainer="llm_planner_ros maintainers",
+    maintainer_email="maintainers@llm-planner-ros.invalid",
+    description="LLM task planning grounded in admissible robot skills, for ROS 2.",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": [
+            "planner_node = llm_planner_ros.ros.planner_node:main",
+            "send_goal = llm_planner_ros.ros.send_goal:main",
+        ],
+    },
+)

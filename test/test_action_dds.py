@@ -1,0 +1,136 @@
+"""The PlanTask action over DDS: a server process and this test process as the client.
+
+The server is the real PlannerNode; its planner is the scripted test double of
+helpers/scripted_planner_server.py (the LLM planner is tested in its own modules).
+"""
+from __future__ import annotations
+
+import sys
+import uuid
+
+import pytest
+from action_msgs.msg import GoalStatus
+
+from helpers.processes import NodeProcess, console_script
+from helpers.ros_client import RosTestClient
+from llm_planner_msgs.action import PlanTask
+
+READY = "serving action 'plan_task'"
+
+
+def scripted_server(namespace: str, *ros_params: str, delay: float = 0.1) -> NodeProcess:
+    argv = [sys.executable, "-m", "helpers.scripted_planner_server", "--delay", str(delay),
+            "--ros-args", "-r", f"__ns:={namespace}"]
+    for p in ros_params:
+        argv += ["-p", p]
+    return NodeProcess(argv, ready=READY)
+
+
+def unique_ns(tag: str) -> str:
+    return f"/{tag}_{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+def queue_server():
+    ns = unique_ns("queue")
+    with scripted_server(ns, "goal_policy:=queue") as proc:
+        client = RosTestClient(ns)
+        yield client, proc
+        client.close()
+
+
+def test_goal_completes_with_feedback_per_step(queue_server):
+    client, _ = queue_server
+    run = client.send_plan(PlanTask.Goal(task="make breakfast"))
+    assert run.handle.accepted
+    status, result = run.result()
+    assert status == GoalStatus.STATUS_SUCCEEDED
+    assert result.success and result.termination_reason == PlanTask.Result.REASON_END_OF_PLAN
+    assert result.program == ["[WALK] <kitchen> (1)", "[OPEN] <fridge> (1)", "[GRAB] <milk> (1)"]
+    assert result.program_nl == ["walk to kitchen", "open fridge", "grab milk"]
+    assert [f.step_index for f in run.feedback] == [1, 2, 3]
+    assert [f.script for f in run.feedback] == result.program
+    assert run.feedback[1].generated_text == "Open fridge"
+    assert run.feedback[2].score == pytest.approx(0.8)
+    assert result.wall_time_s > 0.2
+
+
+def test_cancel_while_planning_ends_canceled(queue_server):
+    client, _ = queue_server
+    run = client.send_plan(PlanTask.Goal(task="steps=100"))
+    assert run.first_feedback.wait(10)
+    cancel = client.cancel(run)
+    assert len(cancel.goals_canceling) == 1
+    status, result = run.result()
+    assert status == GoalStatus.STATUS_CANCELED
+    assert result.termination_reason == PlanTask.Result.REASON_CANCELED
+    assert len(run.feedback) < 100
+
+
+def test_queue_policy_runs_a_second_goal_after_the_first(queue_server):
+    client, _ = queue_server
+    first = client.send_plan(PlanTask.Goal(task="steps=3"))
+    second = client.send_plan(PlanTask.Goal(task="steps=2"))
+    assert first.handle.accepted and second.handle.accepted
+    assert not second.result_future.done()
+    s1, r1 = first.result()
+    assert not second.feedback or second.result_future.done() is False
+    s2, r2 = second.result()
+    assert (s1, s2) == (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_SUCCEEDED)
+    assert (len(r1.program), len(r2.program)) == (3, 2)
+
+
+def test_invalid_goal_aborts_with_a_reason_naming_the_field(queue_server):
+    client, _ = queue_server
+    status, result = client.send_plan(PlanTask.Goal(task="   ")).result()
+    assert status == GoalStatus.STATUS_ABORTED
+    assert result.termination_reason == PlanTask.Result.REASON_INVALID_GOAL
+    assert result.detail.startswith("task: task is empty")
+
+    goal = PlanTask.Goal(task="make tea", method="telepathy")
+    status, result = client.send_plan(goal).result()
+    assert status == GoalStatus.STATUS_ABORTED
+    assert "method: unknown method 'telepathy'" in result.detail
+
+    goal = PlanTask.Goal(task="make tea")
+    goal.options.temperature = 7.0
+    status, result = client.send_plan(goal).result()
+    assert result.termination_reason == PlanTask.Result.REASON_INVALID_GOAL
+    assert "options.temperature" in result.detail
+
+
+def test_a_planner_crash_aborts_that_goal_only(queue_server):
+    client, proc = queue_server
+    status, result = client.send_plan(PlanTask.Goal(task="raise")).result()
+    assert status == GoalStatus.STATUS_ABORTED
+    assert result.termination_reason == PlanTask.Result.REASON_INTERNAL_ERROR
+    assert "RuntimeError: scripted planner failure" in result.detail
+    status, _ = client.send_plan(PlanTask.Goal(task="steps=1")).result()
+    assert status == GoalStatus.STATUS_SUCCEEDED
+    assert proc.proc.poll() is None
+
+
+def test_reject_policy_refuses_a_goal_while_one_runs():
+    ns = unique_ns("reject")
+    with scripted_server(ns, "goal_policy:=reject") as proc:
+        client = RosTestClient(ns)
+        try:
+            first = client.send_plan(PlanTask.Goal(task="steps=20"))
+            assert first.first_feedback.wait(10)
+            second = client.send_plan(PlanTask.Goal(task="steps=1"))
+            assert first.handle.accepted and not second.handle.accepted
+            client.cancel(first)
+            assert first.result()[0] == GoalStatus.STATUS_CANCELED
+            third = client.send_plan(PlanTask.Goal(task="steps=1"))
+            assert third.result()[0] == GoalStatus.STATUS_SUCCEEDED
+        finally:
+            client.close()
+    assert "another goal is running (goal_policy=reject)" in proc.output
+
+
+def test_an_invalid_parameter_stops_the_node_and_names_it():
+    argv = [str(console_script("planner_node")), "--ros-args", "-p", "goal_policy:=bogus"]
+    with NodeProcess(argv) as proc:
+        code = proc.wait(30)
+    assert code == 2
+    assert "goal_policy" in proc.output and "bogus" in proc.output

@@ -1,0 +1,106 @@
+"""Every llm_planner_msgs interface: construct, fill, serialize over the wire format, compare."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from rclpy.serialization import deserialize_message, serialize_message
+
+from llm_planner_msgs.action import ExecuteSkill, PlanTask
+from llm_planner_msgs.msg import MethodOptions, PlanStep, PreconditionFailure, Skill
+from llm_planner_msgs.srv import CheckSubtask, GetApplicableSkills, ResetScene
+
+SKILL = Skill(action="PUTIN", objects=["milk", "fridge"], object_ids=[12, 7], text="put milk in fridge")
+FAILURE = PreconditionFailure(type=PreconditionFailure.UNFLIPPED_BOOLEAN_STATE,
+                              message='<fridge> (7) is not open when executing "[PUTIN] ..."',
+                              cause="the fridge is closed")
+STEP = PlanStep(index=3, generated_text="Put the milk in the fridge", skill=SKILL,
+                script="[PUTIN] <milk> (12) <fridge> (7)", score=0.875, similarity=0.9375,
+                mean_logprob=-0.125, executed=False, error=FAILURE, corrections=2, subtask_index=1)
+OPTIONS = MethodOptions(num_samples=10, temperature=0.5, top_p=0.875, frequency_penalty=0.25,
+                        presence_penalty=0.5, max_steps=20, ranking=MethodOptions.RANKING_RAMAN,
+                        beta=0.25, epsilon=0.375, no_translation=True, fixed_example=True,
+                        no_trajectory_correction=True, correction_level=MethodOptions.LEVEL_CAUSE,
+                        max_corrections_per_step=3, max_corrections_per_plan=10, plan_subtasks=True,
+                        track_subtasks=True, eliminate_objects=True,
+                        guide=MethodOptions.GUIDE_LOW_LEVEL, guide_info=MethodOptions.INFO_DYNAMIC,
+                        seed=42)
+
+FILLED = [
+    SKILL, FAILURE, STEP, OPTIONS,
+    PlanTask.Goal(task="make breakfast", description="eggs and toast", scene_id="TrimmedTestScene1",
+                  method=PlanTask.Goal.METHOD_REPROMPT, options=OPTIONS, execute=True),
+    PlanTask.Result(success=False, termination_reason=PlanTask.Result.REASON_CORRECTIONS_EXHAUSTED,
+                    detail="step 3 failed 3 times", program=[STEP.script], program_nl=[SKILL.text],
+                    steps=[STEP], subtasks=["take milk", "store milk"], executed=False,
+                    goal_status=PlanTask.Result.GOAL_NOT_MET, num_corrections=2, num_llm_calls=9,
+                    wall_time_s=12.5),
+    PlanTask.Feedback(step_index=3, generated_text=STEP.generated_text, skill=SKILL, script=STEP.script,
+                      score=0.875, executed=False, num_corrections=2, subtask_index=1,
+                      subtask="store milk", last_error=FAILURE),
+    ExecuteSkill.Goal(skill=SKILL, scene_id="TrimmedTestScene1"),
+    ExecuteSkill.Result(success=False, failure=FAILURE, observation="nothing changed"),
+    ExecuteSkill.Feedback(status="walking"),
+    CheckSubtask.Request(task="make breakfast", subtask="take milk", observations=["a", "b", "c"]),
+    CheckSubtask.Response(done=True, probability=0.75, source="llm", detail="p(yes)=0.8"),
+    ResetScene.Request(scene_id="TrimmedTestScene1", task="Put groceries in Fridge"),
+    ResetScene.Response(success=True, message="ok", objects=["fridge", "milk"]),
+    GetApplicableSkills.Request(max_results=100),
+    GetApplicableSkills.Response(skills=[SKILL, Skill(action="STANDUP")], goal_met=False),
+]
+
+
+@pytest.mark.parametrize("msg", FILLED, ids=lambda m: type(m).__name__)
+def test_round_trip_preserves_every_field(msg):
+    wire = serialize_message(msg)
+    back = deserialize_message(wire, type(msg))
+    assert back == msg
+    assert back is not msg
+
+
+def _perturbed(value):
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, str):
+        return value + "x"
+    if hasattr(value, "__len__") and len(value):  # sequences, including array.array
+        return value + value[:1]
+    return None  # nested messages are covered by their own entries
+
+
+@pytest.mark.parametrize("msg", FILLED, ids=lambda m: type(m).__name__)
+def test_every_changed_field_compares_unequal(msg):
+    checked = 0
+    for name in msg.get_fields_and_field_types():
+        back = deserialize_message(serialize_message(msg), type(msg))
+        changed = _perturbed(getattr(back, name))
+        if changed is None:
+            continue
+        setattr(back, name, changed)
+        assert back != msg, name
+        checked += 1
+    assert checked > 0
+
+
+def test_defaults_mean_use_the_node_default():
+    goal = PlanTask.Goal(task="x")
+    assert goal.method == "" and goal.execute is False
+    o = goal.options
+    assert o.num_samples == 0 and o.max_steps == 0 and o.seed == 0
+    assert o.temperature < 0 and o.beta < 0 and o.epsilon < 0
+    assert o.ranking == "" and o.correction_level == ""
+    assert PlanTask.Result().goal_status == PlanTask.Result.GOAL_UNKNOWN
+    assert math.isclose(PlanTask.Result().wall_time_s, 0.0)
+
+
+def test_constants_match_the_core_enums():
+    from llm_planner_ros.core.types import ErrorType, Method, TerminationReason
+
+    for m in Method:
+        assert getattr(PlanTask.Goal, f"METHOD_{m.name}") == m.value
+    for r in TerminationReason:
+        assert getattr(PlanTask.Result, f"REASON_{r.name}") == r.value
+    for e in ErrorType:
+        assert getattr(PreconditionFailure, e.name) == e.value
