@@ -25,12 +25,22 @@ fi
 "$venv/bin/python" -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \
     || { log ".venv is not Python 3.11: the ROS 2 Kilted wheels are cp311; remove .venv"; exit 1; }
 
-# 2. Pinned requirements
-req_digest=$(digest requirements.txt)
+# 2. Pinned requirements. llama-cpp-python has no binary wheel: build it once (5-25 min on two
+#    cores) into a wheel cache outside the repository, which later installs reuse.
+wheels=${LLM_PLANNER_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/llm_planner_ros/wheels}
+llama_version=$(sed -n 's/^llama-cpp-python==//p' requirements.txt)
+req_digest=$(digest requirements.txt requirements-nodeps.txt)
 if ! stage_done requirements "$req_digest"; then
-    log "installing requirements.txt"
     "$venv/bin/python" -m pip install --quiet --upgrade pip
-    "$venv/bin/python" -m pip install --quiet -r requirements.txt
+    if ! ls "$wheels"/llama_cpp_python-"$llama_version"-*.whl >/dev/null 2>&1; then
+        log "building llama-cpp-python $llama_version once into $wheels (takes minutes)"
+        mkdir -p "$wheels"
+        CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" "$venv/bin/python" -m pip wheel --quiet --no-deps \
+            --no-binary llama-cpp-python "llama-cpp-python==$llama_version" -w "$wheels"
+    fi
+    log "installing requirements.txt"
+    "$venv/bin/python" -m pip install --quiet --find-links "$wheels" -r requirements.txt
+    "$venv/bin/python" -m pip install --quiet --no-deps -r requirements-nodeps.txt
     # The wheels' exported CMake files carry their build machine's include folders.
     py_include=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
     np_include=$("$venv/bin/python" -c 'import numpy; print(numpy.get_include())')

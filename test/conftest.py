@@ -16,3 +16,31 @@ os.environ.pop("ROS_STATIC_PEERS", None)
 TEST_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(TEST_DIR))
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TEST_DIR), os.environ.get("PYTHONPATH")]))
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")   # models come from PyPI packages, never a hub
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real ONNX Runtime embedder (all-MiniLM-L6-v2 from PyPI, exported once and cached)."""
+    from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder
+
+    return OnnxSentenceEmbedder()
+
+
+@pytest.fixture(scope="session")
+def scene_index(embedder):
+    from llm_planner_ros.skills import bank, resources
+    from llm_planner_ros.translation.translator import SkillIndex
+
+    return SkillIndex(bank.scene_bank(resources.initial_graph()), embedder)
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """The real embedded LLM: SmolLM2-135M-Instruct GGUF through llama.cpp."""
+    from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend, smollm2_path
+
+    return LlamaCppBackend(smollm2_path(), n_threads=1)

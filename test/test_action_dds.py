@@ -134,3 +134,39 @@ def test_an_invalid_parameter_stops_the_node_and_names_it():
         code = proc.wait(30)
     assert code == 2
     assert "goal_policy" in proc.output and "bogus" in proc.output
+
+
+@pytest.fixture(scope="module")
+def real_planner():
+    """The installed planner_node console script on the embedded defaults."""
+    ns = unique_ns("real")
+    argv = [str(console_script("planner_node")), "--ros-args", "-r", f"__ns:={ns}",
+            "-p", "max_steps:=5", "-p", "epsilon:=0.0"]
+    with NodeProcess(argv, ready=READY, timeout=120) as proc:
+        client = RosTestClient(ns)
+        yield client, proc
+        client.close()
+
+
+def test_real_planner_plans_over_dds(real_planner):
+    client, _ = real_planner
+    run = client.send_plan(PlanTask.Goal(task="Turn on light", method="translated"))
+    status, result = run.result(timeout=120)
+    assert status == GoalStatus.STATUS_SUCCEEDED, result.detail
+    assert result.program and all(line.startswith("[") for line in result.program)
+    assert [f.step_index for f in run.feedback] == list(range(1, len(result.program) + 1))
+    assert [f.script for f in run.feedback] == result.program
+    assert result.num_llm_calls >= len(result.program)
+
+
+def test_real_planner_gives_specific_reasons(real_planner):
+    client, proc = real_planner
+    cases = [(PlanTask.Goal(task="Turn on light", execute=True), "execute: executing skills needs"),
+             (PlanTask.Goal(task="Turn on light", scene_id="Mars"), "scene_id: unknown scene 'Mars'"),
+             (PlanTask.Goal(task="Turn on light", method="reprompt"), "method: 'reprompt' is not available")]
+    for goal, detail in cases:
+        status, result = client.send_plan(goal).result(timeout=60)
+        assert status == GoalStatus.STATUS_ABORTED
+        assert result.termination_reason == PlanTask.Result.REASON_INVALID_GOAL
+        assert result.detail.startswith(detail), result.detail
+    assert proc.proc.poll() is None

@@ -74,7 +74,10 @@ class Skill:
     text: str = ""
 
     def script(self) -> str:
-        """VirtualHome script syntax; ids default to 1 as in Huang et al."""
+        """VirtualHome script syntax; ids default to 1 as in Huang et al. An untranslated
+        free-text step (``action == ""``) is returned as its text."""
+        if not self.action:
+            return self.text
         ids = self.object_ids or (1,) * len(self.objects)
         args = "".join(f" <{o}> ({i})" for o, i in zip(self.objects, ids))
         return f"[{self.action}]{args}"

@@ -22,8 +22,8 @@ def declare_and_validate(node: Node, model: type[ModelT]) -> ModelT:
     Values come from ``--params-file`` / launch ``parameters=[...]`` overrides.
     """
     for name, info in model.model_fields.items():
-        node.declare_parameter(name, info.default,
-                               ParameterDescriptor(description=info.description or ""))
+        default = list(info.default) if isinstance(info.default, tuple) else info.default
+        node.declare_parameter(name, default, ParameterDescriptor(description=info.description or ""))
     values = {name: node.get_parameter(name).value for name in model.model_fields}
     try:
         return model(**values)

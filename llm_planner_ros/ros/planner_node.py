@@ -176,6 +176,9 @@ def run_node(planner_factory: PlannerFactory, args: Optional[list[str]] = None) 
     except ParameterError as exc:
         rclpy.logging.get_logger("planner").fatal(str(exc))
         return 2
+    except PlanningError as exc:
+        rclpy.logging.get_logger("planner").fatal(f"cannot start the planner: {exc}")
+        return 3
     except (KeyboardInterrupt, ExternalShutdownException):
         return 0
     finally:
@@ -184,7 +187,19 @@ def run_node(planner_factory: PlannerFactory, args: Optional[list[str]] = None) 
         rclpy.try_shutdown()
 
 
-def main(args: Optional[list[str]] = None) -> None:
-    from llm_planner_ros.planning.factory import build_planner
+def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
+    """The real planner: LLM + ONNX translation, configured from the node's parameters."""
+    from llm_planner_ros.planning.service import BackendSettings, PlanningService
+    from llm_planner_ros.planning.settings import PlannerSettings
 
-    raise SystemExit(run_node(build_planner, args))
+    backend = declare_and_validate(node, BackendSettings)
+    defaults = declare_and_validate(node, PlannerSettings)
+    node.get_logger().info(f"loading planner (llm backend '{backend.llm_backend}')")
+    service = PlanningService.build(backend, defaults)
+    service.index_for(params.default_scene, defaults.bank)   # embed the default bank before serving
+    node.get_logger().info(f"planner ready: {service.llm.name}")
+    return service
+
+
+def main(args: Optional[list[str]] = None) -> None:
+    raise SystemExit(run_node(build_planning_service, args))

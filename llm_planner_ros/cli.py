@@ -1,0 +1,119 @@
+"""Command line: ``python -m llm_planner_ros plan "make breakfast"`` (no ROS needed).
+
+Settings come from defaults, an optional YAML (``--config``, same keys as config/planner.yaml's
+``ros__parameters``) and flags; ``--backend openai --openai-model M --openai-base-url URL``
+switches to any OpenAI-compatible server.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import sys
+import time
+from typing import Any, Optional
+
+import yaml
+
+from llm_planner_ros.core.errors import CancelToken, PlanningError
+from llm_planner_ros.core.request import InvalidRequest, parse_request
+from llm_planner_ros.core.types import PlanResult, StepEvent
+from llm_planner_ros.planning.service import BackendSettings, PlanningService
+from llm_planner_ros.planning.settings import PlannerSettings
+
+
+def load_config(path: Optional[str]) -> dict[str, Any]:
+    """Flat settings from a YAML file: either plain keys or ``<node>: ros__parameters: {...}``."""
+    if not path:
+        return {}
+    with open(path) as f:
+        data = yaml.safe_load(f) or {}
+    for value in data.values():
+        if isinstance(value, dict) and "ros__parameters" in value:
+            return dict(value["ros__parameters"])
+    return data
+
+
+def split_settings(flat: dict[str, Any]) -> tuple[BackendSettings, PlannerSettings]:
+    backend = {k: v for k, v in flat.items() if k in BackendSettings.model_fields}
+    planner = {k: v for k, v in flat.items() if k in PlannerSettings.model_fields}
+    return BackendSettings(**backend), PlannerSettings(**planner)
+
+
+def format_step(event: StepEvent) -> str:
+    s = event.step
+    sim = "" if math.isnan(s.similarity) else f" cos={s.similarity:.3f}"
+    lp = "" if math.isnan(s.mean_logprob) else f" logp={s.mean_logprob:.3f}"
+    return f"  Step {s.index:2d}: {s.skill.script():<42s} score={s.score:+.3f}{sim}{lp}  <- {s.generated_text!r}"
+
+
+def print_result(result: PlanResult, seconds: float) -> None:
+    print(f"end: {result.termination_reason.value} ({result.detail}); {len(result.steps)} steps in {seconds:.1f}s")
+    for s in result.steps:
+        print(f"  {s.skill.script():<42s} | {s.skill.text}")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="llm-planner", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("plan", help="plan a task and print the steps with scores and timings")
+    p.add_argument("task")
+    p.add_argument("--description", default="")
+    p.add_argument("--scene", default="")
+    p.add_argument("--method", default="translated", choices=["translated", "vanilla"])
+    p.add_argument("--config", help="YAML with settings (e.g. config/planner.yaml)")
+    p.add_argument("--backend", choices=["embedded", "openai"])
+    p.add_argument("--model-path", help="GGUF file for the embedded backend")
+    p.add_argument("--openai-base-url")
+    p.add_argument("--openai-model")
+    p.add_argument("--samples", type=int, help="k samples per step")
+    p.add_argument("--max-steps", type=int)
+    p.add_argument("--no-translation", action="store_true")
+    p.add_argument("--fixed-example", action="store_true")
+    p.add_argument("--no-trajectory-correction", action="store_true")
+    p.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+
+    flat = load_config(args.config)
+    for key, value in (("llm_backend", args.backend), ("llm_model_path", args.model_path),
+                       ("openai_base_url", args.openai_base_url), ("openai_model", args.openai_model)):
+        if value is not None:
+            flat[key] = value
+    try:
+        backend, defaults = split_settings(flat)
+        options = {k: v for k, v in (("num_samples", args.samples), ("max_steps", args.max_steps)) if v}
+        options.update({k: True for k in ("no_translation", "fixed_example", "no_trajectory_correction")
+                        if getattr(args, k)})
+        request = parse_request(task=args.task, description=args.description, scene_id=args.scene,
+                                method=args.method, options=options)
+    except (InvalidRequest, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    t0 = time.perf_counter()
+    try:
+        service = PlanningService.build(backend, defaults)
+    except PlanningError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
+    load_s = time.perf_counter() - t0
+    print(f"task: {request.task!r}  method: {request.method.value}  llm: {service.llm.name}  (set-up {load_s:.1f}s)")
+    t0 = time.perf_counter()
+    try:
+        result = service.plan(request, lambda e: print(format_step(e), flush=True), CancelToken())
+    except PlanningError as exc:
+        print(f"aborted: {exc.reason.value}: {exc}", file=sys.stderr)
+        return 1
+    seconds = time.perf_counter() - t0
+    print_result(result, seconds)
+    stats = service.llm.stats
+    times = service.translated.last_times
+    print(f"timing: llm {times.llm_s:.2f}s ({stats.tokens} tokens, {stats.tokens_per_second:.1f} tok/s), "
+          f"translation {times.translation_s * 1000:.1f}ms total")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""The LLM contract used by every planning method."""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Optional, Protocol
+
+from llm_planner_ros.core.errors import CancelToken
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    temperature: float = 0.6
+    top_p: float = 0.9
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    repetition_penalty: float = 1.0   # Hugging Face / llama.cpp style; 1.0 = off
+    max_tokens: int = 32
+    stop: tuple[str, ...] = ("\n",)
+    seed: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    token_logprobs: Optional[tuple[float, ...]] = None  # None where the backend gives none
+    finish_reason: str = "stop"
+
+    @property
+    def mean_logprob(self) -> float:
+        """Mean token log-prob (Huang et al. Eq. 1); NaN without log-probs or tokens."""
+        if not self.token_logprobs:
+            return math.nan
+        return sum(self.token_logprobs) / len(self.token_logprobs)
+
+
+@dataclass
+class UsageStats:
+    calls: int = 0
+    completions: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+    def record(self, completions: list[Completion], started: float) -> None:
+        self.calls += 1
+        self.completions += len(completions)
+        self.tokens += sum(len(c.token_logprobs or ()) or len(c.text.split()) for c in completions)
+        self.seconds += time.perf_counter() - started
+
+
+class LLMBackend(Protocol):
+    name: str
+    has_logprobs: bool
+    stats: UsageStats
+
+    def complete(self, prompt: str, n: int, params: SamplingParams,
+                 cancel: Optional[CancelToken] = None) -> list[Completion]:
+        """``n`` independent samples continuing ``prompt``, each cut at the first stop string."""
+        ...
+
+
+def cut_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
+    cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
+    return (text[:cut], True) if cut >= 0 else (text, False)

@@ -1,0 +1,116 @@
+"""Wires the LLM, the embedder, the demonstrations and the skill banks into one planner that
+serves every method; used by the planner node, the CLI and the benchmark alike."""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from llm_planner_ros.core.errors import CancelToken, PlanningError
+from llm_planner_ros.core.planner import StepCallback
+from llm_planner_ros.core.request import PlanRequest
+from llm_planner_ros.core.types import Method, PlanResult, TerminationReason
+from llm_planner_ros.llm.base import LLMBackend
+from llm_planner_ros.planning.examples import DemonstrationBank
+from llm_planner_ros.planning.settings import PlannerSettings
+from llm_planner_ros.planning.translated import TranslatedPlanner
+from llm_planner_ros.skills import bank as banks
+from llm_planner_ros.skills import resources
+from llm_planner_ros.skills.vocabulary import SkillParser
+from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder
+from llm_planner_ros.translation.translator import Embedder, SkillIndex
+
+log = logging.getLogger(__name__)
+
+
+class BackendSettings(BaseModel):
+    """Which LLM and which translation model to run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    llm_backend: Literal["embedded", "openai"] = Field(
+        "embedded", description="embedded: a GGUF model in-process; openai: any OpenAI-compatible server")
+    llm_model_path: str = Field("", description="GGUF file for the embedded backend; empty = SmolLM2-135M-Instruct")
+    llm_threads: int = Field(1, ge=1, le=64, description="CPU threads of the embedded LLM")
+    llm_context: int = Field(2048, ge=256, le=32768, description="context length of the embedded LLM")
+    openai_base_url: str = Field("", description="e.g. http://127.0.0.1:8080/v1; empty = api.openai.com")
+    openai_model: str = Field("", description="model name on the OpenAI-compatible server")
+    openai_api: Literal["completions", "chat"] = Field("completions", description="completions has log-probs")
+    openai_api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the key")
+    openai_timeout_s: float = Field(60.0, gt=0.0, le=3600.0)
+    openai_max_retries: int = Field(2, ge=0, le=10)
+    embedding_model_dir: str = Field("", description="sentence-transformers folder; empty = all-MiniLM-L6-v2")
+    embedding_precision: Literal["fp32", "int8"] = Field("fp32", description="int8 is faster, less faithful")
+    embedding_threads: int = Field(1, ge=1, le=64)
+
+
+def build_llm(cfg: BackendSettings) -> LLMBackend:
+    if cfg.llm_backend == "openai":
+        from llm_planner_ros.llm.openai_backend import OpenAIBackend
+
+        return OpenAIBackend(cfg.openai_base_url, cfg.openai_model, api=cfg.openai_api,
+                             api_key_env=cfg.openai_api_key_env, timeout_s=cfg.openai_timeout_s,
+                             max_retries=cfg.openai_max_retries)
+    from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend, smollm2_path
+
+    path = Path(cfg.llm_model_path) if cfg.llm_model_path else smollm2_path()
+    return LlamaCppBackend(path, n_ctx=cfg.llm_context, n_threads=cfg.llm_threads)
+
+
+def build_embedder(cfg: BackendSettings) -> OnnxSentenceEmbedder:
+    return OnnxSentenceEmbedder(Path(cfg.embedding_model_dir) if cfg.embedding_model_dir else None,
+                                int8=cfg.embedding_precision == "int8", threads=cfg.embedding_threads)
+
+
+class PlanningService:
+    """One planner for all methods; dispatches on ``request.method``."""
+
+    def __init__(self, llm: LLMBackend, embedder: Embedder, defaults: PlannerSettings,
+                 demos: Optional[DemonstrationBank] = None) -> None:
+        self.llm = llm
+        self.embedder = embedder
+        self.defaults = defaults
+        self.demos = demos or DemonstrationBank.from_scene(embedder)
+        self._indexes: dict[tuple[str, str], SkillIndex] = {}
+        self._index_lock = threading.Lock()
+        self.parser = SkillParser(resources.object_properties())
+        self.translated = TranslatedPlanner(llm, self.demos, self.index_for, self.parser, defaults)
+
+    @classmethod
+    def build(cls, backend: BackendSettings, defaults: PlannerSettings) -> "PlanningService":
+        t0 = time.perf_counter()
+        service = cls(build_llm(backend), build_embedder(backend), defaults)
+        log.info("planner ready in %.1fs (llm %s)", time.perf_counter() - t0, service.llm.name)
+        return service
+
+    def index_for(self, scene_id: str, kind: str) -> SkillIndex:
+        key = ("*" if kind == "full" else scene_id, kind)
+        with self._index_lock:
+            if key not in self._indexes:
+                try:
+                    bank = banks.full_bank() if kind == "full" else banks.scene_bank(resources.initial_graph(scene_id))
+                except KeyError as exc:
+                    raise PlanningError(str(exc.args[0])) from None
+                self._indexes[key] = SkillIndex(bank, self.embedder)
+            return self._indexes[key]
+
+    def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken) -> PlanResult:
+        method = request.method or Method.TRANSLATED
+        if request.scene_id and request.scene_id not in resources.SCENES:
+            raise InvalidGoal(f"scene_id: unknown scene {request.scene_id!r}; available: "
+                              f"{', '.join(resources.SCENES)}")
+        if method not in (Method.TRANSLATED, Method.VANILLA):
+            raise InvalidGoal(f"method: '{method.value}' is not available in this build yet")
+        if request.execute:
+            raise InvalidGoal("execute: executing skills needs the executor bridge, which this build "
+                              "does not have yet; send execute=false to plan only")
+        req = request if request.scene_id else request.model_copy(update={"scene_id": resources.SCENES[0]})
+        return self.translated.plan(req, on_step, cancel)
+
+
+class InvalidGoal(PlanningError):
+    reason = TerminationReason.INVALID_GOAL

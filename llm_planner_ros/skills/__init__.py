@@ -1,0 +1,1 @@
+"""Skill vocabulary, templates and admissible skill banks (ROS-free)."""

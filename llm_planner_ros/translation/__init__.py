@@ -1,0 +1,1 @@
+"""Translation of free-form steps into admissible skills by sentence-embedding similarity."""

@@ -1,0 +1,98 @@
+"""The real LLM runtimes: llama.cpp in-process, and the OpenAI client against llama.cpp's
+OpenAI-compatible server on loopback."""
+from __future__ import annotations
+
+import math
+import socket
+import sys
+
+import pytest
+
+from helpers.processes import NodeProcess
+from llm_planner_ros.core.errors import CancelToken, LLMError, PlanCanceled
+from llm_planner_ros.llm.base import SamplingParams
+from llm_planner_ros.llm.llama_cpp_backend import smollm2_path
+
+PROMPT = "Task: Watch TV\nStep 1: Walk to living room\nStep 2: Switch on television\nStep 3:"
+
+
+def test_llama_cpp_samples_one_line_with_token_logprobs(smollm2):
+    out = smollm2.complete(PROMPT, 3, SamplingParams(temperature=0.7, seed=5, max_tokens=16))
+    assert len(out) == 3
+    for c in out:
+        assert "\n" not in c.text
+        assert c.token_logprobs and all(lp <= 0.0 for lp in c.token_logprobs)
+        assert -20 < c.mean_logprob <= 0
+    again = smollm2.complete(PROMPT, 3, SamplingParams(temperature=0.7, seed=5, max_tokens=16))
+    assert [c.text for c in again] == [c.text for c in out]        # seeded
+    assert smollm2.stats.tokens > 0 and smollm2.stats.tokens_per_second > 0
+
+
+def test_llama_cpp_greedy_logprob_is_the_top_token(smollm2):
+    [c] = smollm2.complete(PROMPT, 1, SamplingParams(temperature=0.0, max_tokens=1, stop=("\n",)))
+    assert c.token_logprobs is not None and len(c.token_logprobs) == 1
+    assert c.token_logprobs[0] > math.log(0.05)      # the argmax token of a peaked distribution
+
+
+def test_llama_cpp_cancel_and_context_errors(smollm2):
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(PlanCanceled):
+        smollm2.complete(PROMPT, 1, SamplingParams(), token)
+    with pytest.raises(LLMError, match="does not fit the context"):
+        smollm2.complete("word " * 5000, 1, SamplingParams())
+
+
+def test_missing_gguf_is_a_clear_error(tmp_path):
+    from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend
+
+    with pytest.raises(LLMError, match="GGUF model not found"):
+        LlamaCppBackend(tmp_path / "nope.gguf")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def openai_server():
+    pytest.importorskip("llama_cpp.server.app")
+    port = free_port()
+    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()),
+            "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx", "2048"]
+    with NodeProcess(argv, ready="Uvicorn running", timeout=60):
+        yield f"http://127.0.0.1:{port}/v1"
+
+
+def test_openai_completions_with_logprobs_and_n(openai_server):
+    from llm_planner_ros.llm.openai_backend import OpenAIBackend
+
+    backend = OpenAIBackend(openai_server, "smollm2")
+    out = backend.complete(PROMPT, 3, SamplingParams(temperature=0.7, seed=3, max_tokens=16))
+    assert len(out) == 3                 # the server ignores n > 1; the backend asks again
+    for c in out:
+        assert "\n" not in c.text
+        assert c.token_logprobs and all(lp <= 0 for lp in c.token_logprobs)
+        assert not math.isnan(c.mean_logprob)
+
+
+def test_openai_chat_without_logprobs_falls_back_to_nan(openai_server):
+    from llm_planner_ros.llm.openai_backend import OpenAIBackend
+
+    backend = OpenAIBackend(openai_server, "smollm2", api="chat")
+    assert backend.has_logprobs is False
+    [c] = backend.complete(PROMPT, 1, SamplingParams(max_tokens=16))
+    assert c.text and "\n" not in c.text
+    assert math.isnan(c.mean_logprob) or c.mean_logprob <= 0
+
+
+def test_openai_unreachable_server_is_an_llm_error():
+    from llm_planner_ros.llm.openai_backend import OpenAIBackend
+
+    backend = OpenAIBackend(f"http://127.0.0.1:{free_port()}/v1", "m", max_retries=0, timeout_s=2)
+    with pytest.raises(LLMError, match="cannot connect"):
+        backend.complete(PROMPT, 1, SamplingParams())
+    with pytest.raises(LLMError, match="needs a model name"):
+        OpenAIBackend("http://127.0.0.1:1/v1", "")

@@ -1,0 +1,74 @@
+"""ONNX Runtime translation: parity with sentence-transformers (PyTorch), cache, nearest skill."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llm_planner_ros.skills import resources
+from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder, default_model_dir
+from llm_planner_ros.translation.translator import SkillIndex
+
+
+def queries(n: int = 200) -> list[str]:
+    seen, out = set(), []
+    for p in resources.human_programs():
+        if p.description and p.description not in seen:
+            seen.add(p.description)
+            out.append(p.description)
+    assert len(out) >= n
+    return out[:n]
+
+
+@pytest.fixture(scope="module")
+def reference():
+    st = pytest.importorskip("sentence_transformers")
+    return st.SentenceTransformer(str(default_model_dir()), device="cpu")
+
+
+def test_onnx_matches_sentence_transformers(embedder, scene_index, reference):
+    qs = queries()
+    ref_q = reference.encode(qs, normalize_embeddings=True, convert_to_numpy=True)
+    ref_bank = reference.encode(scene_index.bank.texts, normalize_embeddings=True, convert_to_numpy=True,
+                                batch_size=128)
+    onnx_q = embedder.embed(qs)
+    # cosine of each query with itself across runtimes, and the full query x bank similarity matrix
+    assert np.max(np.abs(np.sum(ref_q * onnx_q, axis=1) - 1.0)) < 1e-4
+    ref_sim = ref_q @ ref_bank.T
+    onnx_sim = onnx_q @ scene_index.matrix.T
+    assert np.max(np.abs(ref_sim - onnx_sim)) < 1e-4
+    agreement = np.mean(ref_sim.argmax(axis=1) == onnx_sim.argmax(axis=1))
+    assert agreement >= 0.99
+
+
+def test_int8_is_an_opt_in_with_lower_fidelity(embedder, tmp_path):
+    int8 = OnnxSentenceEmbedder(int8=True)
+    assert int8.key != embedder.key and int8.path.name == "model.int8.onnx"
+    qs = queries(50)
+    a, b = embedder.embed(qs), int8.embed(qs)
+    assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+    assert np.mean(np.sum(a * b, axis=1)) > 0.9
+
+
+def test_embeddings_are_unit_vectors_and_reject_a_bare_string(embedder):
+    v = embedder.embed(["open the fridge", "", "x" * 5000])
+    assert v.shape == (3, 384) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert embedder.embed([]).shape[0] == 0
+    with pytest.raises(TypeError):
+        embedder.embed("open the fridge")
+
+
+def test_nearest_skill(scene_index):
+    [best] = scene_index.nearest(["Open the freezer door"], top_n=3)
+    assert best[0].skill.text == "open freezer"
+    assert best[0].similarity >= best[1].similarity >= best[2].similarity
+    assert [m.skill.text for m in scene_index.nearest(["switch the television on"])[0]] == ["switch on television"]
+
+
+def test_bank_embeddings_are_cached_by_bank_and_model(embedder, scene_index, monkeypatch):
+    calls = []
+    original = embedder.embed
+    monkeypatch.setattr(embedder, "embed", lambda texts: calls.append(len(texts)) or original(texts))
+    again = SkillIndex(scene_index.bank, embedder)
+    assert calls == []                      # loaded from the cache, nothing re-embedded
+    assert np.array_equal(again.matrix, scene_index.matrix)
