@@ -1,12 +1,13 @@
 # The two commands of the README: `make demo` and `make test`. Both set up what is missing.
 SHELL := /bin/bash
+TASK ?= make breakfast
 .PHONY: demo test bootstrap clean
 
 bootstrap:
 	@./scripts/bootstrap.sh
 
 demo: bootstrap
-	@source env.sh && ./scripts/demo.sh
+	@source env.sh && ./scripts/demo.sh "$(TASK)"
 
 test: bootstrap
 	@source env.sh && python -m pytest test

@@ -72,3 +72,18 @@ def test_bank_embeddings_are_cached_by_bank_and_model(embedder, scene_index, mon
     again = SkillIndex(scene_index.bank, embedder)
     assert calls == []                      # loaded from the cache, nothing re-embedded
     assert np.array_equal(again.matrix, scene_index.matrix)
+
+
+def test_two_stage_search_equals_brute_force_on_the_full_bank(embedder):
+    from llm_planner_ros.skills import bank
+
+    index = SkillIndex(bank.full_bank(), embedder)
+    assert index._coarse is not None
+    qs = queries(200)
+    brute = (embedder.embed(qs) @ index.matrix.T)
+    top3 = np.argsort(-brute, axis=1)[:, :3]
+    got = index.nearest(qs, top_n=3)
+    assert [[m.index for m in row] for row in got] == top3.tolist()
+    approx = index._coarse.similarities(embedder.embed(qs))
+    assert np.max(np.abs(approx - brute)) < 5e-3
+    assert got[0][0].similarity == pytest.approx(float(brute[0, top3[0, 0]]), abs=1e-6)

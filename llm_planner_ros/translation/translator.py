@@ -28,8 +28,60 @@ class Match:
     similarity: float
 
 
+class Int8Search:
+    """Coarse cosine search over a large bank: int8 rows x uint8 query with ONNX Runtime's
+    ``MatMulInteger`` (MLAS int8 GEMM). ``candidates`` returns, per query, every skill whose
+    exact cosine could be among the top ``n``: those whose approximate score is within twice the
+    quantisation error bound of the approximate n-th best. Callers re-rank them exactly."""
+
+    def __init__(self, matrix: np.ndarray) -> None:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper, numpy_helper
+
+        self.row_scale = (np.maximum(np.abs(matrix).max(axis=1), 1e-12) / 127.0).astype(np.float32)
+        rows = np.round(matrix / self.row_scale[:, None]).astype(np.int8)
+        self.row_sums = rows.astype(np.float32).sum(axis=1)
+        self.dim = matrix.shape[1]
+        self.max_row_scale = float(self.row_scale.max())
+        self.max_row_l1 = float(np.abs(matrix).sum(axis=1).max())
+        graph = helper.make_graph(
+            [helper.make_node("MatMulInteger", ["q", "B"], ["y"])], "int8_search",
+            [helper.make_tensor_value_info("q", TensorProto.UINT8, [None, matrix.shape[1]])],
+            [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
+            [numpy_helper.from_array(np.ascontiguousarray(rows.T), "B")])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        model.ir_version = 9
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        self.session = ort.InferenceSession(model.SerializeToString(), options,
+                                            providers=["CPUExecutionProvider"])
+
+    def _approximate(self, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        q_scale = (np.maximum(np.abs(queries).max(axis=1, keepdims=True), 1e-12) / 127.0).astype(np.float32)
+        q = (np.round(queries / q_scale) + 128).astype(np.uint8)   # shift to uint8, undone below
+        y = self.session.run(None, {"q": q})[0].astype(np.float32) - 128.0 * self.row_sums[None, :]
+        y *= self.row_scale[None, :]
+        y *= q_scale
+        # |error| <= |q| . |db| + |b| . |dq| + |dq| . |db|, with |db| <= s_b / 2 and |dq| <= s_q / 2
+        bound = (0.5 * self.max_row_scale * np.abs(queries).sum(axis=1) + 0.5 * q_scale[:, 0] * self.max_row_l1
+                 + 0.25 * q_scale[:, 0] * self.max_row_scale * self.dim)
+        return y, bound
+
+    def similarities(self, queries: np.ndarray) -> np.ndarray:
+        return self._approximate(queries)[0]
+
+    def candidates(self, queries: np.ndarray, n: int) -> list[np.ndarray]:
+        approx, bound = self._approximate(queries)
+        nth = approx.max(axis=1) if n == 1 else np.partition(approx, -n, axis=1)[:, -n]
+        return [np.flatnonzero(row >= t - 2.0 * b) for row, t, b in zip(approx, nth, bound)]
+
+
 class SkillIndex:
-    """A bank with its embedding matrix; embeddings are cached on disk by bank and model."""
+    """A bank with its embedding matrix; embeddings are cached on disk by bank and model.
+    Banks above ``coarse_threshold`` skills are searched in two stages: int8 candidates, then an
+    exact fp32 re-rank, which returns the same top skills as a brute-force fp32 search."""
+
+    coarse_threshold = 4096
 
     def __init__(self, bank: SkillBank, embedder: Embedder, use_cache: bool = True) -> None:
         self.bank = bank
@@ -48,20 +100,42 @@ class SkillIndex:
         if self.matrix.shape[0] != len(bank):
             raise ValueError(f"cached bank embeddings at {path} have {self.matrix.shape[0]} rows, "
                              f"the bank has {len(bank)}")
+        self._prepare()
+
+    def _prepare(self) -> None:
+        self._transposed = np.ascontiguousarray(self.matrix.T)
+        self._coarse = Int8Search(self.matrix) if len(self.bank) > self.coarse_threshold else None
+
+    def subset(self, rows: Sequence[int]) -> "SkillIndex":
+        """An index over some of this bank's skills, reusing their embeddings."""
+        rows = np.asarray(sorted(set(int(r) for r in rows)), dtype=np.int64)
+        sub = object.__new__(SkillIndex)
+        sub.bank = SkillBank(tuple(self.bank.skills[i] for i in rows))
+        sub.embedder = self.embedder
+        sub.matrix = np.ascontiguousarray(self.matrix[rows])
+        sub._prepare()
+        return sub
 
     def similarities(self, queries: np.ndarray) -> np.ndarray:
-        """Cosine similarity of each query row to every skill (rows are unit vectors)."""
-        return queries @ self.matrix.T
+        """Exact cosine similarity of each query row to every skill (rows are unit vectors)."""
+        return queries @ self._transposed
 
     def nearest(self, texts: Sequence[str], top_n: int = 1) -> list[list[Match]]:
-        """For each text, its ``top_n`` most similar skills, best first."""
+        """For each text, its ``top_n`` most similar skills, best first. Repeated texts (common
+        among k samples) are embedded once."""
         if not texts:
             return []
-        sims = self.similarities(self.embedder.embed(texts))
-        top_n = min(top_n, sims.shape[1])
-        part = np.argpartition(-sims, top_n - 1, axis=1)[:, :top_n]
-        out = []
-        for row, cand in zip(sims, part):
-            order = cand[np.argsort(-row[cand], kind="stable")]
-            out.append([Match(self.bank.skills[i], int(i), float(row[i])) for i in order])
-        return out
+        unique = list(dict.fromkeys(texts))
+        vectors = self.embedder.embed(unique)
+        top_n = min(top_n, len(self.bank))
+        if self._coarse is None:
+            sims = self.similarities(vectors)
+            candidates = np.argpartition(-sims, top_n - 1, axis=1)[:, :top_n]
+        else:
+            candidates = self._coarse.candidates(vectors, top_n)
+        by_text = {}
+        for text, vector, cand in zip(unique, vectors, candidates):
+            exact = self.matrix[cand] @ vector
+            order = np.argsort(-exact, kind="stable")[:top_n]
+            by_text[text] = [Match(self.bank.skills[cand[j]], int(cand[j]), float(exact[j])) for j in order]
+        return [by_text[t] for t in texts]

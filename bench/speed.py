@@ -1,0 +1,208 @@
+"""Speed of the planner's stages, measured side by side in one run.
+
+    python bench/speed.py [--texts 2000] [--repeats 50] [--out bench/results]
+
+Prints a table and writes speed.json and speed.png under --out:
+- embedding throughput: sentence-transformers (PyTorch) vs ONNX Runtime fp32 vs int8, and the
+  top-1 nearest-skill agreement of each with PyTorch;
+- translation latency per step (embed k samples + search the bank) for banks of 1k, 10k and all
+  skills, split into embedding and search;
+- LLM tokens/s of the embedded model;
+- plans for five EAI task names on the embedded defaults, with their wall time.
+All runtimes use one thread, the default on a shared two-core machine.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+
+from llm_planner_ros.core.errors import CancelToken  # noqa: E402
+from llm_planner_ros.core.request import parse_request  # noqa: E402
+from llm_planner_ros.llm.base import SamplingParams  # noqa: E402
+from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend, smollm2_path  # noqa: E402
+from llm_planner_ros.planning.service import PlanningService  # noqa: E402
+from llm_planner_ros.planning.settings import PlannerSettings  # noqa: E402
+from llm_planner_ros.skills import bank as banks  # noqa: E402
+from llm_planner_ros.skills import resources  # noqa: E402
+from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder, default_model_dir  # noqa: E402
+from llm_planner_ros.translation.translator import SkillIndex  # noqa: E402
+
+TASKS = ["Make coffee", "Watch TV", "Wash hands", "Put groceries in Fridge", "Turn on light"]
+PROMPT = ("Task: Drink\nStep 1: Walk to dining room\nStep 2: Walk to cupboard\nStep 3: Open cupboard\n"
+          "Step 4: Grab water glass\n\nTask: Make coffee\nStep 1:")
+
+
+def timed(fn, repeats: int) -> list[float]:
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def queries(n: int) -> list[str]:
+    descs = list(dict.fromkeys(p.description for p in resources.human_programs() if p.description))
+    return descs[:n]
+
+
+def bench_embedding(texts: list[str], qs: list[str], full: banks.SkillBank) -> tuple[dict, dict]:
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(1)
+    st = SentenceTransformer(str(default_model_dir()), device="cpu")
+    runtimes = {
+        "sentence-transformers (PyTorch)": lambda xs: st.encode(xs, batch_size=64, normalize_embeddings=True,
+                                                                 convert_to_numpy=True),
+        "ONNX Runtime fp32": OnnxSentenceEmbedder().embed,
+        "ONNX Runtime int8": OnnxSentenceEmbedder(int8=True).embed,
+    }
+    reference_bank = runtimes["sentence-transformers (PyTorch)"](full.texts[:5000])
+    reference_top1 = (runtimes["sentence-transformers (PyTorch)"](qs) @ reference_bank.T).argmax(axis=1)
+    results, agreement = {}, {}
+    for name, embed in runtimes.items():
+        embed(texts[:64])   # warm-up
+        t0 = time.perf_counter()
+        embed(texts)
+        seconds = time.perf_counter() - t0
+        single = timed(lambda: embed([qs[0]]), 30)
+        results[name] = {"texts_per_s": len(texts) / seconds,
+                         "single_query_ms": statistics.median(single) * 1000}
+        top1 = (embed(qs) @ embed(full.texts[:5000]).T).argmax(axis=1) if name != "sentence-transformers (PyTorch)" \
+            else reference_top1
+        agreement[name] = float(np.mean(top1 == reference_top1))
+    return results, agreement
+
+
+def bench_translation(full: banks.SkillBank, embedder: OnnxSentenceEmbedder, k: int, repeats: int) -> dict:
+    rng = np.random.default_rng(0)
+    full_index = SkillIndex(full, embedder)
+    samples = ["Open the fridge", "Grab a cup of milk", "walk into the kitchen", "Turn on the TV",
+               "sit down on the sofa"][:k]
+    out = {}
+    for size in (1000, 10000, len(full)):
+        rows = rng.choice(len(full), size, replace=False) if size < len(full) else np.arange(len(full))
+        index = full_index.subset(rows)
+        q = embedder.embed(samples)
+        brute = timed(lambda: index.similarities(q).argmax(axis=1), repeats)
+        per_step = timed(lambda: index.nearest(samples, top_n=1), repeats)
+        embed_ms = statistics.median(timed(lambda: embedder.embed(samples), repeats)) * 1000
+        step_ms = statistics.median(per_step) * 1000
+        out[f"{size}"] = {"skills": size, "two_stage": index._coarse is not None,
+                          "embed_ms": embed_ms, "search_ms": step_ms - embed_ms,
+                          "brute_force_fp32_search_ms": statistics.median(brute) * 1000,
+                          "per_step_ms": step_ms}
+    return out
+
+
+def bench_llm(llm: LlamaCppBackend, repeats: int) -> dict:
+    llm.complete(PROMPT, 1, SamplingParams(max_tokens=8, seed=0))
+    llm.stats.tokens = 0
+    llm.stats.seconds = 0.0
+    for i in range(repeats):
+        llm.complete(PROMPT, 5, SamplingParams(max_tokens=24, seed=i, stop=("\n\n",)))
+    return {"tokens": llm.stats.tokens, "seconds": llm.stats.seconds,
+            "tokens_per_s": llm.stats.tokens_per_second, "threads": 1}
+
+
+def first_plans(llm: LlamaCppBackend, embedder: OnnxSentenceEmbedder) -> list[dict]:
+    service = PlanningService(llm, embedder, PlannerSettings())
+    plans = []
+    for task in TASKS:
+        t0 = time.perf_counter()
+        result = service.plan(parse_request(task=task), lambda e: None, CancelToken())
+        plans.append({"task": task, "seconds": time.perf_counter() - t0,
+                      "termination": result.termination_reason.value, "example": result.detail,
+                      "program": result.program,
+                      "generated": [s.generated_text for s in result.steps],
+                      "llm_s": service.translated.last_times.llm_s,
+                      "translation_s": service.translated.last_times.translation_s})
+    return plans
+
+
+def plot(report: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    emb = report["embedding"]
+    a.barh(list(emb), [v["texts_per_s"] for v in emb.values()], color=["#888", "#2a7", "#27a"])
+    a.set_xlabel("texts / s (1 thread)")
+    a.set_title("Embedding throughput")
+    tr = report["translation"]
+    sizes = [v["skills"] for v in tr.values()]
+    a_ = [v["embed_ms"] for v in tr.values()]
+    s_ = [v["search_ms"] for v in tr.values()]
+    b.bar([str(s) for s in sizes], a_, label="embed k samples")
+    b.bar([str(s) for s in sizes], s_, bottom=a_, label="search bank")
+    b.set_xlabel("bank size (skills)")
+    b.set_ylabel("ms per step")
+    b.set_title("Translation latency per step (ONNX fp32)")
+    b.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--texts", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=50)
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--out", default="bench/results")
+    parser.add_argument("--skip-plans", action="store_true")
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    full = banks.full_bank()
+    texts = [full.texts[i] for i in np.random.default_rng(1).choice(len(full), args.texts, replace=False)]
+    qs = queries(200)
+    embedder = OnnxSentenceEmbedder()
+    llm = LlamaCppBackend(smollm2_path(), n_threads=1)
+    report = {"machine": {"cpu_count": os.cpu_count(), "platform": platform.platform(),
+                          "python": platform.python_version()}}
+    report["embedding"], report["top1_agreement_vs_pytorch"] = bench_embedding(texts, qs, full)
+    report["translation"] = bench_translation(full, embedder, args.k, args.repeats)
+    report["llm"] = bench_llm(llm, 5)
+    if not args.skip_plans:
+        report["plans"] = first_plans(llm, embedder)
+
+    emb = report["embedding"]
+    base = emb["sentence-transformers (PyTorch)"]["texts_per_s"]
+    print("\nEmbedding (all-MiniLM-L6-v2, 1 thread)")
+    print(f"{'runtime':34s} {'texts/s':>9s} {'x PyTorch':>10s} {'1 query ms':>11s} {'top-1 agree':>12s}")
+    for name, v in emb.items():
+        print(f"{name:34s} {v['texts_per_s']:9.0f} {v['texts_per_s'] / base:10.2f} "
+              f"{v['single_query_ms']:11.2f} {report['top1_agreement_vs_pytorch'][name]:12.1%}")
+    print(f"\nTranslation per step (k={args.k} samples, ONNX fp32)")
+    print(f"{'bank':>8s} {'embed ms':>9s} {'search ms':>10s} {'per step ms':>12s} {'fp32 brute search ms':>21s}")
+    for v in report["translation"].values():
+        print(f"{v['skills']:8d} {v['embed_ms']:9.2f} {v['search_ms']:10.2f} {v['per_step_ms']:12.2f} "
+              f"{v['brute_force_fp32_search_ms']:21.2f}")
+    llm_r = report["llm"]
+    print(f"\nLLM {llm.name}: {llm_r['tokens_per_s']:.1f} tokens/s "
+          f"({llm_r['tokens']} tokens in {llm_r['seconds']:.1f}s, 1 thread)")
+    for p in report.get("plans", []):
+        print(f"\n{p['task']!r}: {p['termination']}, {len(p['program'])} steps, {p['seconds']:.1f}s "
+              f"(LLM {p['llm_s']:.1f}s, translation {p['translation_s'] * 1000:.0f}ms; {p['example']})")
+        for line, gen in zip(p["program"], p["generated"]):
+            print(f"    {line:40s} <- {gen!r}")
+    (out / "speed.json").write_text(json.dumps(report, indent=2))
+    plot(report, out / "speed.png")
+    print(f"\nwrote {out / 'speed.json'} and {out / 'speed.png'}")
+
+
+if __name__ == "__main__":
+    main()
