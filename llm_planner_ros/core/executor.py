@@ -1,0 +1,41 @@
+"""The contract every skill executor implements (simulator, robot bridge, test doubles)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Protocol
+
+from llm_planner_ros.core.types import ErrorType, PreconditionFailure, Skill
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    success: bool
+    failure: PreconditionFailure = field(default_factory=PreconditionFailure)
+    observation: str = ""   # short text of what changed (or why nothing did)
+    script: str = ""        # the line actually executed, with instance ids
+
+    @classmethod
+    def failed(cls, type_: ErrorType, message: str, cause: str, script: str = "") -> "ExecutionResult":
+        return cls(False, PreconditionFailure(type_, message, cause), f"nothing changed: {cause}", script)
+
+
+class Executor(Protocol):
+    def reset(self, scene_id: str, graph: Optional[dict] = None) -> list[str]:
+        """Start from a scene's initial state (or the given graph); returns its object classes."""
+        ...
+
+    def execute(self, skill: Skill) -> ExecutionResult:
+        """Execute one skill; never raises on a bad skill (that is a PARSE_ERROR failure)."""
+        ...
+
+    def state(self) -> dict:
+        """The current state (for VirtualHome: the scene graph as a dict)."""
+        ...
+
+    def applicable_skills(self, limit: Optional[int] = None) -> list[Skill]:
+        """Skills whose preconditions hold now (Borro et al.'s f_a)."""
+        ...
+
+    def goal_met(self) -> Optional[bool]:
+        """Whether the goal conditions hold, or None where the executor cannot tell."""
+        ...

@@ -1,0 +1,1 @@
+"""Skill executors: the VirtualHome simulator (and, through ROS, robots)."""

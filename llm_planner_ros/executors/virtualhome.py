@@ -1,0 +1,242 @@
+"""Skill executor on VirtualHome's evolving-graph simulator (the copy in PyPI virtualhome-eval).
+
+That copy is used rather than PyPI virtualhome 2.3.0: it installs on Python 3.11 and executes 516
+of the 518 shipped human programs (virtualhome 2.3.0: 489, and it crashes on one).
+
+Instance rule: a skill names object classes; the instance used is, in order of preference, one
+the character holds (not for GRAB, which takes a new one), one it is close to, one in the
+character's room, else the lowest id.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from llm_planner_ros.core.executor import ExecutionResult
+from llm_planner_ros.core.types import ErrorType, Skill
+from llm_planner_ros.skills import bank as banks
+from llm_planner_ros.skills import resources
+from llm_planner_ros.skills.vocabulary import ACTIONS, object_phrase
+
+@dataclass(frozen=True)
+class _Rule:
+    pattern: re.Pattern
+    type: ErrorType
+    cause: str   # format fields: a = first object, b = second object (else a), s = the (?P<s>...) group
+
+
+def _rule(pattern: str, type_: ErrorType, cause: str) -> _Rule:
+    return _Rule(re.compile(pattern.replace("OBJ", r"<[^>]+> \(\d+\)")), type_, cause)
+
+
+# Simulator messages (execution.py ``info.error``) -> Raman et al.'s error types and a cause.
+RULES = [
+    _rule(r"OBJ is not close to OBJ", ErrorType.AGENT_PROXIMITY, "I am not close to the {b}"),
+    _rule(r"OBJ is inside other closed thing", ErrorType.ENCLOSED_OBJECT, "the {a} is inside something closed"),
+    _rule(r"OBJ is not open or is not openable", ErrorType.UNFLIPPED_BOOLEAN_STATE, "the {a} is closed"),
+    _rule(r"OBJ is still (?P<s>on)", ErrorType.UNFLIPPED_BOOLEAN_STATE, "the {a} is still {s}"),
+    _rule(r"OBJ is (?P<s>unplugged)", ErrorType.UNFLIPPED_BOOLEAN_STATE, "the {a} is {s}"),
+    _rule(r"OBJ is not (?P<s>open|closed|on|off|plugged in|plugged out)\b", ErrorType.UNFLIPPED_BOOLEAN_STATE,
+          "the {a} is not {s}"),
+    _rule(r"OBJ is not holding OBJ", ErrorType.MISSING_OBJECT, "I am not holding the {b}"),
+    _rule(r"OBJ not grabbed", ErrorType.MISSING_OBJECT, "I am not holding the {a}"),
+    _rule(r"OBJ does not hold anything in hands", ErrorType.MISSING_OBJECT, "I am not holding anything"),
+    _rule(r"OBJ does not have a free hand", ErrorType.OVER_OCCUPIED_AGENT, "I do not have a free hand"),
+    _rule(r"OBJ does not face OBJ", ErrorType.FIELD_OF_VIEW, "I am not facing the {b}"),
+    _rule(r"OBJ is not facing OBJ while sitting", ErrorType.FIELD_OF_VIEW, "I am not facing the {b}"),
+    _rule(r"char room OBJ is not node room OBJ", ErrorType.ABSENT_FROM_ROOM, "I am not in the {b}"),
+    _rule(r"No path between between OBJ and OBJ", ErrorType.ABSENT_FROM_ROOM, "I cannot reach the {b}"),
+    _rule(r"OBJ does not have (?:a )?(?P<s>switch|plug)", ErrorType.INVALID_ACTION, "the {a} has no {s}"),
+    _rule(r"OBJ can not be opened", ErrorType.INVALID_ACTION, "the {a} cannot be opened"),
+    _rule(r"OBJ (?:is )?not (?P<s>clothes|eatable|sittable|recipient|readable|pourable or drinkable|person"
+          r"|movable|lieable|grabbable|cuttable|lookable|drinkable or not recipient)\b", ErrorType.INVALID_ACTION,
+          "the {a} is not {s}"),
+    _rule(r"none of object on OBJ is eatable", ErrorType.INVALID_ACTION, "nothing on the {a} is eatable"),
+    _rule(r"OBJ is not lying or sitting", ErrorType.OTHER_PRECONDITION, "I am not sitting or lying"),
+    _rule(r"OBJ is not sitting", ErrorType.OTHER_PRECONDITION, "I am not sitting"),
+    _rule(r"OBJ is sitting", ErrorType.OTHER_PRECONDITION, "I am sitting"),
+    _rule(r"OBJ is lying", ErrorType.OTHER_PRECONDITION, "I am lying down"),
+    _rule(r"OBJ already grabbed", ErrorType.OTHER_PRECONDITION, "I am already holding the {a}"),
+    _rule(r"Too many things on OBJ", ErrorType.OTHER_PRECONDITION, "there is no room on the {a}"),
+]
+_NAME = re.compile(r"<([^>]+)> \(\d+\)")
+
+
+def classify(message: str) -> tuple[ErrorType, str]:
+    """Raman et al.'s error type and a first-person cause for a simulator message."""
+    first = message.split(",")[0]
+    for rule in RULES:
+        m = rule.pattern.search(first)
+        if m is None:
+            continue
+        names = [object_phrase(n) for n in _NAME.findall(m.group(0))]
+        a = names[0] if names else ""
+        b = names[1] if len(names) > 1 else a
+        return rule.type, rule.cause.format(a=a, b=b, s=m.groupdict().get("s") or "")
+    return ErrorType.OTHER_PRECONDITION, first.split(" when executing")[0] or "the simulator refused"
+
+
+class VirtualHomeExecutor:
+    """Executes skills one by one on the evolving graph, carrying the state forward."""
+
+    HOLDS = ("HOLDS_RH", "HOLDS_LH")
+
+    def __init__(self, scene_id: str = "TrimmedTestScene1", graph: Optional[dict] = None) -> None:
+        from virtualhome_eval.simulation.evolving_graph import utils
+
+        self._name_equivalence = utils.load_name_equivalence()
+        self.reset(scene_id, graph)
+
+    # -- Executor API -----------------------------------------------------------------------
+    def reset(self, scene_id: str = "TrimmedTestScene1", graph: Optional[dict] = None) -> list[str]:
+        from virtualhome_eval.simulation.evolving_graph.environment import EnvironmentGraph, EnvironmentState
+        from virtualhome_eval.simulation.evolving_graph.execution import ScriptExecutor
+
+        self.scene_id = scene_id
+        self.initial_graph = graph if graph is not None else resources.initial_graph(scene_id)
+        self._graph = EnvironmentGraph(self.initial_graph)
+        self._state = EnvironmentState(self._graph, self._name_equivalence, instance_selection=True)
+        self._sim = ScriptExecutor(self._graph, self._name_equivalence)
+        self._char = next(n.id for n in self._graph.get_nodes() if n.class_name == "character")
+        self.history: list[str] = []
+        return sorted(banks.scene_properties(self.initial_graph))
+
+    def state(self) -> dict:
+        return self._state.to_dict()
+
+    def goal_met(self) -> Optional[bool]:
+        return None
+
+    def execute(self, skill: Skill) -> ExecutionResult:
+        from virtualhome_eval.simulation.evolving_graph.execution import ExecutionInfo
+
+        problem = self._check_skill(skill)
+        if problem is not None:
+            return problem
+        ids = skill.object_ids or tuple(self._resolve(o, skill.action) for o in skill.objects)
+        missing = [o for o, i in zip(skill.objects, ids) if i is None]
+        if missing:
+            cause = f"there is no {object_phrase(missing[0])} here"
+            return ExecutionResult.failed(ErrorType.OTHER_PRECONDITION,
+                                          f"<{missing[0]}> is not in scene {self.scene_id}", cause)
+        line = "[{}]{}".format(skill.action, "".join(f" <{o}> ({i})" for o, i in zip(skill.objects, ids)))
+        before = self._snapshot(ids)
+        self._sim.info = ExecutionInfo()
+        try:
+            ok, new_state = self._sim.execute_one_step(self._script(line), self._state)
+        except Exception as exc:  # the simulator's own bugs must not end the plan
+            return ExecutionResult.failed(ErrorType.OTHER_PRECONDITION,
+                                          f"simulator error {type(exc).__name__}: {exc}",
+                                          "the simulator could not execute it", line)
+        if not ok:
+            message = self._sim.info.get_error_string() or f"cannot execute {line}"
+            type_, cause = classify(message)
+            return ExecutionResult.failed(type_, message, cause, line)
+        self._state = new_state
+        self.history.append(line)
+        return ExecutionResult(True, observation=self._describe(before, self._snapshot(ids), skill), script=line)
+
+    def applicable_skills(self, limit: Optional[int] = None) -> list[Skill]:
+        out = []
+        for skill in banks.scene_bank(self.initial_graph).skills:
+            if self.check(skill):
+                out.append(skill)
+                if limit and len(out) >= limit:
+                    break
+        return out
+
+    def check(self, skill: Skill) -> bool:
+        """Whether ``skill`` would execute now, without changing the state."""
+        from virtualhome_eval.simulation.evolving_graph.execution import ExecutionInfo
+
+        if self._check_skill(skill) is not None:
+            return False
+        ids = skill.object_ids or tuple(self._resolve(o, skill.action) for o in skill.objects)
+        if any(i is None for i in ids):
+            return False
+        line = "[{}]{}".format(skill.action, "".join(f" <{o}> ({i})" for o, i in zip(skill.objects, ids)))
+        self._sim.info = ExecutionInfo()
+        try:
+            return bool(self._sim.check_one_step(self._script(line), self._state))
+        except Exception:
+            return False
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _check_skill(self, skill: Skill) -> Optional[ExecutionResult]:
+        if not skill.action:
+            if not skill.text.strip():
+                return ExecutionResult.failed(ErrorType.EMPTY_PROGRAM, "empty step", "the step is empty")
+            return ExecutionResult.failed(ErrorType.PARSE_ERROR, f"not an admissible skill: {skill.text!r}",
+                                          f"'{skill.text}' is not a skill I know")
+        spec = ACTIONS.get(skill.action)
+        if spec is None:
+            return ExecutionResult.failed(ErrorType.PARSE_ERROR, f"unknown action {skill.action!r}",
+                                          f"I do not know how to {skill.action.lower()}")
+        if len(skill.objects) != spec.arity or (skill.object_ids and len(skill.object_ids) != spec.arity):
+            return ExecutionResult.failed(ErrorType.PARSE_ERROR,
+                                          f"{skill.action} takes {spec.arity} objects, got {len(skill.objects)}",
+                                          f"'{skill.action.lower()}' needs {spec.arity} objects")
+        for i in skill.object_ids:
+            node = self._state.get_node(i)
+            if node is None:
+                return ExecutionResult.failed(ErrorType.PARSE_ERROR, f"no node with id {i}",
+                                              f"there is no object {i} here")
+        return None
+
+    @staticmethod
+    def _script(line: str):
+        from virtualhome_eval.simulation.evolving_graph.scripts import Script, parse_script_line
+
+        return Script([parse_script_line(line, 0)])
+
+    def _edges_from(self, node_id: int, relation: str) -> set[int]:
+        from virtualhome_eval.simulation.evolving_graph.environment import Relation
+
+        return set(self._state.get_node_ids_from(node_id, Relation[relation]))
+
+    def _room_of(self, node_id: int) -> Optional[int]:
+        rooms = {n.id for n in self._state.get_nodes() if n.category == "Rooms"}
+        inside = self._edges_from(node_id, "INSIDE") & rooms
+        return min(inside) if inside else None
+
+    def _resolve(self, name: str, action: str) -> Optional[int]:
+        candidates = sorted(n.id for n in self._state.get_nodes_by_attr("class_name", name))
+        held = set().union(*(self._edges_from(self._char, r) for r in self.HOLDS))
+        if action == "GRAB":
+            candidates = [c for c in candidates if c not in held] or candidates
+        if not candidates:
+            return None
+        close = self._edges_from(self._char, "CLOSE")
+        room = self._room_of(self._char)
+        for group in (held, close):
+            hits = [c for c in candidates if c in group]
+            if hits:
+                return hits[0]
+        same_room = [c for c in candidates if room is not None and self._room_of(c) == room]
+        return (same_room or candidates)[0]
+
+    def _snapshot(self, ids) -> dict:
+        char = {r: self._edges_from(self._char, r) for r in ("CLOSE", "HOLDS_RH", "HOLDS_LH", "INSIDE", "FACING")}
+        states = {i: set(self._state.get_node(i).states) for i in ids if i is not None}
+        return {"char": char, "states": states, "char_states": set(self._state.get_node(self._char).states)}
+
+    def _describe(self, before: dict, after: dict, skill: Skill) -> str:
+        name = {n.id: n.class_name for n in self._state.get_nodes()}
+        parts = []
+        for i, states in after["states"].items():
+            for s in sorted(states - before["states"].get(i, set())):
+                parts.append(f"{object_phrase(name[i])} is now {s.name.lower()}")
+        held_before = before["char"]["HOLDS_RH"] | before["char"]["HOLDS_LH"]
+        held_after = after["char"]["HOLDS_RH"] | after["char"]["HOLDS_LH"]
+        parts += [f"I am holding the {object_phrase(name[i])}" for i in sorted(held_after - held_before)]
+        parts += [f"I put down the {object_phrase(name[i])}" for i in sorted(held_before - held_after)]
+        rooms = {i for i in after["char"]["INSIDE"] if name.get(i) and self._room_of(i) is None}
+        for i in sorted(rooms - before["char"]["INSIDE"]):
+            parts.append(f"I am in the {object_phrase(name[i])}")
+        new_close = [i for i in after["states"] if i in after["char"]["CLOSE"] - before["char"]["CLOSE"]]
+        parts += [f"I am close to the {object_phrase(name[i])}" for i in new_close]
+        for s in sorted(after["char_states"] - before["char_states"], key=lambda s: s.name):
+            parts.append(f"I am {s.name.lower()}")
+        return "; ".join(parts) if parts else f"I {skill.text}"
+
