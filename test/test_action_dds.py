@@ -161,12 +161,33 @@ def test_real_planner_plans_over_dds(real_planner):
 
 def test_real_planner_gives_specific_reasons(real_planner):
     client, proc = real_planner
-    cases = [(PlanTask.Goal(task="Turn on light", execute=True), "execute: executing skills needs"),
+    cases = [(PlanTask.Goal(task="Turn on light", method="reprompt"), "execute: method 'reprompt' corrects"),
              (PlanTask.Goal(task="Turn on light", scene_id="Mars"), "scene_id: unknown scene 'Mars'"),
-             (PlanTask.Goal(task="Turn on light", method="reprompt"), "method: 'reprompt' is not available")]
+             (PlanTask.Goal(task="Turn on light", method="heuristic"), "method: 'heuristic' is not available")]
     for goal, detail in cases:
         status, result = client.send_plan(goal).result(timeout=60)
         assert status == GoalStatus.STATUS_ABORTED
         assert result.termination_reason == PlanTask.Result.REASON_INVALID_GOAL
         assert result.detail.startswith(detail), result.detail
     assert proc.proc.poll() is None
+
+
+def test_real_planner_reprompts_on_the_simulator_over_dds(real_planner):
+    client, _ = real_planner
+    goal = PlanTask.Goal(task="Watch TV", method="reprompt", execute=True)
+    goal.options.correction_level = "cause"
+    run = client.send_plan(goal)
+    status, result = run.result(timeout=120)
+    assert result.termination_reason in (PlanTask.Result.REASON_END_OF_PLAN, PlanTask.Result.REASON_LOW_SCORE,
+                                         PlanTask.Result.REASON_MAX_STEPS,
+                                         PlanTask.Result.REASON_CORRECTIONS_EXHAUSTED), result.detail
+    assert len(run.feedback) == len(result.steps)
+    for fb, step in zip(run.feedback, result.steps):
+        assert fb.executed == step.executed
+        assert (fb.last_error.type == 0) == step.executed
+    if result.executed:
+        assert status == GoalStatus.STATUS_SUCCEEDED and all(s.executed for s in result.steps)
+    elif result.steps:
+        assert result.steps[-1].error.cause, result.steps[-1]
+    else:   # the LLM ended the plan while correcting its first step
+        assert "dropped after" in result.detail and result.num_corrections >= 1

@@ -6,14 +6,16 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Callable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from llm_planner_ros.core.errors import CancelToken, PlanningError
+from llm_planner_ros.core.errors import CancelToken, ExecutorError, PlanningError
+from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import Method, PlanResult, TerminationReason
+from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.planning.examples import DemonstrationBank
 from llm_planner_ros.planning.settings import PlannerSettings
@@ -70,8 +72,12 @@ class PlanningService:
     """One planner for all methods; dispatches on ``request.method``."""
 
     def __init__(self, llm: LLMBackend, embedder: Embedder, defaults: PlannerSettings,
-                 demos: Optional[DemonstrationBank] = None) -> None:
+                 demos: Optional[DemonstrationBank] = None,
+                 executor_factory: Optional[Callable[[str], Executor]] = None) -> None:
+        """``executor_factory(scene_id)`` gives the executor for goals with ``execute=True``;
+        by default the in-process VirtualHome simulator."""
         self.llm = llm
+        self.executor_factory = executor_factory or VirtualHomeExecutor
         self.embedder = embedder
         self.defaults = defaults
         self.demos = demos or DemonstrationBank.from_scene(embedder)
@@ -103,13 +109,21 @@ class PlanningService:
         if request.scene_id and request.scene_id not in resources.SCENES:
             raise InvalidGoal(f"scene_id: unknown scene {request.scene_id!r}; available: "
                               f"{', '.join(resources.SCENES)}")
-        if method not in (Method.TRANSLATED, Method.VANILLA):
+        if method is Method.HEURISTIC:
             raise InvalidGoal(f"method: '{method.value}' is not available in this build yet")
-        if request.execute:
-            raise InvalidGoal("execute: executing skills needs the executor bridge, which this build "
-                              "does not have yet; send execute=false to plan only")
+        if method in (Method.RESAMPLE, Method.REPROMPT) and not request.execute:
+            raise InvalidGoal(f"execute: method '{method.value}' corrects failed steps, so it needs "
+                              "execute=true (closed loop)")
         req = request if request.scene_id else request.model_copy(update={"scene_id": resources.SCENES[0]})
-        return self.translated.plan(req, on_step, cancel)
+        executor = None
+        if request.execute:
+            try:
+                executor = self.executor_factory(req.scene_id)
+            except PlanningError:
+                raise
+            except Exception as exc:
+                raise ExecutorError(f"cannot start the executor for scene {req.scene_id!r}: {exc}") from exc
+        return self.translated.plan(req, on_step, cancel, executor)
 
 
 class InvalidGoal(PlanningError):

@@ -39,6 +39,12 @@ class PlannerSettings(BaseModel):
         ("Relax on sofa", "Read book", "Browse internet"),
         description="examples for the 'fixed_example' ablation, first available is used")
     seed: int = Field(0, ge=0, description="base sampling seed")
+    correction_level: Literal["notion", "inference", "cause"] = Field(
+        "cause", description="re-prompting error text: 'Task failed' / 'I cannot X' / 'I cannot X because Y'")
+    max_corrections_per_step: int = Field(
+        3, ge=1, le=50, description="re-prompts or re-samples for one step (Raman et al. give none)")
+    max_corrections_per_plan: int = Field(10, ge=1, le=500, description="re-prompts or re-samples for a plan")
+    resample_top_k: int = Field(5, ge=1, le=64, description="re-sampling tries the k best admissible skills")
 
 
 class EffectiveSettings(BaseModel):

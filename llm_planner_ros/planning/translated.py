@@ -9,13 +9,14 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.types import Method, PlanResult, PlanStep, Skill, StepEvent, TerminationReason
+from llm_planner_ros.core.types import GoalStatus, Method, PlanResult, PlanStep, Skill, StepEvent, TerminationReason
 from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.planning import scoring
 from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
-from llm_planner_ros.planning.prompt import plan_prompt
+from llm_planner_ros.planning.prompt import as_step, plan_prompt
 from llm_planner_ros.planning.settings import EffectiveSettings, PlannerSettings
 from llm_planner_ros.skills.vocabulary import SkillParser
 from llm_planner_ros.translation.translator import SkillIndex
@@ -60,83 +61,154 @@ class TranslatedPlanner:
             return self.demos.fixed(s.base.fixed_examples, exclude)
         return self.demos.nearest(request.task, 1, exclude)[0]
 
-    def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken) -> PlanResult:
+    def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
+             executor: Optional[Executor] = None) -> PlanResult:
+        """Plan; with an ``executor``, execute each step as it is chosen. TRANSLATED then stops
+        at the first failure (open loop); RESAMPLE and REPROMPT correct it (closed loop)."""
         s = EffectiveSettings.resolve(self.defaults, request.options)
         if request.method is Method.VANILLA:
-            return self._vanilla(request, s, on_step, cancel)
-        return self._translated(request, s, on_step, cancel)
+            return self._vanilla(request, s, on_step, cancel, executor)
+        return self._translated(request, s, on_step, cancel, executor)
 
-    # -- Algorithm 1 ------------------------------------------------------------------------
+    # -- Algorithm 1, open or closed loop ---------------------------------------------------
     def _translated(self, request: PlanRequest, s: EffectiveSettings, on_step: StepCallback,
-                    cancel: CancelToken) -> PlanResult:
+                    cancel: CancelToken, executor: Optional[Executor]) -> PlanResult:
         b = s.base
+        mode = request.method if executor is not None else None
         times = self.last_times = StageTimes()
         example = self.choose_example(request, s)
         index = None if s.no_translation else self.index_for(request.scene_id, b.bank)
         prompt_steps: list[str] = []
         steps: list[PlanStep] = []
-        calls = 0
-        reason = TerminationReason.MAX_STEPS
+        calls = corrections = 0
+        reason, detail = TerminationReason.MAX_STEPS, f"example: {example.task!r}"
         for n in range(1, b.max_steps + 1):
-            cancel.check()
-            prompt = plan_prompt([example], request.task, request.description, prompt_steps)
-            t0 = time.perf_counter()
-            samples = self.llm.complete(prompt, b.num_samples, s.sampling(b.max_step_tokens, seed_offset=1000 * n),
-                                        cancel)
-            times.llm_s += time.perf_counter() - t0
-            calls += 1
-            texts = [c.text.strip() for c in samples]
-            if scoring.mostly_empty(texts):
-                reason = TerminationReason.END_OF_PLAN
+            failed: list[tuple[PlanStep, ExecutionResult]] = []
+            step: Optional[PlanStep] = None
+            ranked: list[tuple[PlanStep, float]] = []
+            while True:   # one step: generate, and on failure re-prompt or re-sample
+                cancel.check()
+                if not ranked or mode is Method.REPROMPT:
+                    prompt = plan_prompt([example], request.task, request.description, prompt_steps)
+                    prompt += "".join(self._correction(n, st, r, b.correction_level) for st, r in failed)
+                    t0 = time.perf_counter()
+                    samples = self.llm.complete(prompt, b.num_samples,
+                                                s.sampling(b.max_step_tokens, seed_offset=1000 * n + len(failed)),
+                                                cancel)
+                    times.llm_s += time.perf_counter() - t0
+                    calls += 1
+                    if scoring.mostly_empty([c.text.strip() for c in samples]):
+                        reason, step = TerminationReason.END_OF_PLAN, None
+                        break
+                    live = [(i, c) for i, c in enumerate(samples) if not scoring.is_empty_sample(c.text)]
+                    t0 = time.perf_counter()
+                    ranked = self._rank(n, live, index, s, used={st.skill for st in steps},
+                                        failed={st.skill for st, _ in failed},
+                                        top_n=b.resample_top_k if mode is Method.RESAMPLE else 1)
+                    times.translation_s += time.perf_counter() - t0
+                if not ranked or ranked[0][1] == -math.inf:   # only repeated or failed skills left
+                    reason, step = TerminationReason.LOW_SCORE, None
+                    break
+                step, score = ranked.pop(0)
+                if score < b.epsilon and not (b.append_before_break and executor is None):
+                    reason = TerminationReason.LOW_SCORE
+                    step = None
+                    break
+                if executor is None:
+                    break
+                t0 = time.perf_counter()
+                result = executor.execute(step.skill)
+                times.extra["execution_s"] = times.extra.get("execution_s", 0.0) + time.perf_counter() - t0
+                step.corrections = len(failed)
+                if result.success:
+                    step.executed = True
+                    break
+                step.error = result.failure
+                failed.append((step, result))
+                if mode is Method.TRANSLATED:
+                    reason, detail = TerminationReason.CORRECTIONS_EXHAUSTED, \
+                        f"step {n} failed in open loop: {result.failure.message}"
+                    break
+                corrections += 1
+                if len(failed) > b.max_corrections_per_step or corrections > b.max_corrections_per_plan:
+                    reason = TerminationReason.CORRECTIONS_EXHAUSTED
+                    detail = (f"step {n} failed {len(failed)} times; last: {result.failure.message}"
+                              if len(failed) > b.max_corrections_per_step else
+                              f"the plan used its {b.max_corrections_per_plan} corrections; last: "
+                              f"{result.failure.message}")
+                    break
+                if mode is Method.RESAMPLE:
+                    ranked = [(st, sc) for st, sc in ranked if st.skill not in {f.skill for f, _ in failed}]
+                    if not ranked:
+                        reason, detail = TerminationReason.CORRECTIONS_EXHAUSTED, \
+                            f"none of the top {b.resample_top_k} skills for step {n} executes"
+                        break
+            if step is None:                # the LLM ended the plan, possibly while correcting
+                if failed:
+                    detail += (f"; step {n} was dropped after {len(failed)} failed attempt(s), last: "
+                               f"{failed[-1][0].skill.script()}: {failed[-1][1].failure.cause}")
                 break
-            live = [(i, c) for i, c in enumerate(samples) if not scoring.is_empty_sample(c.text)]
-            t0 = time.perf_counter()
-            step, score = self._choose(n, live, index, s, used={st.skill for st in steps})
-            times.translation_s += time.perf_counter() - t0
-            if score == -math.inf:   # every sample maps to a skill already in the plan
-                reason = TerminationReason.LOW_SCORE
-                break
-            if score < b.epsilon and not b.append_before_break:
-                reason = TerminationReason.LOW_SCORE
+            if executor is not None and not step.executed:   # the plan failed at this step
+                steps.append(step)
+                on_step(StepEvent(step=step, num_corrections=corrections))
                 break
             steps.append(step)
             prompt_steps.append(step.generated_text if (s.no_trajectory_correction or index is None)
                                 else step.skill.text)
-            on_step(StepEvent(step=step, num_corrections=0))
-            if score < b.epsilon:
+            on_step(StepEvent(step=step, num_corrections=corrections))
+            if step.score < b.epsilon:      # append_before_break
                 reason = TerminationReason.LOW_SCORE
                 break
-        return PlanResult(termination_reason=reason, steps=steps, num_llm_calls=calls,
-                          detail=f"example: {example.task!r}")
+        if executor is not None and reason is not TerminationReason.CORRECTIONS_EXHAUSTED:
+            goal = executor.goal_met()
+            if goal:
+                reason = TerminationReason.GOAL_REACHED
+        executed = executor is not None and bool(steps) and all(st.executed for st in steps)
+        return PlanResult(termination_reason=reason, steps=steps, num_llm_calls=calls, detail=detail,
+                          executed=executed, num_corrections=corrections,
+                          goal_status=_goal_status(executor))
 
-    def _choose(self, n: int, live, index: Optional[SkillIndex], s: EffectiveSettings,
-                used: set[Skill]) -> tuple[PlanStep, float]:
+    @staticmethod
+    def _correction(n: int, step: PlanStep, result: ExecutionResult, level: str) -> str:
+        """Raman et al.: the failed step, then 'Error: <msg>. A correct step would be to Step n:'."""
+        if level == "notion":
+            message = "Task failed"
+        elif level == "inference":
+            message = f"I cannot {step.skill.text}"
+        else:
+            message = f"I cannot {step.skill.text} because {result.failure.cause}"
+        return f" {as_step(step.skill.text or step.generated_text)}\nError: {message}. A correct step would be to Step {n}:"
+
+    def _rank(self, n: int, live, index: Optional[SkillIndex], s: EffectiveSettings,
+              used: set[Skill], failed: set[Skill], top_n: int) -> list[tuple[PlanStep, float]]:
+        """Distinct candidate steps, best first. A skill already in the plan, or already failed
+        for this step, scores -inf (Huang et al.'s reference code: -100)."""
         b = s.base
         if index is None:   # w/o translation: the most likely sample, as written
             i, c = max(live, key=lambda ic: (_finite(ic[1].mean_logprob), -ic[0]))
             text = c.text.strip()
             sc = scoring.score(b.ranking, 1.0, c.mean_logprob, b.beta)
-            return PlanStep(index=n, generated_text=text, skill=free_text_skill(text, self.parser),
-                            score=sc, similarity=math.nan, mean_logprob=c.mean_logprob), sc
-        matches = index.nearest([c.text.strip() for _, c in live], top_n=1)
-        candidates = []
-        for (i, c), m in zip(live, matches):
-            value = scoring.score(b.ranking, m[0].similarity, c.mean_logprob, b.beta)
-            if not b.allow_repeated_skills and m[0].skill in used:
-                value = -math.inf
-            candidates.append(scoring.Candidate(i, c.text.strip(), m[0].index, m[0].similarity,
-                                                c.mean_logprob, value))
-        best = scoring.best_candidate(candidates)
-        assert best is not None
-        return PlanStep(index=n, generated_text=best.text, skill=index.bank.skills[best.skill_index],
-                        score=best.score, similarity=best.similarity,
-                        mean_logprob=best.mean_logprob), best.score
+            return [(PlanStep(index=n, generated_text=text, skill=free_text_skill(text, self.parser),
+                              score=sc, similarity=math.nan, mean_logprob=c.mean_logprob), sc)]
+        matches = index.nearest([c.text.strip() for _, c in live], top_n=top_n)
+        best: dict[Skill, tuple[float, int, PlanStep]] = {}
+        for (i, c), row in zip(live, matches):
+            for m in row:
+                value = scoring.score(b.ranking, m.similarity, c.mean_logprob, b.beta)
+                if m.skill in failed or (m.skill in used and not b.allow_repeated_skills):
+                    value = -math.inf
+                step = PlanStep(index=n, generated_text=c.text.strip(), skill=m.skill, score=value,
+                                similarity=m.similarity, mean_logprob=c.mean_logprob)
+                if m.skill not in best or (value, -i) > (best[m.skill][0], -best[m.skill][1]):
+                    best[m.skill] = (value, i, step)
+        ordered = sorted(best.values(), key=lambda t: (-t[0], t[1]))
+        return [(step, value) for value, _, step in ordered]
 
     # -- Vanilla baseline -------------------------------------------------------------------
     _STEP_LINE = re.compile(r"^\s*Step\s*\d+\s*:\s*(.*)$", re.IGNORECASE)
 
     def _vanilla(self, request: PlanRequest, s: EffectiveSettings, on_step: StepCallback,
-                 cancel: CancelToken) -> PlanResult:
+                 cancel: CancelToken, executor: Optional[Executor]) -> PlanResult:
         """Best of k full programs by mean log-prob (Huang et al. Eq. 1), untranslated."""
         b = s.base
         times = self.last_times = StageTimes()
@@ -158,11 +230,28 @@ class TranslatedPlanner:
                             skill=free_text_skill(text, self.parser), score=best.mean_logprob,
                             similarity=math.nan, mean_logprob=best.mean_logprob)
             steps.append(step)
-            on_step(StepEvent(step=step, num_corrections=0))
         reason = TerminationReason.MAX_STEPS if len(steps) >= b.max_steps else TerminationReason.END_OF_PLAN
-        return PlanResult(termination_reason=reason, steps=steps, num_llm_calls=1,
-                          detail=f"example: {example.task!r}")
+        detail = f"example: {example.task!r}"
+        for i, step in enumerate(steps):   # open loop: execute as written, stop at the first failure
+            cancel.check()
+            if executor is not None:
+                result = executor.execute(step.skill)
+                step.executed, step.error = result.success, result.failure
+            on_step(StepEvent(step=step, num_corrections=0))
+            if executor is not None and not step.executed:
+                del steps[i + 1:]
+                reason = TerminationReason.CORRECTIONS_EXHAUSTED
+                detail = f"step {step.index} failed in open loop: {step.error.message}"
+                break
+        executed = executor is not None and bool(steps) and all(st.executed for st in steps)
+        return PlanResult(termination_reason=reason, steps=steps, num_llm_calls=1, detail=detail,
+                          executed=executed, goal_status=_goal_status(executor))
 
 
 def _finite(x: float) -> float:
     return -math.inf if math.isnan(x) else x
+
+
+def _goal_status(executor: Optional[Executor]) -> GoalStatus:
+    goal = executor.goal_met() if executor is not None else None
+    return GoalStatus.UNKNOWN if goal is None else (GoalStatus.MET if goal else GoalStatus.NOT_MET)
