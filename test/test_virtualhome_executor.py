@@ -117,3 +117,19 @@ def test_applicable_skills_all_execute(home):
     assert make_skill("WALK", ["freezer"]) in applicable
     assert make_skill("GRAB", ["food_food"]) not in applicable        # not close to any food yet
     assert all(home.check(s) for s in applicable[:50])
+
+
+def test_goal_conditions_from_eai():
+    programs = [p for p in resources.human_programs() if resources.eai_goal(p.program_id)]
+    assert len(programs) == 342                       # the EAI set
+    met_before = met_after = 0
+    for program in programs[::9]:
+        ex = VirtualHomeExecutor(graph=resources.scene_graphs(program.program_id)[0],
+                                 goal=resources.eai_goal(program.program_id))
+        met_before += bool(ex.goal_met())
+        for line in program.script:
+            ex.execute(SkillParser.parse_script(line))
+        met_after += bool(ex.goal_met())
+    assert met_after == len(programs[::9])            # each human program reaches its own goal
+    assert met_before <= 1
+    assert VirtualHomeExecutor().goal_met() is None

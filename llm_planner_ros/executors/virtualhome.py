@@ -82,11 +82,13 @@ class VirtualHomeExecutor:
 
     HOLDS = ("HOLDS_RH", "HOLDS_LH")
 
-    def __init__(self, scene_id: str = "TrimmedTestScene1", graph: Optional[dict] = None) -> None:
+    def __init__(self, scene_id: str = "TrimmedTestScene1", graph: Optional[dict] = None,
+                 goal: Optional[dict] = None) -> None:
         from virtualhome_eval.simulation.evolving_graph import utils
 
         self._name_equivalence = utils.load_name_equivalence()
         self.reset(scene_id, graph)
+        self.goal = goal
 
     # -- Executor API -----------------------------------------------------------------------
     def reset(self, scene_id: str = "TrimmedTestScene1", graph: Optional[dict] = None) -> list[str]:
@@ -100,13 +102,34 @@ class VirtualHomeExecutor:
         self._sim = ScriptExecutor(self._graph, self._name_equivalence)
         self._char = next(n.id for n in self._graph.get_nodes() if n.class_name == "character")
         self.history: list[str] = []
+        self.goal: Optional[dict] = None
         return sorted(banks.scene_properties(self.initial_graph))
 
     def state(self) -> dict:
         return self._state.to_dict()
 
     def goal_met(self) -> Optional[bool]:
-        return None
+        """EAI-style goal conditions (``self.goal``): node states, relations between node ids
+        (a HOLDS goal is met by either hand), and actions that must have been executed
+        (``"LOOKAT|WATCH"``: one of them). None when no goal is set."""
+        from virtualhome_eval.simulation.evolving_graph.environment import Relation, State
+
+        if not self.goal:
+            return None
+        for cond in self.goal.get("goal", []):
+            if "state" in cond:
+                node = self._state.get_node(cond["id"])
+                if node is None or State[cond["state"]] not in node.states:
+                    return False
+                continue
+            relations = [cond["relation_type"]]
+            if relations[0] in self.HOLDS:
+                relations = list(self.HOLDS)
+            if not any(cond["to_id"] in self._edges_from(cond["from_id"], r) for r in relations
+                       if r in Relation.__members__):
+                return False
+        done = {line[1:line.index("]")] for line in self.history}
+        return all(done & set(group.split("|")) for group in self.goal.get("actions", []))
 
     def execute(self, skill: Skill) -> ExecutionResult:
         from virtualhome_eval.simulation.evolving_graph.execution import ExecutionInfo

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Optional
 
 _PROGRAMS = "dataset/programs_processed_precond_nograb_morepreconds"
 SCENES = ("TrimmedTestScene1",)
@@ -77,3 +78,16 @@ def initial_graph(scene: str = "TrimmedTestScene1") -> dict:
 def _check_scene(scene: str) -> None:
     if scene not in SCENES:
         raise KeyError(f"unknown scene {scene!r}; available: {', '.join(SCENES)}")
+
+
+@lru_cache(maxsize=None)
+def _eai_goals() -> dict[str, dict]:
+    with open(package_root() / "resources" / "task_state_LTL_formula_accurate.json") as f:
+        data = json.load(f)["scene_1"]
+    return {pid: g["vh_goal"] for programs in data.values() for pid, g in programs.items()}
+
+
+def eai_goal(program_id: str) -> Optional[dict]:
+    """EAI's goal conditions for a program (``{"goal": [...], "actions": [...]}``), if it has them.
+    Node states and relations name node ids of the program's initial graph."""
+    return _eai_goals().get(program_id.removeprefix("file"))
