@@ -44,3 +44,10 @@ def smollm2():
     from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend, smollm2_path
 
     return LlamaCppBackend(smollm2_path(), n_threads=1)
+
+
+@pytest.fixture(scope="session")
+def demos(embedder):
+    from llm_planner_ros.planning.examples import DemonstrationBank
+
+    return DemonstrationBank.from_scene(embedder)

@@ -4,30 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.scripted_llm import ScriptedLLM
+from helpers.scripted_llm import ScriptedLLM, translated_planner
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import ErrorType, TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
-from llm_planner_ros.planning.examples import DemonstrationBank
 from llm_planner_ros.planning.service import PlanningService
 from llm_planner_ros.planning.settings import PlannerSettings
-from llm_planner_ros.planning.translated import TranslatedPlanner
 from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import SkillParser
 
 GROCERIES = next(p for p in resources.human_programs() if p.task == "Put groceries in Fridge")
 
 
-@pytest.fixture(scope="module")
-def demos(embedder):
-    return DemonstrationBank.from_scene(embedder)
-
 
 def planner(llm, demos, scene_index, **settings):
-    return TranslatedPlanner(llm, demos, lambda scene, kind: scene_index,
-                             SkillParser(resources.object_properties()),
-                             PlannerSettings(num_samples=1, epsilon=0.0, **settings))
+    return translated_planner(llm, demos, scene_index, num_samples=1, epsilon=0.0, **settings)
 
 
 def executor():

@@ -14,7 +14,6 @@ import pytest
 launch_testing = pytest.importorskip(
     "launch_testing", reason="launch_testing is not installed: it ships with ROS 2, not on PyPI")
 import launch  # noqa: E402
-import launch_ros.actions  # noqa: E402
 import launch_testing.actions  # noqa: E402
 import launch_testing.asserts  # noqa: E402
 from action_msgs.msg import GoalStatus  # noqa: E402

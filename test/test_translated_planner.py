@@ -5,26 +5,15 @@ import math
 
 import pytest
 
-from helpers.scripted_llm import ScriptedLLM
+from helpers.scripted_llm import ScriptedLLM, translated_planner
 from llm_planner_ros.core.errors import CancelToken, PlanCanceled
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import TerminationReason
-from llm_planner_ros.planning.examples import DemonstrationBank
-from llm_planner_ros.planning.settings import PlannerSettings
-from llm_planner_ros.planning.translated import TranslatedPlanner
-from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import SkillParser
 
-
-@pytest.fixture(scope="module")
-def demos(embedder):
-    return DemonstrationBank.from_scene(embedder)
 
 
 def make(llm, demos, scene_index, **settings):
-    return TranslatedPlanner(llm, demos, lambda scene, kind: scene_index,
-                             SkillParser(resources.object_properties()),
-                             PlannerSettings(num_samples=2, **settings))
+    return translated_planner(llm, demos, scene_index, num_samples=2, **settings)
 
 
 def run(planner, task="Watch TV", **fields):

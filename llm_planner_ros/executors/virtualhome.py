@@ -134,16 +134,10 @@ class VirtualHomeExecutor:
     def execute(self, skill: Skill) -> ExecutionResult:
         from virtualhome_eval.simulation.evolving_graph.execution import ExecutionInfo
 
-        problem = self._check_skill(skill)
-        if problem is not None:
-            return problem
-        ids = skill.object_ids or tuple(self._resolve(o, skill.action) for o in skill.objects)
-        missing = [o for o, i in zip(skill.objects, ids) if i is None]
-        if missing:
-            cause = f"there is no {object_phrase(missing[0])} here"
-            return ExecutionResult.failed(ErrorType.OTHER_PRECONDITION,
-                                          f"<{missing[0]}> is not in scene {self.scene_id}", cause)
-        line = "[{}]{}".format(skill.action, "".join(f" <{o}> ({i})" for o, i in zip(skill.objects, ids)))
+        grounded = self._ground(skill)
+        if isinstance(grounded, ExecutionResult):
+            return grounded
+        ids, line = grounded
         before = self._snapshot(ids)
         self._sim.info = ExecutionInfo()
         try:
@@ -173,12 +167,10 @@ class VirtualHomeExecutor:
         """Whether ``skill`` would execute now, without changing the state."""
         from virtualhome_eval.simulation.evolving_graph.execution import ExecutionInfo
 
-        if self._check_skill(skill) is not None:
+        grounded = self._ground(skill)
+        if isinstance(grounded, ExecutionResult):
             return False
-        ids = skill.object_ids or tuple(self._resolve(o, skill.action) for o in skill.objects)
-        if any(i is None for i in ids):
-            return False
-        line = "[{}]{}".format(skill.action, "".join(f" <{o}> ({i})" for o, i in zip(skill.objects, ids)))
+        line = grounded[1]
         self._sim.info = ExecutionInfo()
         try:
             return bool(self._sim.check_one_step(self._script(line), self._state))
@@ -186,6 +178,19 @@ class VirtualHomeExecutor:
             return False
 
     # -- helpers ----------------------------------------------------------------------------
+    def _ground(self, skill: Skill) -> "tuple[tuple[int, ...], str] | ExecutionResult":
+        """Instance ids and the script line for ``skill``, or the failure that prevents it."""
+        problem = self._check_skill(skill)
+        if problem is not None:
+            return problem
+        ids = skill.object_ids or tuple(self._resolve(o, skill.action) for o in skill.objects)
+        missing = [o for o, i in zip(skill.objects, ids) if i is None]
+        if missing:
+            return ExecutionResult.failed(ErrorType.OTHER_PRECONDITION,
+                                          f"<{missing[0]}> is not in scene {self.scene_id}",
+                                          f"there is no {object_phrase(missing[0])} here")
+        return ids, "[{}]{}".format(skill.action, "".join(f" <{o}> ({i})" for o, i in zip(skill.objects, ids)))
+
     def _check_skill(self, skill: Skill) -> Optional[ExecutionResult]:
         if not skill.action:
             if not skill.text.strip():

@@ -3,7 +3,7 @@ The real backends are exercised in test_llm_backends.py and test_planner_e2e.py.
 from __future__ import annotations
 
 import re
-from typing import Callable, Optional
+from typing import Callable
 
 from llm_planner_ros.llm.base import Completion, SamplingParams, UsageStats
 
@@ -28,3 +28,14 @@ class ScriptedLLM:
             samples = self.steps[step - 1] if step - 1 < len(self.steps) else [("", -0.1)] * n
         return [Completion(text=f" {t}", token_logprobs=(lp,) * max(1, len(t.split())))
                 for t, lp in (samples * n)[:n]]
+
+
+def translated_planner(llm, demos, index, **settings):
+    """A TranslatedPlanner over one fixed skill index, with test settings."""
+    from llm_planner_ros.planning.settings import PlannerSettings
+    from llm_planner_ros.planning.translated import TranslatedPlanner
+    from llm_planner_ros.skills import resources
+    from llm_planner_ros.skills.vocabulary import SkillParser
+
+    return TranslatedPlanner(llm, demos, lambda scene, kind: index,
+                             SkillParser(resources.object_properties()), PlannerSettings(**settings))
