@@ -24,6 +24,8 @@ setup(
         "console_scripts": [
             "planner_node = llm_planner_ros.ros.planner_node:main",
             "send_goal = llm_planner_ros.ros.send_goal:main",
+            "executor_bridge = llm_planner_ros.ros.executor_bridge:main",
+            "sim_robot = llm_planner_ros.ros.executor_bridge:sim_robot_main",
         ],
     },
 )

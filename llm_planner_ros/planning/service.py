@@ -73,11 +73,11 @@ class PlanningService:
 
     def __init__(self, llm: LLMBackend, embedder: Embedder, defaults: PlannerSettings,
                  demos: Optional[DemonstrationBank] = None,
-                 executor_factory: Optional[Callable[[str], Executor]] = None) -> None:
-        """``executor_factory(scene_id)`` gives the executor for goals with ``execute=True``;
-        by default the in-process VirtualHome simulator."""
+                 executor_factory: Optional[Callable[[str, str], Executor]] = None) -> None:
+        """``executor_factory(scene_id, task)`` gives the executor, reset, for goals with
+        ``execute=True``; by default the in-process VirtualHome simulator."""
         self.llm = llm
-        self.executor_factory = executor_factory or VirtualHomeExecutor
+        self.executor_factory = executor_factory or in_process_executor
         self.embedder = embedder
         self.defaults = defaults
         self.demos = demos or DemonstrationBank.from_scene(embedder)
@@ -118,12 +118,18 @@ class PlanningService:
         executor = None
         if request.execute:
             try:
-                executor = self.executor_factory(req.scene_id)
+                executor = self.executor_factory(req.scene_id, req.task)
             except PlanningError:
                 raise
             except Exception as exc:
                 raise ExecutorError(f"cannot start the executor for scene {req.scene_id!r}: {exc}") from exc
         return self.translated.plan(req, on_step, cancel, executor)
+
+
+def in_process_executor(scene_id: str, task: str) -> VirtualHomeExecutor:
+    """The VirtualHome simulator, started from the task's EAI scene graph and goal where it has one."""
+    graph, goal = resources.scene_for_task(scene_id, task)
+    return VirtualHomeExecutor(scene_id, graph, goal)
 
 
 class InvalidGoal(PlanningError):

@@ -91,3 +91,15 @@ def eai_goal(program_id: str) -> Optional[dict]:
     """EAI's goal conditions for a program (``{"goal": [...], "actions": [...]}``), if it has them.
     Node states and relations name node ids of the program's initial graph."""
     return _eai_goals().get(program_id.removeprefix("file"))
+
+
+def scene_for_task(scene_id: str, task: str) -> tuple[Optional[dict], Optional[dict]]:
+    """(initial graph, EAI goal) of the scene's first EAI program for ``task``; (None, None) if
+    the task has none (the executor then starts from the scene's canonical graph, goal unknown)."""
+    if not task:
+        return None, None
+    for program in human_programs(scene_id):
+        goal = eai_goal(program.program_id)
+        if program.task.lower() == task.strip().lower() and goal is not None:
+            return scene_graphs(program.program_id, scene_id)[0], goal
+    return None, None

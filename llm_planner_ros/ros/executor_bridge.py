@@ -1,0 +1,182 @@
+"""Executor-bridge node: serves ``execute_skill`` (ExecuteSkill), ``reset_scene`` (ResetScene)
+and ``get_applicable_skills`` (GetApplicableSkills).
+
+Backends (parameter ``backend``):
+- ``virtualhome``: the in-process VirtualHome simulator.
+- ``robot``: forwards each skill to a robot's own ExecuteSkill action server (``robot_action``)
+  with a timeout; the robot's failure comes back as the same structured PreconditionFailure.
+
+``sim_robot_main`` runs the reference robot-side skill server: a simulated robot that wraps the
+VirtualHome executor behind the robot interface, so the robot path can be tested end to end.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Literal, Optional
+
+import rclpy
+from pydantic import BaseModel, ConfigDict, Field
+from rclpy.action import ActionClient, ActionServer, CancelResponse
+from rclpy.action.server import ServerGoalHandle
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+
+from llm_planner_msgs.action import ExecuteSkill
+from llm_planner_msgs.msg import PreconditionFailure as FailureMsg
+from llm_planner_msgs.srv import GetApplicableSkills, ResetScene
+
+from llm_planner_ros.core.executor import ExecutionResult
+from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+from llm_planner_ros.ros import conversions
+from llm_planner_ros.ros.params import ParameterError, declare_and_validate
+from llm_planner_ros.ros.wait import wait_for
+from llm_planner_ros.skills import resources
+
+
+class BridgeParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["virtualhome", "robot"] = Field("virtualhome", description="where skills run")
+    default_scene: str = Field("TrimmedTestScene1", description="scene of the virtualhome backend")
+    robot_action: str = Field("robot/execute_skill", description="the robot's ExecuteSkill action")
+    robot_timeout_s: float = Field(30.0, gt=0.0, le=3600.0, description="limit for one robot skill")
+    robot_wait_s: float = Field(5.0, ge=0.0, le=600.0, description="wait for the robot's server")
+
+
+def result_msg(result: ExecutionResult) -> ExecuteSkill.Result:
+    return ExecuteSkill.Result(success=result.success, failure=conversions.failure_to_msg(result.failure),
+                               observation=result.observation)
+
+
+def executor_error(message: str) -> ExecuteSkill.Result:
+    return ExecuteSkill.Result(success=False, observation=f"nothing changed: {message}",
+                               failure=FailureMsg(type=FailureMsg.EXECUTOR_ERROR, message=message,
+                                                  cause=message))
+
+
+class SimulatedSkillServer:
+    """ExecuteSkill/ResetScene/GetApplicableSkills on a VirtualHome executor, one skill at a time."""
+
+    def __init__(self, node: Node, scene: str, group: ReentrantCallbackGroup) -> None:
+        self.node = node
+        self.sim = VirtualHomeExecutor(scene)
+        self.lock = threading.Lock()
+        node.create_service(ResetScene, "reset_scene", self.reset, callback_group=group)
+        node.create_service(GetApplicableSkills, "get_applicable_skills", self.applicable, callback_group=group)
+
+    def execute(self, goal_handle: ServerGoalHandle) -> ExecuteSkill.Result:
+        skill = conversions.skill_from_msg(goal_handle.request.skill)
+        with self.lock:
+            try:
+                result = result_msg(self.sim.execute(skill))
+            except Exception as exc:   # never take the node down
+                result = executor_error(f"simulator raised {type(exc).__name__}: {exc}")
+        goal_handle.succeed()
+        return result
+
+    def reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
+        scene = request.scene_id or self.sim.scene_id
+        with self.lock:
+            try:
+                graph, goal = resources.scene_for_task(scene, request.task)
+                response.objects = self.sim.reset(scene, graph)
+                self.sim.goal = goal
+                response.success = True
+                response.message = (f"scene {scene}" + (f" with the goal conditions of {request.task!r}"
+                                                        if goal else ""))
+            except KeyError as exc:
+                response.success, response.message = False, str(exc.args[0])
+        return response
+
+    def applicable(self, request: GetApplicableSkills.Request,
+                   response: GetApplicableSkills.Response) -> GetApplicableSkills.Response:
+        with self.lock:
+            skills = self.sim.applicable_skills(request.max_results or None)
+            response.skills = [conversions.skill_to_msg(s) for s in skills]
+            response.goal_met = bool(self.sim.goal_met())
+        return response
+
+
+class ExecutorBridgeNode(Node):
+    def __init__(self, node_name: str = "executor_bridge") -> None:
+        super().__init__(node_name)
+        self.params = declare_and_validate(self, BridgeParams)
+        group = ReentrantCallbackGroup()
+        self._sim: Optional[SimulatedSkillServer] = None
+        self._robot: Optional[ActionClient] = None
+        if self.params.backend == "virtualhome":
+            self._sim = SimulatedSkillServer(self, self.params.default_scene, group)
+        else:
+            self._robot = ActionClient(self, ExecuteSkill, self.params.robot_action, callback_group=group)
+            self.create_service(ResetScene, "reset_scene", self._robot_reset, callback_group=group)
+        self._server = ActionServer(self, ExecuteSkill, "execute_skill", execute_callback=self._execute,
+                                    cancel_callback=lambda handle: CancelResponse.ACCEPT, callback_group=group)
+        self.get_logger().info(f"serving action 'execute_skill' with backend '{self.params.backend}'")
+
+    def _execute(self, goal_handle: ServerGoalHandle) -> ExecuteSkill.Result:
+        if self._sim is not None:
+            return self._sim.execute(goal_handle)
+        result = self._forward(goal_handle.request)
+        goal_handle.succeed()
+        return result
+
+    def _forward(self, goal: ExecuteSkill.Goal) -> ExecuteSkill.Result:
+        assert self._robot is not None
+        p = self.params
+        if not self._robot.wait_for_server(timeout_sec=p.robot_wait_s):
+            return executor_error(f"the robot's skill server '{self._robot._action_name}' is not available")
+        handle = wait_for(self._robot.send_goal_async(goal), p.robot_wait_s or 1.0)
+        if handle is None or not handle.accepted:
+            return executor_error("the robot rejected the skill" if handle else "the robot did not answer")
+        response = wait_for(handle.get_result_async(), p.robot_timeout_s)
+        if response is None:
+            handle.cancel_goal_async()
+            return executor_error(f"the robot did not finish the skill within {p.robot_timeout_s:.0f}s")
+        return response.result
+
+    def _robot_reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
+        response.success = True
+        response.message = "robot backend: the robot's state is its own; nothing was reset"
+        return response
+
+
+def _spin(node_factory, name: str, args: Optional[list[str]]) -> int:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = node_factory()
+        executor = MultiThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+        return 0
+    except ParameterError as exc:
+        rclpy.logging.get_logger(name).fatal(str(exc))
+        return 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        return 0
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+class SimRobotNode(Node):
+    """Reference robot-side skill server: VirtualHome behind the robot's ExecuteSkill action."""
+
+    def __init__(self) -> None:
+        super().__init__("sim_robot")
+        self.declare_parameter("scene", "TrimmedTestScene1")
+        group = ReentrantCallbackGroup()
+        self.server = SimulatedSkillServer(self, self.get_parameter("scene").value, group)
+        self._action = ActionServer(self, ExecuteSkill, "execute_skill", execute_callback=self.server.execute,
+                                    callback_group=group)
+        self.get_logger().info("simulated robot serving action 'execute_skill'")
+
+
+def main(args: Optional[list[str]] = None) -> None:
+    raise SystemExit(_spin(ExecutorBridgeNode, "executor_bridge", args))
+
+
+def sim_robot_main(args: Optional[list[str]] = None) -> None:
+    raise SystemExit(_spin(SimRobotNode, "sim_robot", args))

@@ -1,0 +1,78 @@
+"""The core ``Executor`` protocol over ROS: the planner talks to the executor bridge through
+``execute_skill`` / ``reset_scene`` / ``get_applicable_skills``, so a robot can replace the
+simulator without code changes."""
+from __future__ import annotations
+
+from typing import Optional
+
+from rclpy.action import ActionClient
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+
+from llm_planner_msgs.action import ExecuteSkill
+from llm_planner_msgs.srv import GetApplicableSkills, ResetScene
+
+from llm_planner_ros.core.errors import ExecutorError
+from llm_planner_ros.core.executor import ExecutionResult
+from llm_planner_ros.core.types import ErrorType, Skill
+from llm_planner_ros.ros import conversions
+from llm_planner_ros.ros.wait import wait_for
+
+
+class RosExecutor:
+    def __init__(self, node: Node, skill_timeout_s: float = 60.0, wait_s: float = 5.0) -> None:
+        group = ReentrantCallbackGroup()
+        self._action = ActionClient(node, ExecuteSkill, "execute_skill", callback_group=group)
+        self._reset = node.create_client(ResetScene, "reset_scene", callback_group=group)
+        self._applicable = node.create_client(GetApplicableSkills, "get_applicable_skills", callback_group=group)
+        self.skill_timeout_s = skill_timeout_s
+        self.wait_s = wait_s
+        self.scene_id = ""
+
+    def _call(self, client, request, what: str):
+        if not client.wait_for_service(timeout_sec=self.wait_s):
+            raise ExecutorError(f"the executor bridge's '{client.srv_name}' service is not available")
+        response = wait_for(client.call_async(request), self.skill_timeout_s)
+        if response is None:
+            raise ExecutorError(f"the executor bridge did not answer {what} within {self.skill_timeout_s:.0f}s")
+        return response
+
+    def reset(self, scene_id: str, graph: Optional[dict] = None, task: str = "") -> list[str]:
+        response = self._call(self._reset, ResetScene.Request(scene_id=scene_id, task=task), "reset_scene")
+        if not response.success:
+            raise ExecutorError(f"the executor bridge could not reset: {response.message}")
+        self.scene_id = scene_id
+        return list(response.objects)
+
+    def execute(self, skill: Skill) -> ExecutionResult:
+        if not self._action.wait_for_server(timeout_sec=self.wait_s):
+            raise ExecutorError("the executor bridge's 'execute_skill' action is not available")
+        handle = wait_for(self._action.send_goal_async(ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill),
+                                                                         scene_id=self.scene_id)), self.wait_s)
+        if handle is None or not handle.accepted:
+            raise ExecutorError("the executor bridge did not accept the skill")
+        response = wait_for(handle.get_result_async(), self.skill_timeout_s)
+        if response is None:
+            handle.cancel_goal_async()
+            raise ExecutorError(f"the skill did not finish within {self.skill_timeout_s:.0f}s")
+        result = response.result
+        failure = conversions.failure_from_msg(result.failure)
+        if failure.type is ErrorType.EXECUTOR_ERROR:   # not a precondition: nothing to re-prompt on
+            raise ExecutorError(failure.message)
+        return ExecutionResult(result.success, failure, result.observation, skill.script())
+
+    def state(self) -> dict:
+        return {}
+
+    def applicable_skills(self, limit: Optional[int] = None) -> list[Skill]:
+        if not self._applicable.service_is_ready():
+            return []
+        response = self._call(self._applicable, GetApplicableSkills.Request(max_results=limit or 0),
+                              "get_applicable_skills")
+        return [conversions.skill_from_msg(s) for s in response.skills]
+
+    def goal_met(self) -> Optional[bool]:
+        if not self._applicable.service_is_ready():
+            return None
+        return bool(self._call(self._applicable, GetApplicableSkills.Request(max_results=1),
+                               "get_applicable_skills").goal_met)
