@@ -1,6 +1,6 @@
 # The two commands of the README: `make demo` and `make test`. Both set up what is missing.
 SHELL := /bin/bash
-TASK ?= make breakfast
+TASK ?= Wash hands
 .PHONY: demo test bootstrap clean
 
 bootstrap:

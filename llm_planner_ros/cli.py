@@ -48,9 +48,11 @@ def format_step(event: StepEvent) -> str:
 
 
 def print_result(result: PlanResult, seconds: float) -> None:
-    print(f"end: {result.termination_reason.value} ({result.detail}); {len(result.steps)} steps in {seconds:.1f}s")
+    print(f"end: {result.termination_reason.value} ({result.detail}); {len(result.steps)} steps in {seconds:.1f}s"
+          + (f"; executed={result.executed} corrections={result.num_corrections}" if result.executing else ""))
     for s in result.steps:
-        print(f"  {s.skill.script():<42s} | {s.skill.text}")
+        mark = "" if not result.executing else ("  executed" if s.executed else f"  FAILED: {s.error.cause}")
+        print(f"  {s.skill.script():<42s} | {s.skill.text}{mark}")
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -60,7 +62,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("task")
     p.add_argument("--description", default="")
     p.add_argument("--scene", default="")
-    p.add_argument("--method", default="translated", choices=["translated", "vanilla"])
+    p.add_argument("--method", default="translated", choices=["translated", "vanilla", "resample", "reprompt"])
+    p.add_argument("--execute", action="store_true", help="execute each step on the VirtualHome simulator")
+    p.add_argument("--level", choices=["notion", "inference", "cause"], help="re-prompting error level")
     p.add_argument("--config", help="YAML with settings (e.g. config/planner.yaml)")
     p.add_argument("--backend", choices=["embedded", "openai"])
     p.add_argument("--model-path", help="GGUF file for the embedded backend")
@@ -83,11 +87,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             flat[key] = value
     try:
         backend, defaults = split_settings(flat)
-        options = {k: v for k, v in (("num_samples", args.samples), ("max_steps", args.max_steps)) if v}
+        options = {k: v for k, v in (("num_samples", args.samples), ("max_steps", args.max_steps),
+                                     ("correction_level", args.level)) if v}
         options.update({k: True for k in ("no_translation", "fixed_example", "no_trajectory_correction")
                         if getattr(args, k)})
         request = parse_request(task=args.task, description=args.description, scene_id=args.scene,
-                                method=args.method, options=options)
+                                method=args.method, options=options, execute=args.execute)
     except (InvalidRequest, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Main job: start the planner stack, send one goal, stream its feedback, print the result.
+# Main job: start the stack (planner + executor bridge on the VirtualHome simulator), send one
+# goal, stream its feedback, print the result and the executed program, stop the stack.
 # Usage (after `source env.sh`): scripts/demo.sh ["task text"] [extra send_goal args...]
+# Default goal: corrective re-prompting (cause level) with execution on the simulator.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-task=${1:-make breakfast}
+task=${1:-Wash hands}
 shift || true
+extra=("$@")
+[ ${#extra[@]} -gt 0 ] || extra=(--method reprompt --execute)
 export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-42} ROS_AUTOMATIC_DISCOVERY_RANGE=${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}
 lib="$root/install/llm_planner_ros/lib/llm_planner_ros"
 
+"$lib/executor_bridge" --ros-args --params-file "$root/config/executor_bridge.yaml" &
+bridge_pid=$!
 "$lib/planner_node" --ros-args --params-file "$root/config/planner.yaml" &
 node_pid=$!
-trap 'kill -INT $node_pid 2>/dev/null; wait $node_pid 2>/dev/null || true' EXIT
-"$lib/send_goal" "$task" --server-timeout 120 "$@"
+trap 'kill -INT $node_pid $bridge_pid 2>/dev/null; wait $node_pid $bridge_pid 2>/dev/null || true' EXIT
+"$lib/send_goal" "$task" --server-timeout 120 "${extra[@]}"

@@ -142,7 +142,9 @@ def real_planner():
     ns = unique_ns("real")
     argv = [str(console_script("planner_node")), "--ros-args", "-r", f"__ns:={ns}",
             "-p", "max_steps:=5", "-p", "epsilon:=0.0"]
-    with NodeProcess(argv, ready=READY, timeout=120) as proc:
+    bridge = [str(console_script("executor_bridge")), "--ros-args", "-r", f"__ns:={ns}"]
+    with NodeProcess(bridge, ready="serving action 'execute_skill'"), \
+            NodeProcess(argv, ready=READY, timeout=120) as proc:
         client = RosTestClient(ns)
         yield client, proc
         client.close()
@@ -191,3 +193,44 @@ def test_real_planner_reprompts_on_the_simulator_over_dds(real_planner):
         assert result.steps[-1].error.cause, result.steps[-1]
     else:   # the LLM ended the plan while correcting its first step
         assert "dropped after" in result.detail and result.num_corrections >= 1
+
+
+def test_real_planner_on_the_robot_path():
+    """planner -> executor bridge (robot backend) -> reference simulated robot, all over DDS."""
+    ns = unique_ns("robotpath")
+    planner = [str(console_script("planner_node")), "--ros-args", "-r", f"__ns:={ns}",
+               "-p", "max_steps:=4", "-p", "epsilon:=0.0"]
+    bridge = [str(console_script("executor_bridge")), "--ros-args", "-r", f"__ns:={ns}",
+              "-p", "backend:=robot", "-p", "robot_action:=robot/execute_skill"]
+    robot = [str(console_script("sim_robot")), "--ros-args", "-r", f"__ns:={ns}/robot"]
+    with NodeProcess(robot, ready="simulated robot serving"), \
+            NodeProcess(bridge, ready="serving action 'execute_skill'"), \
+            NodeProcess(planner, ready=READY, timeout=120):
+        client = RosTestClient(ns)
+        try:
+            run = client.send_plan(PlanTask.Goal(task="Wash hands", method="reprompt", execute=True))
+            status, result = run.result(timeout=120)
+            assert result.steps, result.detail
+            assert result.steps[0].executed                   # the robot walked, or was corrected
+            assert all(s.executed for s in result.steps[:-1])
+            assert result.goal_status == PlanTask.Result.GOAL_UNKNOWN   # a robot has no goal oracle
+        finally:
+            client.close()
+
+
+def test_a_missing_bridge_aborts_with_an_executor_error():
+    ns = unique_ns("nobridge")
+    planner = [str(console_script("planner_node")), "--ros-args", "-r", f"__ns:={ns}",
+               "-p", "bridge_wait_s:=0.5"]
+    with NodeProcess(planner, ready=READY, timeout=120) as proc:
+        client = RosTestClient(ns)
+        try:
+            status, result = client.send_plan(PlanTask.Goal(task="Wash hands", execute=True)).result(timeout=60)
+            assert status == GoalStatus.STATUS_ABORTED
+            assert result.termination_reason == PlanTask.Result.REASON_EXECUTOR_ERROR
+            assert "reset_scene" in result.detail and "not available" in result.detail
+            status, _ = client.send_plan(PlanTask.Goal(task="Wash hands")).result(timeout=60)
+            assert status == GoalStatus.STATUS_SUCCEEDED     # planning alone still works
+            assert proc.proc.poll() is None
+        finally:
+            client.close()

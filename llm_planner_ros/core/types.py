@@ -115,10 +115,12 @@ class PlanResult:
     num_corrections: int = 0
     num_llm_calls: int = 0
     wall_time_s: float = 0.0
+    executing: bool = False   # the goal asked for execution
 
     @property
     def success(self) -> bool:
-        return self.termination_reason.is_success
+        """A plan that ended normally, has steps, and, when executing, executed every step."""
+        return self.termination_reason.is_success and bool(self.steps) and (self.executed or not self.executing)
 
     @property
     def program(self) -> list[str]:

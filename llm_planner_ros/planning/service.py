@@ -87,9 +87,10 @@ class PlanningService:
         self.translated = TranslatedPlanner(llm, self.demos, self.index_for, self.parser, defaults)
 
     @classmethod
-    def build(cls, backend: BackendSettings, defaults: PlannerSettings) -> "PlanningService":
+    def build(cls, backend: BackendSettings, defaults: PlannerSettings,
+              executor_factory: Optional[Callable[[str, str], Executor]] = None) -> "PlanningService":
         t0 = time.perf_counter()
-        service = cls(build_llm(backend), build_embedder(backend), defaults)
+        service = cls(build_llm(backend), build_embedder(backend), defaults, executor_factory=executor_factory)
         log.info("planner ready in %.1fs (llm %s)", time.perf_counter() - t0, service.llm.name)
         return service
 

@@ -166,7 +166,7 @@ class TranslatedPlanner:
         executed = executor is not None and bool(steps) and all(st.executed for st in steps)
         return PlanResult(termination_reason=reason, steps=steps, num_llm_calls=calls, detail=detail,
                           executed=executed, num_corrections=corrections,
-                          goal_status=_goal_status(executor))
+                          goal_status=_goal_status(executor), executing=executor is not None)
 
     @staticmethod
     def _correction(n: int, step: PlanStep, result: ExecutionResult, level: str) -> str:
@@ -245,7 +245,7 @@ class TranslatedPlanner:
                 break
         executed = executor is not None and bool(steps) and all(st.executed for st in steps)
         return PlanResult(termination_reason=reason, steps=steps, num_llm_calls=1, detail=detail,
-                          executed=executed, goal_status=_goal_status(executor))
+                          executed=executed, goal_status=_goal_status(executor), executing=executor is not None)
 
 
 def _finite(x: float) -> float:

@@ -42,6 +42,10 @@ class PlannerNodeParams(BaseModel):
         "translated", description="method used when a goal leaves 'method' empty")
     default_scene: str = Field("TrimmedTestScene1",
                                description="scene used when a goal leaves 'scene_id' empty")
+    executor_mode: Literal["bridge", "in_process"] = Field(
+        "bridge", description="execute skills through the executor bridge over ROS, or in-process")
+    skill_timeout_s: float = Field(60.0, gt=0.0, le=3600.0, description="limit for one skill on the bridge")
+    bridge_wait_s: float = Field(5.0, gt=0.0, le=600.0, description="wait for the bridge's servers")
 
 
 PlannerFactory = Callable[[PlannerNodeParams, Node], Planner]
@@ -144,6 +148,9 @@ class PlannerNode(Node):
             return finish(TerminationReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
         result.wall_time_s = time.monotonic() - start
+        if result.termination_reason.is_success and not result.success:
+            result.detail = ("the plan is empty; " if not result.steps else "not every step executed; ") \
+                + result.detail
         msg = conversions.result_to_msg(result)
         if result.termination_reason is TerminationReason.CANCELED:
             goal_handle.canceled()
@@ -169,7 +176,7 @@ def run_node(planner_factory: PlannerFactory, args: Optional[list[str]] = None) 
     node: Optional[PlannerNode] = None
     try:
         node = PlannerNode(planner_factory)
-        executor = MultiThreadedExecutor()
+        executor = MultiThreadedExecutor(num_threads=4)   # a goal blocks one; replies need others
         executor.add_node(node)
         executor.spin()
         return 0
@@ -195,7 +202,17 @@ def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
     backend = declare_and_validate(node, BackendSettings)
     defaults = declare_and_validate(node, PlannerSettings)
     node.get_logger().info(f"loading planner (llm backend '{backend.llm_backend}')")
-    service = PlanningService.build(backend, defaults)
+    factory: Optional[Callable[[str, str], object]] = None
+    if params.executor_mode == "bridge":
+        from llm_planner_ros.ros.executor_client import RosExecutor
+
+        bridge = RosExecutor(node, skill_timeout_s=params.skill_timeout_s, wait_s=params.bridge_wait_s)
+
+        def bridge_executor(scene_id: str, task: str) -> RosExecutor:
+            bridge.reset(scene_id, task=task)
+            return bridge
+        factory = bridge_executor
+    service = PlanningService.build(backend, defaults, executor_factory=factory)
     service.index_for(params.default_scene, defaults.bank)   # embed the default bank before serving
     node.get_logger().info(f"planner ready: {service.llm.name}")
     return service

@@ -25,17 +25,23 @@ def format_feedback(fb: PlanTask.Feedback) -> str:
     if fb.generated_text:
         line += f"  (LLM: {fb.generated_text!r})"
     if fb.last_error.type:
-        line += f"  error: {fb.last_error.message}"
+        line += f"  FAILED: {fb.last_error.cause}"
+    elif fb.executed:
+        line += "  executed"
     return line
 
 
 def format_result(status: int, result: PlanTask.Result) -> str:
     lines = [f"status: {_STATUS.get(status, status)}  reason: {result.termination_reason}"
              + (f"  ({result.detail})" if result.detail else "")]
-    for i, (script, nl) in enumerate(zip(result.program, result.program_nl), 1):
-        lines.append(f"  {i:2d}. {script:<40s} {nl}")
-    lines.append(f"steps={len(result.program)} corrections={result.num_corrections} "
-                 f"llm_calls={result.num_llm_calls} wall={result.wall_time_s:.2f}s")
+    for step in result.steps:
+        mark = ("executed" if step.executed else f"FAILED: {step.error.cause}") if step.error.type or \
+            step.executed else ""
+        lines.append(f"  {step.index:2d}. {step.script:<40s} {step.skill.text:<28s} {mark}")
+    goal = {1: "met", 0: "not met"}.get(result.goal_status, "unknown")
+    lines.append(f"steps={len(result.program)} executed={result.executed} goal={goal} "
+                 f"corrections={result.num_corrections} llm_calls={result.num_llm_calls} "
+                 f"wall={result.wall_time_s:.2f}s")
     return "\n".join(lines)
 
 
