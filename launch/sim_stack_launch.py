@@ -1,4 +1,4 @@
-"""The whole stack on the VirtualHome simulator: planner (plan_task) + executor bridge.
+"""The whole stack on the VirtualHome simulator: planner (plan_task), executor bridge, tracker.
 
 ros2 launch llm_planner_ros sim_stack_launch.py [namespace:=/robot1] [llm_backend:=openai]
     [llm_model:=...] [scene:=TrimmedTestScene1] [params_file:=...] [bridge_params_file:=...]
@@ -36,4 +36,6 @@ def generate_launch_description():
                   parameters=[LaunchConfiguration("bridge_params_file"),
                               {"backend": "virtualhome", "default_scene": LaunchConfiguration("scene")}],
                   output="screen", emulate_tty=True)
-    return LaunchDescription([*args, bridge, planner])
+    tracker = Node(package="llm_planner_ros", executable="tracker_node", name="tracker", namespace=ns,
+                   output="screen", emulate_tty=True)
+    return LaunchDescription([*args, bridge, planner, tracker])

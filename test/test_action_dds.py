@@ -234,3 +234,25 @@ def test_a_missing_bridge_aborts_with_an_executor_error():
             assert proc.proc.poll() is None
         finally:
             client.close()
+
+
+def test_latched_plan_and_step_events(queue_server):
+    """A late subscriber gets the last plan (transient local); every step is also an event."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    from llm_planner_msgs.msg import PlanState
+    from llm_planner_msgs.msg import PlanStep as PlanStepMsg
+
+    client, _ = queue_server
+    events = []
+    client.node.create_subscription(PlanStepMsg, "plan_events", events.append, 10)
+    assert client.send_plan(PlanTask.Goal(task="steps=2")).result()[0] == GoalStatus.STATUS_SUCCEEDED
+    latched = []
+    qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+    client.node.create_subscription(PlanState, "plan", latched.append, qos)   # joins after the goal
+    from helpers.processes import wait_until
+    assert wait_until(lambda: latched, 10)
+    state = latched[-1]
+    assert state.task == "steps=2" and state.status == PlanState.STATUS_SUCCEEDED
+    assert state.termination_reason == "end_of_plan" and [s.index for s in state.steps] == [1, 2]
+    assert wait_until(lambda: len(events) >= 2, 5) and [e.index for e in events[-2:]] == [1, 2]

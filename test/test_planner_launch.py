@@ -24,6 +24,7 @@ from helpers.ros_client import RosTestClient  # noqa: E402
 from llm_planner_msgs.action import PlanTask  # noqa: E402
 
 REAL_NS = f"/lt_real_{uuid.uuid4().hex[:6]}"
+STACK_NS = f"/lt_stack_{uuid.uuid4().hex[:6]}"
 SCRIPTED_NS = f"/lt_scripted_{uuid.uuid4().hex[:6]}"
 
 
@@ -33,11 +34,14 @@ def generate_test_description():
     real_stack = launch.actions.IncludeLaunchDescription(
         PythonLaunchDescriptionSource(os.path.join(share, "launch", "planner_launch.py")),
         launch_arguments={"namespace": REAL_NS}.items())
+    sim_stack = launch.actions.IncludeLaunchDescription(
+        PythonLaunchDescriptionSource(os.path.join(share, "launch", "sim_stack_launch.py")),
+        launch_arguments={"namespace": STACK_NS}.items())
     scripted = launch.actions.ExecuteProcess(
         cmd=[sys.executable, "-m", "helpers.scripted_planner_server", "--delay", "0.1",
              "--ros-args", "-r", f"__ns:={SCRIPTED_NS}"],
         output="screen", name="scripted_planner")
-    return launch.LaunchDescription([real_stack, scripted,
+    return launch.LaunchDescription([real_stack, sim_stack, scripted,
                                      launch_testing.actions.ReadyToTest()]), {"scripted": scripted}
 
 
@@ -58,6 +62,21 @@ class TestPlannerStack(unittest.TestCase):
             status, result = run.result()
             self.assertEqual(status, GoalStatus.STATUS_CANCELED)
             self.assertEqual(result.termination_reason, PlanTask.Result.REASON_CANCELED)
+        finally:
+            client.close()
+
+
+    def test_sim_stack_executes_with_corrections(self, proc_output):
+        proc_output.assertWaitFor("serving 'check_subtask'", timeout=60)
+        client = RosTestClient(STACK_NS)
+        try:
+            run = client.send_plan(PlanTask.Goal(task="Wash hands", method="reprompt", execute=True))
+            status, result = run.result(timeout=120)
+            self.assertEqual(status, GoalStatus.STATUS_SUCCEEDED, result.detail)
+            self.assertTrue(result.executed)
+            self.assertEqual(result.goal_status, PlanTask.Result.GOAL_MET)
+            self.assertEqual([f.script for f in run.feedback], list(result.program))
+            self.assertTrue(all(f.executed for f in run.feedback))
         finally:
             client.close()
 

@@ -14,12 +14,10 @@ from __future__ import annotations
 import threading
 from typing import Literal, Optional
 
-import rclpy
 from pydantic import BaseModel, ConfigDict, Field
 from rclpy.action import ActionClient, ActionServer, CancelResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 
 from llm_planner_msgs.action import ExecuteSkill
@@ -29,7 +27,8 @@ from llm_planner_msgs.srv import GetApplicableSkills, ResetScene
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.ros import conversions
-from llm_planner_ros.ros.params import ParameterError, declare_and_validate
+from llm_planner_ros.ros.params import declare_and_validate
+from llm_planner_ros.ros.spin import spin_node
 from llm_planner_ros.ros.wait import wait_for
 from llm_planner_ros.skills import resources
 
@@ -141,26 +140,6 @@ class ExecutorBridgeNode(Node):
         return response
 
 
-def _spin(node_factory, name: str, args: Optional[list[str]]) -> int:
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = node_factory()
-        executor = MultiThreadedExecutor()
-        executor.add_node(node)
-        executor.spin()
-        return 0
-    except ParameterError as exc:
-        rclpy.logging.get_logger(name).fatal(str(exc))
-        return 2
-    except (KeyboardInterrupt, ExternalShutdownException):
-        return 0
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-
-
 class SimRobotNode(Node):
     """Reference robot-side skill server: VirtualHome behind the robot's ExecuteSkill action."""
 
@@ -175,8 +154,8 @@ class SimRobotNode(Node):
 
 
 def main(args: Optional[list[str]] = None) -> None:
-    raise SystemExit(_spin(ExecutorBridgeNode, "executor_bridge", args))
+    raise SystemExit(spin_node(ExecutorBridgeNode, "executor_bridge", args))
 
 
 def sim_robot_main(args: Optional[list[str]] = None) -> None:
-    raise SystemExit(_spin(SimRobotNode, "sim_robot", args))
+    raise SystemExit(spin_node(SimRobotNode, "sim_robot", args))

@@ -12,21 +12,27 @@ import time
 from typing import Callable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
-import rclpy
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
 
 from llm_planner_msgs.action import PlanTask
+from llm_planner_msgs.msg import PlanState
+from llm_planner_msgs.msg import PlanStep as PlanStepMsg
 
 from llm_planner_ros.core.errors import CancelToken, PlanningError
 from llm_planner_ros.core.planner import Planner
 from llm_planner_ros.core.request import InvalidRequest, PlanRequest
 from llm_planner_ros.core.types import Method, StepEvent, TerminationReason
 from llm_planner_ros.ros import conversions
-from llm_planner_ros.ros.params import ParameterError, declare_and_validate
+from llm_planner_ros.ros.params import declare_and_validate
+from llm_planner_ros.ros.spin import spin_node
+
+# Latched topics: late joiners get the last message.
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class PlannerNodeParams(BaseModel):
@@ -61,6 +67,8 @@ class PlannerNode(Node):
         self._lock = threading.Lock()
         self._active: Optional[ServerGoalHandle] = None
         self._queue: collections.deque[ServerGoalHandle] = collections.deque()
+        self._plan_pub = self.create_publisher(PlanState, "plan", LATCHED)
+        self._events_pub = self.create_publisher(PlanStepMsg, "plan_events", 10)
         self._server = ActionServer(
             self, PlanTask, "plan_task",
             execute_callback=self._execute,
@@ -118,12 +126,17 @@ class PlannerNode(Node):
             self._start_next()
 
     def _run(self, goal_handle: ServerGoalHandle, start: float) -> PlanTask.Result:
+        state = PlanState(goal_id=bytes(goal_handle.goal_id.uuid).hex(), task=goal_handle.request.task[:500],
+                          method=goal_handle.request.method, status=PlanState.STATUS_PLANNING, subtask_index=-1)
+        self._plan_pub.publish(state)
+
         def finish(reason: TerminationReason, detail: str) -> PlanTask.Result:
             if reason is TerminationReason.CANCELED:
                 goal_handle.canceled()
             else:
                 goal_handle.abort()
             self.get_logger().warning(f"goal ended: {reason.value}: {detail}")
+            self._publish_end(state, reason, canceled=reason is TerminationReason.CANCELED, success=False)
             return conversions.failed_result(reason, detail, time.monotonic() - start)
 
         cancel = CancelToken(lambda: goal_handle.is_cancel_requested)
@@ -135,9 +148,14 @@ class PlannerNode(Node):
             return finish(TerminationReason.INVALID_GOAL, str(exc))
 
         self.get_logger().info(f"planning '{request.task}' with method '{request.method.value}'")
+        state.method = request.method.value
 
         def on_step(event: StepEvent) -> None:
             goal_handle.publish_feedback(conversions.feedback_from_event(event))
+            step = conversions.step_to_msg(event.step)
+            self._events_pub.publish(step)
+            state.steps.append(step)
+            self._plan_pub.publish(state)
 
         try:
             result = self._planner.plan(request, on_step, cancel)
@@ -158,10 +176,18 @@ class PlannerNode(Node):
             goal_handle.succeed()
         else:
             goal_handle.abort()
+        state.steps = list(msg.steps)
+        self._publish_end(state, result.termination_reason, canceled=False, success=result.success)
         self.get_logger().info(
             f"goal ended: {result.termination_reason.value} after {len(result.steps)} steps "
             f"in {result.wall_time_s:.2f}s")
         return msg
+
+    def _publish_end(self, state: PlanState, reason: TerminationReason, canceled: bool, success: bool) -> None:
+        state.status = (PlanState.STATUS_CANCELED if canceled else
+                        PlanState.STATUS_SUCCEEDED if success else PlanState.STATUS_ABORTED)
+        state.termination_reason = reason.value
+        self._plan_pub.publish(state)
 
     def _with_defaults(self, request: PlanRequest) -> PlanRequest:
         return request.model_copy(update={
@@ -172,26 +198,7 @@ class PlannerNode(Node):
 
 def run_node(planner_factory: PlannerFactory, args: Optional[list[str]] = None) -> int:
     """Spin a :class:`PlannerNode` until shutdown; returns a process exit code."""
-    rclpy.init(args=args)
-    node: Optional[PlannerNode] = None
-    try:
-        node = PlannerNode(planner_factory)
-        executor = MultiThreadedExecutor(num_threads=4)   # a goal blocks one; replies need others
-        executor.add_node(node)
-        executor.spin()
-        return 0
-    except ParameterError as exc:
-        rclpy.logging.get_logger("planner").fatal(str(exc))
-        return 2
-    except PlanningError as exc:
-        rclpy.logging.get_logger("planner").fatal(f"cannot start the planner: {exc}")
-        return 3
-    except (KeyboardInterrupt, ExternalShutdownException):
-        return 0
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    return spin_node(lambda: PlannerNode(planner_factory), "planner", args)
 
 
 def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:

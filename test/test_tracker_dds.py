@@ -1,0 +1,69 @@
+"""The tracker node over DDS: whole-task questions answered from the bridge's goal conditions;
+other subtasks honestly unknown; the latched tracker state."""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from helpers.processes import NodeProcess, console_script, wait_until
+from helpers.ros_client import RosTestClient, wait_future
+from llm_planner_msgs.action import ExecuteSkill
+from llm_planner_msgs.msg import TrackerState
+from llm_planner_msgs.srv import CheckSubtask, ResetScene
+from llm_planner_ros.ros import conversions
+from llm_planner_ros.skills import resources
+from llm_planner_ros.skills.vocabulary import SkillParser
+
+
+@pytest.fixture(scope="module")
+def stack():
+    ns = f"/tracker_{uuid.uuid4().hex[:6]}"
+    bridge = [str(console_script("executor_bridge")), "--ros-args", "-r", f"__ns:={ns}"]
+    tracker = [str(console_script("tracker_node")), "--ros-args", "-r", f"__ns:={ns}"]
+    with NodeProcess(bridge, ready="serving action 'execute_skill'"), \
+            NodeProcess(tracker, ready="serving 'check_subtask'"):
+        client = RosTestClient(ns)
+        yield client
+        client.close()
+
+
+def ask(client, task, subtask=""):
+    c = client.node.create_client(CheckSubtask, "check_subtask")
+    assert c.wait_for_service(timeout_sec=20)
+    return wait_future(c.call_async(CheckSubtask.Request(task=task, subtask=subtask)), 30)
+
+
+def test_whole_task_is_checked_against_the_goal_conditions(stack):
+    from rclpy.action import ActionClient
+
+    task = "Turn on light"
+    reset = stack.node.create_client(ResetScene, "reset_scene")
+    assert reset.wait_for_service(timeout_sec=20)
+    assert wait_future(reset.call_async(ResetScene.Request(task=task)), 30).success
+    before = ask(stack, task)
+    assert (before.done, before.probability, before.source) == (False, 0.0, "goal_check")
+
+    # execute the EAI human program for the task through the bridge
+    program = next(p for p in resources.human_programs() if p.task == task and resources.eai_goal(p.program_id))
+    graph, _ = resources.scene_for_task("TrimmedTestScene1", task)
+    assert graph == resources.scene_graphs(program.program_id)[0]
+    ac = ActionClient(stack.node, ExecuteSkill, "execute_skill")
+    assert ac.wait_for_server(timeout_sec=20)
+    for line in program.script:
+        goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(SkillParser.parse_script(line)))
+        result = wait_future(wait_future(ac.send_goal_async(goal), 20).get_result_async(), 30).result
+        assert result.success, (line, result.failure)
+    after = ask(stack, task, subtask="turn on light")
+    assert (after.done, after.probability, after.source) == (True, 1.0, "goal_check")
+
+    other = ask(stack, task, subtask="walk to the light switch")
+    assert other.source == "unknown" and not other.done and "cannot be checked" in other.detail
+
+    states = []
+    qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+    stack.node.create_subscription(TrackerState, "tracker_state", states.append, qos)
+    assert wait_until(lambda: states, 10)
+    assert states[-1].task == task and states[-1].goal_met is True
+    assert states[-1].last_question == "walk to the light switch"
