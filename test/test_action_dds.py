@@ -256,3 +256,30 @@ def test_latched_plan_and_step_events(queue_server):
     assert state.task == "steps=2" and state.status == PlanState.STATUS_SUCCEEDED
     assert state.termination_reason == "end_of_plan" and [s.index for s in state.steps] == [1, 2]
     assert wait_until(lambda: len(events) >= 2, 5) and [e.index for e in events[-2:]] == [1, 2]
+
+
+def test_real_planner_cancel_and_reject_policy():
+    """The installed planner_node: a long plan is cancelled mid-way; with goal_policy=reject a
+    second goal is refused while it runs, and accepted afterwards."""
+    ns = unique_ns("realpolicy")
+    argv = [str(console_script("planner_node")), "--ros-args", "-r", f"__ns:={ns}",
+            "-p", "goal_policy:=reject", "-p", "epsilon:=0.0", "-p", "allow_repeated_skills:=true",
+            "-p", "max_steps:=60"]
+    with NodeProcess(argv, ready=READY, timeout=120) as proc:
+        client = RosTestClient(ns)
+        try:
+            first = client.send_plan(PlanTask.Goal(task="Wash dishes by hand"))
+            assert first.first_feedback.wait(60)
+            second = client.send_plan(PlanTask.Goal(task="Watch TV"))
+            assert first.handle.accepted and not second.handle.accepted
+            client.cancel(first)
+            status, result = first.result(timeout=60)
+            assert status == GoalStatus.STATUS_CANCELED
+            assert result.termination_reason == PlanTask.Result.REASON_CANCELED
+            assert len(first.feedback) < 60
+            third = client.send_plan(PlanTask.Goal(task="Watch TV", options=PlanTask.Goal().options))
+            assert third.handle.accepted
+            third.result(timeout=120)
+        finally:
+            client.close()
+    assert "goal_policy=reject" in proc.output

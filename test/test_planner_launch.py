@@ -25,6 +25,7 @@ from llm_planner_msgs.action import PlanTask  # noqa: E402
 
 REAL_NS = f"/lt_real_{uuid.uuid4().hex[:6]}"
 STACK_NS = f"/lt_stack_{uuid.uuid4().hex[:6]}"
+ROBOT_NS = f"/lt_robot_{uuid.uuid4().hex[:6]}"
 SCRIPTED_NS = f"/lt_scripted_{uuid.uuid4().hex[:6]}"
 
 
@@ -37,11 +38,14 @@ def generate_test_description():
     sim_stack = launch.actions.IncludeLaunchDescription(
         PythonLaunchDescriptionSource(os.path.join(share, "launch", "sim_stack_launch.py")),
         launch_arguments={"namespace": STACK_NS}.items())
+    robot_stack = launch.actions.IncludeLaunchDescription(
+        PythonLaunchDescriptionSource(os.path.join(share, "launch", "robot_stack_launch.py")),
+        launch_arguments={"namespace": ROBOT_NS, "sim_robot": "true"}.items())
     scripted = launch.actions.ExecuteProcess(
         cmd=[sys.executable, "-m", "helpers.scripted_planner_server", "--delay", "0.1",
-             "--ros-args", "-r", f"__ns:={SCRIPTED_NS}"],
+             "--ros-args", "-r", f"__ns:={SCRIPTED_NS}", "-p", "goal_policy:=reject"],
         output="screen", name="scripted_planner")
-    return launch.LaunchDescription([real_stack, sim_stack, scripted,
+    return launch.LaunchDescription([real_stack, sim_stack, robot_stack, scripted,
                                      launch_testing.actions.ReadyToTest()]), {"scripted": scripted}
 
 
@@ -58,6 +62,7 @@ class TestPlannerStack(unittest.TestCase):
             self.assertEqual(len(result.program), 3)
             run = client.send_plan(PlanTask.Goal(task="steps=100"))
             self.assertTrue(run.first_feedback.wait(10))
+            self.assertFalse(client.send_plan(PlanTask.Goal(task="steps=1")).handle.accepted)  # policy
             client.cancel(run)
             status, result = run.result()
             self.assertEqual(status, GoalStatus.STATUS_CANCELED)
@@ -77,6 +82,19 @@ class TestPlannerStack(unittest.TestCase):
             self.assertEqual(result.goal_status, PlanTask.Result.GOAL_MET)
             self.assertEqual([f.script for f in run.feedback], list(result.program))
             self.assertTrue(all(f.executed for f in run.feedback))
+        finally:
+            client.close()
+
+
+    def test_robot_stack_executes_on_the_simulated_robot(self, proc_output):
+        proc_output.assertWaitFor("simulated robot serving", timeout=60)
+        client = RosTestClient(ROBOT_NS)
+        try:
+            run = client.send_plan(PlanTask.Goal(task="Wash hands", method="reprompt", execute=True))
+            status, result = run.result(timeout=120)
+            self.assertTrue(result.steps, result.detail)
+            self.assertTrue(all(s.executed for s in result.steps[:-1]))
+            self.assertEqual(result.goal_status, PlanTask.Result.GOAL_UNKNOWN)
         finally:
             client.close()
 
