@@ -70,7 +70,7 @@ def main() -> None:
     for k, program in enumerate(programs, 1):
         graph = resources.scene_graphs(program.program_id)[0]
         index = SkillIndex(banks.scene_bank(graph), embedder)
-        planner = TranslatedPlanner(llm, demos, lambda scene, kind: index, parser_, defaults)
+        planner = TranslatedPlanner(llm, demos, lambda scene, kind, objects=None: index, parser_, defaults)
         for name, method, level in METHODS:
             options = {"correction_level": level} if level else {}
             request = parse_request(task=program.task, method=method, execute=True, options=options)

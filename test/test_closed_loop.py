@@ -123,3 +123,17 @@ def test_reprompt_with_the_real_embedded_llm(smollm2, embedder):
         assert result.executed == bool(result.steps)
     assert result.num_corrections == sum(s.corrections for s in result.steps) or \
         "dropped" in result.detail
+
+
+def test_translation_uses_the_objects_the_executor_has(smollm2, embedder):
+    """Executing 'Drink', the executor starts from that task's graph, which has a water glass
+    the canonical scene graph lacks; the skill bank follows the executor."""
+    service = PlanningService(smollm2, embedder, PlannerSettings())
+    canonical = service.index_for("TrimmedTestScene1", "scene")
+    executor = VirtualHomeExecutor(*(lambda g: ("TrimmedTestScene1", g))(
+        resources.scene_for_task("TrimmedTestScene1", "Drink")[0]))
+    assert "water_glass" in executor.objects and "water_glass" not in canonical.bank.objects()
+    narrowed = service.index_for("TrimmedTestScene1", "scene", executor.objects)
+    assert "water_glass" in narrowed.bank.objects()
+    assert narrowed.bank.objects() == set(executor.objects) & set(resources.object_properties())
+    assert service.index_for("TrimmedTestScene1", "scene", executor.objects) is narrowed   # cached

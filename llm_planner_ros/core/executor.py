@@ -20,6 +20,8 @@ class ExecutionResult:
 
 
 class Executor(Protocol):
+    objects: list[str]   # object classes present since the last reset (the skill bank's objects)
+
     def reset(self, scene_id: str, graph: Optional[dict] = None) -> list[str]:
         """Start from a scene's initial state (or the given graph); returns its object classes."""
         ...

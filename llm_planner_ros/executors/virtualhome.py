@@ -103,7 +103,8 @@ class VirtualHomeExecutor:
         self._char = next(n.id for n in self._graph.get_nodes() if n.class_name == "character")
         self.history: list[str] = []
         self.goal: Optional[dict] = None
-        return sorted(banks.scene_properties(self.initial_graph))
+        self.objects = sorted(banks.scene_properties(self.initial_graph))
+        return self.objects
 
     def state(self) -> dict:
         return self._state.to_dict()

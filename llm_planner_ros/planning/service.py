@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Literal, Optional
+from typing import Callable, Literal, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -94,12 +94,21 @@ class PlanningService:
         log.info("planner ready in %.1fs (llm %s)", time.perf_counter() - t0, service.llm.name)
         return service
 
-    def index_for(self, scene_id: str, kind: str) -> SkillIndex:
-        key = ("*" if kind == "full" else scene_id, kind)
+    def index_for(self, scene_id: str, kind: str, objects: Optional[Sequence[str]] = None) -> SkillIndex:
+        """The skill index for a goal: all objects (``full``), or the scene's, narrowed to the
+        ``objects`` the executor reports after its reset when it reports any."""
+        known = resources.object_properties()
+        key = ("*" if kind == "full" else scene_id, kind,
+               tuple(sorted(o for o in objects if o in known)) if objects and kind == "scene" else ())
         with self._index_lock:
             if key not in self._indexes:
                 try:
-                    bank = banks.full_bank() if kind == "full" else banks.scene_bank(resources.initial_graph(scene_id))
+                    if kind == "full":
+                        bank = banks.full_bank()
+                    elif key[2]:
+                        bank = banks.build_bank({o: known[o] for o in key[2]})
+                    else:
+                        bank = banks.scene_bank(resources.initial_graph(scene_id))
                 except KeyError as exc:
                     raise PlanningError(str(exc.args[0])) from None
                 self._indexes[key] = SkillIndex(bank, self.embedder)

@@ -23,7 +23,8 @@ from llm_planner_ros.translation.translator import SkillIndex
 
 log = logging.getLogger(__name__)
 
-IndexProvider = Callable[[str, str], SkillIndex]   # (scene_id, "scene" | "full") -> index
+# (scene_id, "scene" | "full", object classes the executor has or None) -> index
+IndexProvider = Callable[..., SkillIndex]
 
 
 def free_text_skill(text: str, parser: SkillParser) -> Skill:
@@ -77,7 +78,8 @@ class TranslatedPlanner:
         mode = request.method if executor is not None else None
         times = self.last_times = StageTimes()
         example = self.choose_example(request, s)
-        index = None if s.no_translation else self.index_for(request.scene_id, b.bank)
+        objects = getattr(executor, "objects", None) if executor is not None else None
+        index = None if s.no_translation else self.index_for(request.scene_id, b.bank, objects)
         prompt_steps: list[str] = []
         steps: list[PlanStep] = []
         calls = corrections = 0

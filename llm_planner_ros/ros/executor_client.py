@@ -28,6 +28,7 @@ class RosExecutor:
         self.skill_timeout_s = skill_timeout_s
         self.wait_s = wait_s
         self.scene_id = ""
+        self.objects: list[str] = []
 
     def _call(self, client, request, what: str):
         if not client.wait_for_service(timeout_sec=self.wait_s):
@@ -42,7 +43,8 @@ class RosExecutor:
         if not response.success:
             raise ExecutorError(f"the executor bridge could not reset: {response.message}")
         self.scene_id = scene_id
-        return list(response.objects)
+        self.objects = list(response.objects)
+        return self.objects
 
     def execute(self, skill: Skill) -> ExecutionResult:
         if not self._action.wait_for_server(timeout_sec=self.wait_s):

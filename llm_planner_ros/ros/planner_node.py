@@ -18,7 +18,6 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import PlanState
 from llm_planner_msgs.msg import PlanStep as PlanStepMsg

@@ -37,5 +37,5 @@ def translated_planner(llm, demos, index, **settings):
     from llm_planner_ros.skills import resources
     from llm_planner_ros.skills.vocabulary import SkillParser
 
-    return TranslatedPlanner(llm, demos, lambda scene, kind: index,
+    return TranslatedPlanner(llm, demos, lambda scene, kind, objects=None: index,
                              SkillParser(resources.object_properties()), PlannerSettings(**settings))
