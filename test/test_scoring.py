@@ -42,3 +42,9 @@ def test_best_candidate_prefers_score_then_earlier_sample():
          scoring.Candidate(2, "c", 3, 0.9, -1, 0.6)]
     assert scoring.best_candidate(c).sample_index == 1
     assert scoring.best_candidate([]) is None
+
+
+def test_rank_orders_best_first_with_ties_to_the_earlier_sample():
+    c = [scoring.Candidate(2, "c", 3, 0.9, -1, 0.6), scoring.Candidate(0, "a", 1, 0.5, -1, 0.2),
+         scoring.Candidate(1, "b", 2, 0.9, -1, 0.6)]
+    assert [x.sample_index for x in scoring.rank(c)] == [1, 2, 0]

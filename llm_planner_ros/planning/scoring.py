@@ -46,6 +46,11 @@ class Candidate:
     score: float
 
 
+def rank(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """Best first: highest score; ties go to the earlier sample (deterministic)."""
+    return sorted(candidates, key=lambda c: (-c.score, c.sample_index))
+
+
 def best_candidate(candidates: Sequence[Candidate]) -> Optional[Candidate]:
-    """Highest score; ties go to the earlier sample (deterministic)."""
-    return max(candidates, key=lambda c: (c.score, -c.sample_index), default=None)
+    ranked = rank(candidates)
+    return ranked[0] if ranked else None

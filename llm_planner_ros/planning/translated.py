@@ -193,18 +193,22 @@ class TranslatedPlanner:
             return [(PlanStep(index=n, generated_text=text, skill=free_text_skill(text, self.parser),
                               score=sc, similarity=math.nan, mean_logprob=c.mean_logprob), sc)]
         matches = index.nearest([c.text.strip() for _, c in live], top_n=top_n)
-        best: dict[Skill, tuple[float, int, PlanStep]] = {}
+        candidates = []
         for (i, c), row in zip(live, matches):
             for m in row:
                 value = scoring.score(b.ranking, m.similarity, c.mean_logprob, b.beta)
                 if m.skill in failed or (m.skill in used and not b.allow_repeated_skills):
                     value = -math.inf
-                step = PlanStep(index=n, generated_text=c.text.strip(), skill=m.skill, score=value,
-                                similarity=m.similarity, mean_logprob=c.mean_logprob)
-                if m.skill not in best or (value, -i) > (best[m.skill][0], -best[m.skill][1]):
-                    best[m.skill] = (value, i, step)
-        ordered = sorted(best.values(), key=lambda t: (-t[0], t[1]))
-        return [(step, value) for value, _, step in ordered]
+                candidates.append(scoring.Candidate(i, c.text.strip(), m.index, m.similarity, c.mean_logprob, value))
+        out: list[tuple[PlanStep, float]] = []
+        seen: set[Skill] = set()
+        for cand in scoring.rank(candidates):   # each skill once, at its best candidate
+            skill = index.bank.skills[cand.skill_index]
+            if skill not in seen:
+                seen.add(skill)
+                out.append((PlanStep(index=n, generated_text=cand.text, skill=skill, score=cand.score,
+                                     similarity=cand.similarity, mean_logprob=cand.mean_logprob), cand.score))
+        return out
 
     # -- Vanilla baseline -------------------------------------------------------------------
     _STEP_LINE = re.compile(r"^\s*Step\s*\d+\s*:\s*(.*)$", re.IGNORECASE)
