@@ -15,14 +15,8 @@ def as_steps(program: Iterable[str | Skill]) -> list[Step]:
     """Script lines or skills -> comparable steps; unparsable lines are kept as themselves."""
     out: list[Step] = []
     for item in program:
-        if isinstance(item, Skill):
-            out.append((item.action or item.text, item.objects))
-            continue
-        try:
-            s = SkillParser.parse_script(item)
-            out.append((s.action, s.objects))
-        except ValueError:
-            out.append((item.strip(), ()))
+        skill = item if isinstance(item, Skill) else _parse(item)
+        out.append((skill.action or skill.text, skill.objects) if skill is not None else (item.strip(), ()))
     return out
 
 

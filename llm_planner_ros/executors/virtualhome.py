@@ -101,6 +101,8 @@ class VirtualHomeExecutor:
         self._state = EnvironmentState(self._graph, self._name_equivalence, instance_selection=True)
         self._sim = ScriptExecutor(self._graph, self._name_equivalence)
         self._char = next(n.id for n in self._graph.get_nodes() if n.class_name == "character")
+        self._rooms = {n.id for n in self._graph.get_nodes() if n.category == "Rooms"}   # never change
+        self._bank: Optional[banks.SkillBank] = None
         self.history: list[str] = []
         self.goal: Optional[dict] = None
         self.objects = sorted(banks.scene_properties(self.initial_graph))
@@ -156,8 +158,10 @@ class VirtualHomeExecutor:
         return ExecutionResult(True, observation=self._describe(before, self._snapshot(ids), skill), script=line)
 
     def applicable_skills(self, limit: Optional[int] = None) -> list[Skill]:
+        if self._bank is None:
+            self._bank = banks.scene_bank(self.initial_graph)
         out = []
-        for skill in banks.scene_bank(self.initial_graph).skills:
+        for skill in self._bank.skills:
             if self.check(skill):
                 out.append(skill)
                 if limit and len(out) >= limit:
@@ -225,9 +229,11 @@ class VirtualHomeExecutor:
         return set(self._state.get_node_ids_from(node_id, Relation[relation]))
 
     def _room_of(self, node_id: int) -> Optional[int]:
-        rooms = {n.id for n in self._state.get_nodes() if n.category == "Rooms"}
-        inside = self._edges_from(node_id, "INSIDE") & rooms
+        inside = self._edges_from(node_id, "INSIDE") & self._rooms
         return min(inside) if inside else None
+
+    def _phrase(self, node_id: int) -> str:
+        return object_phrase(self._state.get_node(node_id).class_name)
 
     def _resolve(self, name: str, action: str) -> Optional[int]:
         candidates = sorted(n.id for n in self._state.get_nodes_by_attr("class_name", name))
@@ -251,20 +257,18 @@ class VirtualHomeExecutor:
         return {"char": char, "states": states, "char_states": set(self._state.get_node(self._char).states)}
 
     def _describe(self, before: dict, after: dict, skill: Skill) -> str:
-        name = {n.id: n.class_name for n in self._state.get_nodes()}
         parts = []
         for i, states in after["states"].items():
             for s in sorted(states - before["states"].get(i, set())):
-                parts.append(f"{object_phrase(name[i])} is now {s.name.lower()}")
+                parts.append(f"{self._phrase(i)} is now {s.name.lower()}")
         held_before = before["char"]["HOLDS_RH"] | before["char"]["HOLDS_LH"]
         held_after = after["char"]["HOLDS_RH"] | after["char"]["HOLDS_LH"]
-        parts += [f"I am holding the {object_phrase(name[i])}" for i in sorted(held_after - held_before)]
-        parts += [f"I put down the {object_phrase(name[i])}" for i in sorted(held_before - held_after)]
-        rooms = {i for i in after["char"]["INSIDE"] if name.get(i) and self._room_of(i) is None}
-        for i in sorted(rooms - before["char"]["INSIDE"]):
-            parts.append(f"I am in the {object_phrase(name[i])}")
+        parts += [f"I am holding the {self._phrase(i)}" for i in sorted(held_after - held_before)]
+        parts += [f"I put down the {self._phrase(i)}" for i in sorted(held_before - held_after)]
+        entered = (after["char"]["INSIDE"] - before["char"]["INSIDE"]) & self._rooms
+        parts += [f"I am in the {self._phrase(i)}" for i in sorted(entered)]
         new_close = [i for i in after["states"] if i in after["char"]["CLOSE"] - before["char"]["CLOSE"]]
-        parts += [f"I am close to the {object_phrase(name[i])}" for i in new_close]
+        parts += [f"I am close to the {self._phrase(i)}" for i in new_close]
         for s in sorted(after["char_states"] - before["char_states"], key=lambda s: s.name):
             parts.append(f"I am {s.name.lower()}")
         return "; ".join(parts) if parts else f"I {skill.text}"

@@ -16,7 +16,7 @@ from typing import Optional
 import numpy as np
 
 from llm_planner_ros.core.errors import CancelToken, LLMError
-from llm_planner_ros.llm.base import Completion, SamplingParams, UsageStats
+from llm_planner_ros.llm.base import Completion, SamplingParams, UsageStats, cut_at_stop
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,5 @@ class LlamaCppBackend:
             if len(logprobs) >= params.max_tokens:
                 break
         gen.close()
-        decoded = text.decode("utf-8", errors="replace")
-        for s in params.stop:
-            decoded = decoded.split(s, 1)[0]
+        decoded, _ = cut_at_stop(text.decode("utf-8", errors="replace"), params.stop)
         return Completion(text=decoded, token_logprobs=tuple(logprobs), finish_reason=finish)
