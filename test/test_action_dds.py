@@ -34,9 +34,8 @@ def unique_ns(tag: str) -> str:
 def queue_server():
     ns = unique_ns("queue")
     with scripted_server(ns, "goal_policy:=queue") as proc:
-        client = RosTestClient(ns)
-        yield client, proc
-        client.close()
+        with RosTestClient(ns) as client:
+            yield client, proc
 
 
 def test_goal_completes_with_feedback_per_step(queue_server):
@@ -113,8 +112,7 @@ def test_a_planner_crash_aborts_that_goal_only(queue_server):
 def test_reject_policy_refuses_a_goal_while_one_runs():
     ns = unique_ns("reject")
     with scripted_server(ns, "goal_policy:=reject") as proc:
-        client = RosTestClient(ns)
-        try:
+        with RosTestClient(ns) as client:
             first = client.send_plan(PlanTask.Goal(task="steps=20"))
             assert first.first_feedback.wait(10)
             second = client.send_plan(PlanTask.Goal(task="steps=1"))
@@ -123,8 +121,6 @@ def test_reject_policy_refuses_a_goal_while_one_runs():
             assert first.result()[0] == GoalStatus.STATUS_CANCELED
             third = client.send_plan(PlanTask.Goal(task="steps=1"))
             assert third.result()[0] == GoalStatus.STATUS_SUCCEEDED
-        finally:
-            client.close()
     assert "another goal is running (goal_policy=reject)" in proc.output
 
 
@@ -145,9 +141,8 @@ def real_planner():
     bridge = [str(console_script("executor_bridge")), "--ros-args", "-r", f"__ns:={ns}"]
     with NodeProcess(bridge, ready="serving action 'execute_skill'"), \
             NodeProcess(argv, ready=READY, timeout=120) as proc:
-        client = RosTestClient(ns)
-        yield client, proc
-        client.close()
+        with RosTestClient(ns) as client:
+            yield client, proc
 
 
 def test_real_planner_plans_over_dds(real_planner):
@@ -206,16 +201,13 @@ def test_real_planner_on_the_robot_path():
     with NodeProcess(robot, ready="simulated robot serving"), \
             NodeProcess(bridge, ready="serving action 'execute_skill'"), \
             NodeProcess(planner, ready=READY, timeout=120):
-        client = RosTestClient(ns)
-        try:
+        with RosTestClient(ns) as client:
             run = client.send_plan(PlanTask.Goal(task="Wash hands", method="reprompt", execute=True))
             status, result = run.result(timeout=120)
             assert result.steps, result.detail
             assert result.steps[0].executed                   # the robot walked, or was corrected
             assert all(s.executed for s in result.steps[:-1])
             assert result.goal_status == PlanTask.Result.GOAL_UNKNOWN   # a robot has no goal oracle
-        finally:
-            client.close()
 
 
 def test_a_missing_bridge_aborts_with_an_executor_error():
@@ -223,8 +215,7 @@ def test_a_missing_bridge_aborts_with_an_executor_error():
     planner = [str(console_script("planner_node")), "--ros-args", "-r", f"__ns:={ns}",
                "-p", "bridge_wait_s:=0.5"]
     with NodeProcess(planner, ready=READY, timeout=120) as proc:
-        client = RosTestClient(ns)
-        try:
+        with RosTestClient(ns) as client:
             status, result = client.send_plan(PlanTask.Goal(task="Wash hands", execute=True)).result(timeout=60)
             assert status == GoalStatus.STATUS_ABORTED
             assert result.termination_reason == PlanTask.Result.REASON_EXECUTOR_ERROR
@@ -232,8 +223,6 @@ def test_a_missing_bridge_aborts_with_an_executor_error():
             status, _ = client.send_plan(PlanTask.Goal(task="Wash hands")).result(timeout=60)
             assert status == GoalStatus.STATUS_SUCCEEDED     # planning alone still works
             assert proc.proc.poll() is None
-        finally:
-            client.close()
 
 
 def test_latched_plan_and_step_events(queue_server):
@@ -266,8 +255,7 @@ def test_real_planner_cancel_and_reject_policy():
             "-p", "goal_policy:=reject", "-p", "epsilon:=0.0", "-p", "allow_repeated_skills:=true",
             "-p", "max_steps:=60"]
     with NodeProcess(argv, ready=READY, timeout=120) as proc:
-        client = RosTestClient(ns)
-        try:
+        with RosTestClient(ns) as client:
             first = client.send_plan(PlanTask.Goal(task="Wash dishes by hand"))
             assert first.first_feedback.wait(60)
             second = client.send_plan(PlanTask.Goal(task="Watch TV"))
@@ -280,6 +268,4 @@ def test_real_planner_cancel_and_reject_policy():
             third = client.send_plan(PlanTask.Goal(task="Watch TV", options=PlanTask.Goal().options))
             assert third.handle.accepted
             third.result(timeout=120)
-        finally:
-            client.close()
     assert "goal_policy=reject" in proc.output

@@ -31,9 +31,8 @@ def node(script: str, ns: str, *params: str, ready: str = BRIDGE_READY) -> NodeP
 def sim_bridge():
     ns = f"/bridge_{uuid.uuid4().hex[:6]}"
     with node("executor_bridge", ns, "backend:=virtualhome"):
-        client = RosTestClient(ns)
-        yield client
-        client.close()
+        with RosTestClient(ns) as client:
+            yield client
 
 
 def execute(client: RosTestClient, action: str, *objects: str) -> ExecuteSkill.Result:
@@ -78,23 +77,19 @@ def test_robot_backend_through_the_reference_simulated_robot():
     ns = f"/robot_{uuid.uuid4().hex[:6]}"
     with node("sim_robot", f"{ns}/robot", ready="simulated robot serving"), \
             node("executor_bridge", ns, "backend:=robot", "robot_action:=robot/execute_skill"):
-        client = RosTestClient(ns)
-        try:
+        with RosTestClient(ns) as client:
             r = execute(client, "WALK", "freezer")
             assert r.success and "close to the freezer" in r.observation
             r = execute(client, "SWITCHON", "table")
             assert not r.success and r.failure.type == PreconditionFailure.INVALID_ACTION
             assert r.failure.cause == "the table has no switch"
-        finally:
-            client.close()
 
 
 def test_an_absent_robot_is_an_executor_error_and_the_bridge_survives():
     ns = f"/norobot_{uuid.uuid4().hex[:6]}"
     with node("executor_bridge", ns, "backend:=robot", "robot_action:=nobody/execute_skill",
               "robot_wait_s:=0.5") as proc:
-        client = RosTestClient(ns)
-        try:
+        with RosTestClient(ns) as client:
             for _ in range(2):
                 r = execute(client, "WALK", "freezer")
                 assert not r.success and r.failure.type == PreconditionFailure.EXECUTOR_ERROR
@@ -103,8 +98,6 @@ def test_an_absent_robot_is_an_executor_error_and_the_bridge_survives():
             ros = RosExecutor(client.node, wait_s=2.0)
             with pytest.raises(ExecutorError, match="is not available"):
                 ros.execute(make_skill("WALK", ["freezer"]))
-        finally:
-            client.close()
 
 
 def test_ros_executor_client_implements_the_protocol(sim_bridge):

@@ -55,8 +55,7 @@ class TestPlannerStack(unittest.TestCase):
 
     def test_goal_with_feedback_then_cancel(self, proc_output, scripted):
         proc_output.assertWaitFor("serving action 'plan_task'", process=scripted, timeout=30)
-        client = RosTestClient(SCRIPTED_NS)
-        try:
+        with RosTestClient(SCRIPTED_NS) as client:
             status, result = client.send_plan(PlanTask.Goal(task="make breakfast")).result()
             self.assertEqual(status, GoalStatus.STATUS_SUCCEEDED)
             self.assertEqual(len(result.program), 3)
@@ -67,14 +66,11 @@ class TestPlannerStack(unittest.TestCase):
             status, result = run.result()
             self.assertEqual(status, GoalStatus.STATUS_CANCELED)
             self.assertEqual(result.termination_reason, PlanTask.Result.REASON_CANCELED)
-        finally:
-            client.close()
 
 
     def test_sim_stack_executes_with_corrections(self, proc_output):
         proc_output.assertWaitFor("serving 'check_subtask'", timeout=60)
-        client = RosTestClient(STACK_NS)
-        try:
+        with RosTestClient(STACK_NS) as client:
             run = client.send_plan(PlanTask.Goal(task="Wash hands", method="reprompt", execute=True))
             status, result = run.result(timeout=120)
             self.assertEqual(status, GoalStatus.STATUS_SUCCEEDED, result.detail)
@@ -82,21 +78,16 @@ class TestPlannerStack(unittest.TestCase):
             self.assertEqual(result.goal_status, PlanTask.Result.GOAL_MET)
             self.assertEqual([f.script for f in run.feedback], list(result.program))
             self.assertTrue(all(f.executed for f in run.feedback))
-        finally:
-            client.close()
 
 
     def test_robot_stack_executes_on_the_simulated_robot(self, proc_output):
         proc_output.assertWaitFor("simulated robot serving", timeout=60)
-        client = RosTestClient(ROBOT_NS)
-        try:
+        with RosTestClient(ROBOT_NS) as client:
             run = client.send_plan(PlanTask.Goal(task="Wash hands", method="reprompt", execute=True))
             status, result = run.result(timeout=120)
             self.assertTrue(result.steps, result.detail)
             self.assertTrue(all(s.executed for s in result.steps[:-1]))
             self.assertEqual(result.goal_status, PlanTask.Result.GOAL_UNKNOWN)
-        finally:
-            client.close()
 
 
 @launch_testing.post_shutdown_test()

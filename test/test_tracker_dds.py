@@ -24,9 +24,8 @@ def stack():
     tracker = [str(console_script("tracker_node")), "--ros-args", "-r", f"__ns:={ns}"]
     with NodeProcess(bridge, ready="serving action 'execute_skill'"), \
             NodeProcess(tracker, ready="serving 'check_subtask'"):
-        client = RosTestClient(ns)
-        yield client
-        client.close()
+        with RosTestClient(ns) as client:
+            yield client
 
 
 def ask(client, task, subtask=""):

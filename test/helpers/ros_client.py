@@ -66,6 +66,12 @@ class RosTestClient:
     def cancel(self, run: GoalRun, timeout: float = 10.0):
         return wait_future(run.handle.cancel_goal_async(), timeout)
 
+    def __enter__(self) -> "RosTestClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         self.plan_client.destroy()
         self.executor.shutdown()
