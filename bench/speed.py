@@ -5,8 +5,8 @@
 Prints a table and writes speed.json and speed.png under --out:
 - embedding throughput: sentence-transformers (PyTorch) vs ONNX Runtime fp32 vs int8, and the
   top-1 nearest-skill agreement of each with PyTorch;
-- translation latency per step (embed k samples + search the bank) for banks of 1k, 10k and all
-  skills, split into embedding and search;
+- translation latency per step (embed k samples + search the bank) for banks of 1k, 10k and 47,522
+  skills (Huang et al.'s size, drawn from the 50,571 skills of all known classes), split into embedding and search;
 - LLM tokens/s of the embedded model;
 - plans for five EAI task names on the embedded defaults, with their wall time.
 All runtimes use one thread, the default on a shared two-core machine.
@@ -84,13 +84,19 @@ def bench_embedding(texts: list[str], qs: list[str], full: banks.SkillBank) -> t
     return results, agreement
 
 
-def bench_translation(full: banks.SkillBank, embedder: OnnxSentenceEmbedder, k: int, repeats: int) -> dict:
+HUANG_BANK_SIZE = 47522   # Huang et al.'s VirtualHome action space
+
+
+def bench_translation(full: banks.SkillBank, embedder: OnnxSentenceEmbedder, k: int, repeats: int,
+                      sizes: tuple[int, ...] = (1000, 10000, HUANG_BANK_SIZE)) -> dict:
+    """Per-step translation latency for banks of ``sizes`` skills drawn from ``full``."""
     rng = np.random.default_rng(0)
     full_index = SkillIndex(full, embedder)
     samples = ["Open the fridge", "Grab a cup of milk", "walk into the kitchen", "Turn on the TV",
                "sit down on the sofa"][:k]
     out = {}
-    for size in (1000, 10000, len(full)):
+    for size in sizes:
+        size = min(size, len(full))
         rows = rng.choice(len(full), size, replace=False) if size < len(full) else np.arange(len(full))
         index = full_index.subset(rows)
         q = embedder.embed(samples)
@@ -166,7 +172,7 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    full = banks.full_bank()
+    full = banks.large_bank()
     texts = [full.texts[i] for i in np.random.default_rng(1).choice(len(full), args.texts, replace=False)]
     qs = queries(200)
     embedder = OnnxSentenceEmbedder()

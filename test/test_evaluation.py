@@ -77,3 +77,39 @@ def test_eai_scorer_collapses_repeated_verbs(scored_subset):
     scored = result["human"]["programs"]
     repeated = [i for i in scored if len({a for a, _ in as_steps(by_id[i].script)}) < len(by_id[i].script)]
     assert repeated and not all(scored[i]["executable"] for i in repeated)
+
+
+def test_eai_answers_keep_repeated_verbs_and_ground_relevant_objects():
+    answer = '```json\n{"WALK": ["kitchen"], "GRAB": ["cup"], "WALK": ["bedroom"], "PUTBACK": ["cup", "table"]}\n```'
+    skills, error = eai.parse_eai_output(answer, {"cup": 7})
+    assert error == ""
+    assert [(s.action, s.objects, s.object_ids) for s in skills] == [
+        ("WALK", ("kitchen",), ()), ("GRAB", ("cup",), (7,)), ("WALK", ("bedroom",), ()),
+        ("PUTBACK", ("cup", "table"), ())]   # grounded only when every object is a relevant one
+    assert json.loads(answer.strip("`json\n")) == {"WALK": ["bedroom"], "GRAB": ["cup"], "PUTBACK": ["cup", "table"]}
+    assert eai.parse_eai_output("not json")[1].startswith("parsing error")
+    assert eai.parse_eai_output('{"FLY": ["kitchen"]}')[1] == "hallucination error: unknown action 'FLY'"
+    assert eai.parse_eai_output('{"WALK": ["a", "b"]}')[1].startswith("parameter error: WALK takes 1")
+
+
+def test_corrected_scoring_of_a_human_program_and_a_wrong_answer():
+    task = next(t for t in eai.eai_tasks() if t.identifier == "27_2")
+    assert eai.corrected_score(task, eai.eai_output(task.script)) == \
+        {"executable": True, "goal_met": True, "length": len(task.script), "error": ""}
+    wrong = eai.corrected_score(task, '{"SWITCHON": ["light"]}')   # not near the light yet
+    assert wrong["executable"] is False and wrong["goal_met"] is False
+
+
+def test_eai_task_set_and_selection():
+    tasks = eai.eai_tasks()
+    assert len(tasks) == 342 and len({t.task for t in tasks}) == 26
+    assert all(t.script in t.references for t in tasks[:20])
+    picked = eai.select_tasks(tasks, per_task=1)
+    assert len(picked) == 26 and len({t.task for t in picked}) == 26
+    assert [t.task for t in eai.select_tasks(tasks, ["wash hands", "Drink"], per_task=2)] == \
+        ["Drink", "Wash hands", "Drink", "Wash hands"]
+    assert len(eai.select_tasks(tasks, limit=5)) == 5
+    with pytest.raises(ValueError, match="unknown EAI task"):
+        eai.select_tasks(tasks, ["fly to the moon"])
+    context = eai.eai_context(tasks[0].identifier)
+    assert context.startswith("Objects: ") and "Goals: computer is ON" in context

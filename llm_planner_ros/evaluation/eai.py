@@ -6,16 +6,161 @@ process so that PYTHONHASHSEED, on which its results depend, can be fixed.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Optional
 
 from llm_planner_ros.core.types import Skill
-from llm_planner_ros.evaluation.metrics import as_steps
+from llm_planner_ros.evaluation.metrics import as_steps, executable
+from llm_planner_ros.skills import resources
+from llm_planner_ros.skills.vocabulary import ACTIONS, make_skill
+
+SHIPPED_MODELS = (
+    "gpt-4o-2024-05-13", "gpt-4-turbo-2024-04-09", "gpt-3.5-turbo-0125", "claude-3-opus-20240229",
+    "claude-3-sonnet-2024022", "claude-3-haiku-20240307", "gemini-1.5-pro-preview-0409",
+    "gemini-1.5-flash-preview-0514", "gemini-1.0-pro", "llama-3-70b-chat", "llama-3-8b-chat",
+    "mistral-large-2402", "mixtral-8x22b-instruct-v0.1", "cohere-command-r-plus", "cohere-command-r")
+
+
+@dataclass(frozen=True)
+class EaiTask:
+    """One program of EAI's VirtualHome action-sequencing set."""
+
+    identifier: str                  # EAI's id, e.g. "27_2"
+    program_id: str                  # the human program's id, e.g. "file27_2"
+    task: str                        # e.g. "Turn on light"
+    description: str                 # the human annotator's description
+    script: tuple[str, ...]          # the human program
+    references: tuple[tuple[str, ...], ...]   # every human program of the same task (for LCS)
+
+    @property
+    def graph(self) -> dict:
+        return resources.scene_graphs(self.program_id)[0]
+
+    @property
+    def goal(self) -> dict:
+        return resources.eai_goal(self.program_id)
+
+
+@lru_cache(maxsize=None)
+def eai_tasks() -> tuple[EaiTask, ...]:
+    """The 342 programs of EAI's set, ordered by task then id."""
+    ids = json.loads((resources.package_root() / "resources" / "virtualhome" / "id2task.json").read_text())
+    programs = resources.human_programs()
+    by_id = {p.program_id: p for p in programs}
+    refs: dict[str, list[tuple[str, ...]]] = {}
+    for p in programs:
+        refs.setdefault(p.task, []).append(p.script)
+    out = []
+    for identifier, task in ids.items():
+        p = by_id[f"file{identifier}"]
+        out.append(EaiTask(identifier, p.program_id, task, p.description, p.script, tuple(refs[p.task])))
+    return tuple(sorted(out, key=lambda t: (t.task, t.identifier)))
+
+
+def select_tasks(tasks: Iterable[EaiTask], names: Iterable[str] = (), per_task: Optional[int] = None,
+                 limit: Optional[int] = None) -> list[EaiTask]:
+    """Filter by task names (case-insensitive; unknown names raise), take ``per_task`` programs of
+    each task, then the first ``limit``. Programs are spread over the tasks round-robin."""
+    tasks = list(tasks)
+    known = {t.task.lower() for t in tasks}
+    wanted = {n.strip().lower() for n in names if n.strip()}
+    unknown = wanted - known
+    if unknown:
+        raise ValueError(f"unknown EAI task(s) {sorted(unknown)}; known: {sorted(known)}")
+    groups: dict[str, list[EaiTask]] = {}
+    for t in tasks:
+        if not wanted or t.task.lower() in wanted:
+            groups.setdefault(t.task, []).append(t)
+    picked = [g[:per_task] if per_task else g for g in groups.values()]
+    spread = [g[i] for i in range(max(map(len, picked), default=0)) for g in picked if i < len(g)]
+    return spread[:limit] if limit else spread
+
+
+@lru_cache(maxsize=None)
+def helm_prompts() -> dict[str, str]:
+    """EAI's prompt per identifier: objects, initial state, goal conditions, answer format."""
+    path = resources.package_root() / "evaluation" / "action_sequence" / "prompts" / "helm_prompts.json"
+    return {r["identifier"]: r["llm_prompt"] for r in json.loads(path.read_text())}
+
+
+def _section(prompt: str, start: str, end: str) -> list[str]:
+    m = re.search(re.escape(start) + r"(.*?)" + re.escape(end), prompt, re.S)
+    return [line.strip() for line in (m.group(1) if m else "").splitlines()
+            if line.strip() and not line.startswith("---")]
+
+
+def eai_context(identifier: str) -> str:
+    """Setting (a) for the step-by-step planners: EAI's relevant objects, the initial states of
+    those that have any, and the goal conditions, condensed into one description."""
+    prompt = helm_prompts()[identifier]
+    objects = [line.split(",")[0] for line in _section(prompt, "Objects in the scene:", "The current environment")]
+    states = [re.sub(r", properties:.*", "", line).replace(", states: ", " is ")
+              for line in _section(prompt, "Nodes:", "Edges:")]
+    goals = (_section(prompt, "Node goals are:", "Edge goals are:")
+             + _section(prompt, "Edge goals are:", "Action goals are:")
+             + [g for g in _section(prompt, "Action goals are:", "Please output")
+                if not g.startswith("There is no action")])
+    objects = list(dict.fromkeys(o for o in objects if o != "character"))
+    states = [s for s in states if not s.endswith(" is []")]
+    return (f"Objects: {', '.join(objects)}. Initially: {'; '.join(states) or 'nothing noted'}. "
+            f"Goals: {'; '.join(goals)}.")
+
+
+def relevant_ids(identifier: str) -> dict[str, int]:
+    """Object name -> node id of the relevant objects EAI's prompt lists (the first of a name),
+    as EAI's scorer grounds the names of an answer."""
+    out: dict[str, int] = {}
+    for line in _section(helm_prompts()[identifier], "Objects in the scene:", "The current environment"):
+        m = re.match(r"(\S+), id: (\d+)", line)
+        if m:
+            out.setdefault(m.group(1), int(m.group(2)))
+    return out
+
+
+def parse_eai_output(text: str, name_to_id: Mapping[str, int] = {}) -> tuple[list[Skill], str]:
+    """An EAI answer (JSON object of verb -> arguments) as skills, keeping repeated verbs in
+    order, which EAI's ``json.loads`` collapses. Objects named in ``name_to_id`` are grounded to
+    that node. Returns (skills, error); the error names the first problem and the skills stop
+    before it."""
+    body = text.strip()
+    body = re.sub(r"^```(?:json)?", "", body).removesuffix("```").strip().replace("'", '"')
+    try:
+        pairs = json.loads(body, object_pairs_hook=list)
+    except ValueError as exc:
+        return [], f"parsing error: {exc}"
+    if not isinstance(pairs, list) or not pairs or not all(isinstance(p, tuple) for p in pairs):
+        return [], "parsing error: not a non-empty JSON object of actions"
+    skills = []
+    for verb, args in pairs:
+        spec = ACTIONS.get(str(verb).upper())
+        args = args if isinstance(args, list) else [args]
+        if spec is None:
+            return skills, f"hallucination error: unknown action {verb!r}"
+        if len(args) != spec.arity or not all(isinstance(a, str) for a in args):
+            return skills, f"parameter error: {verb} takes {spec.arity} object(s), got {args!r}"
+        names = [a.lower() for a in args]
+        ids = [name_to_id[n] for n in names if n in name_to_id]
+        skills.append(make_skill(spec.name, names, ids if len(ids) == len(names) else ()))
+    return skills, ""
+
+
+def corrected_score(task: EaiTask, llm_output: str) -> dict:
+    """EAI's answer scored by this project's executor and goal check: every program counts, no
+    dependence on the hash seed, repeated verbs kept."""
+    skills, error = parse_eai_output(llm_output, relevant_ids(task.identifier))
+    if error:
+        return {"executable": False, "goal_met": False, "length": len(skills), "error": error}
+    ok, goal = executable(skills, task.graph, task.goal)
+    return {"executable": ok, "goal_met": bool(goal), "length": len(skills), "error": ""}
 
 _RUNNER = """
 import argparse, json, logging, os, sys
@@ -43,6 +188,22 @@ def shipped_responses(model: str) -> list[dict]:
 
     path = package_root() / "llm_response" / "action_sequence" / f"{model}_outputs.json"
     return json.loads(path.read_text())
+
+
+def score_cached(responses: Mapping[str, list[dict]], cache_dir: Optional[Path], hash_seed: int = 0) -> dict[str, dict]:
+    """:func:`score`, one model at a time, cached on disk by the responses' content."""
+    out = {}
+    for model, records in responses.items():
+        key = hashlib.sha256(json.dumps([hash_seed, records], sort_keys=True).encode()).hexdigest()[:20]
+        path = cache_dir / f"eai_score_{key}.json" if cache_dir else None
+        if path is not None and path.exists():
+            out[model] = json.loads(path.read_text())
+            continue
+        out[model] = score({model: records}, hash_seed)[model]
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(out[model]))
+    return out
 
 
 def score(responses: Mapping[str, list[dict]], hash_seed: int = 0, timeout_s: float = 1800) -> dict[str, dict]:

@@ -63,6 +63,11 @@ class LLMBackend(Protocol):
         """``n`` independent samples continuing ``prompt``, each cut at the first stop string."""
         ...
 
+    def chat(self, user: str, n: int, params: SamplingParams,
+             cancel: Optional[CancelToken] = None) -> list[Completion]:
+        """``n`` answers to one user message (an instruction-following prompt such as EAI's)."""
+        ...
+
 
 def cut_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
     cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)

@@ -59,7 +59,26 @@ class LlamaCppBackend:
 
     def complete(self, prompt: str, n: int, params: SamplingParams,
                  cancel: Optional[CancelToken] = None) -> list[Completion]:
-        tokens = self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
+        return self._complete_tokens(self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False),
+                                     n, params, cancel)
+
+    def chat(self, user: str, n: int, params: SamplingParams,
+             cancel: Optional[CancelToken] = None) -> list[Completion]:
+        """``n`` answers to one user message, laid out by the model's own chat template."""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = self.llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise LLMError(f"{self.name} has no chat template")
+        eos = self.llm.detokenize([self.eos], special=True).decode("utf-8", errors="replace")
+        bos = self.llm.detokenize([self.llm.token_bos()], special=True).decode("utf-8", errors="replace")
+        formatted = Jinja2ChatFormatter(template, eos_token=eos, bos_token=bos)(
+            messages=[{"role": "user", "content": user}])
+        tokens = self.llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=False, special=True)
+        return self._complete_tokens(tokens, n, params, cancel)
+
+    def _complete_tokens(self, tokens: list[int], n: int, params: SamplingParams,
+                         cancel: Optional[CancelToken]) -> list[Completion]:
         if len(tokens) + params.max_tokens > self.llm.n_ctx():
             raise LLMError(f"prompt of {len(tokens)} tokens does not fit the context of "
                            f"{self.llm.n_ctx()} tokens with {params.max_tokens} to generate")

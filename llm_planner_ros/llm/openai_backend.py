@@ -40,6 +40,15 @@ class OpenAIBackend:
 
     def complete(self, prompt: str, n: int, params: SamplingParams,
                  cancel: Optional[CancelToken] = None) -> list[Completion]:
+        return self._sample(prompt, None, n, params, cancel)
+
+    def chat(self, user: str, n: int, params: SamplingParams,
+             cancel: Optional[CancelToken] = None) -> list[Completion]:
+        """``n`` answers to one user message, through the chat API."""
+        return self._sample(user, [{"role": "user", "content": user}], n, params, cancel)
+
+    def _sample(self, prompt: str, messages: Optional[list[dict]], n: int, params: SamplingParams,
+                cancel: Optional[CancelToken]) -> list[Completion]:
         started = time.perf_counter()
         out: list[Completion] = []
         # Some servers (llama.cpp's) ignore n > 1: ask again until there are n samples.
@@ -47,7 +56,7 @@ class OpenAIBackend:
             if cancel is not None:
                 cancel.check()
             seed = None if params.seed is None else params.seed + len(out)
-            got = self._request(prompt, n - len(out), params, seed)
+            got = self._request(prompt, n - len(out), params, seed, messages)
             if not got:
                 raise LLMError(f"{self.name} returned no choices")
             out.extend(got)
@@ -55,16 +64,17 @@ class OpenAIBackend:
         self.stats.record(out, started)
         return out
 
-    def _request(self, prompt: str, n: int, params: SamplingParams, seed: Optional[int]) -> list[Completion]:
+    def _request(self, prompt: str, n: int, params: SamplingParams, seed: Optional[int],
+                 messages: Optional[list[dict]] = None) -> list[Completion]:
         common = dict(model=self.model, n=n, temperature=params.temperature, top_p=params.top_p,
                       frequency_penalty=params.frequency_penalty, presence_penalty=params.presence_penalty,
                       max_tokens=params.max_tokens, stop=list(params.stop)[:4], seed=seed)
         try:
-            if self.api == "completions":
+            if self.api == "completions" and messages is None:
                 resp = self.client.completions.create(prompt=prompt, logprobs=1, **common)
                 return [self._from_completion(c, params) for c in resp.choices]
             resp = self.client.chat.completions.create(
-                messages=[{"role": "system", "content": CHAT_SYSTEM}, {"role": "user", "content": prompt}],
+                messages=messages or [{"role": "system", "content": CHAT_SYSTEM}, {"role": "user", "content": prompt}],
                 logprobs=True, **common)
             return [self._from_chat(c, params) for c in resp.choices]
         except self._openai.APIStatusError as exc:

@@ -55,6 +55,15 @@ def full_bank() -> SkillBank:
     return build_bank(resources.object_properties())
 
 
+def large_bank() -> SkillBank:
+    """All known classes plus those of VirtualHome's Unity property file (439 classes, 50,571
+    skills): the size of Huang et al.'s bank, for speed measurements."""
+    props = dict(resources.object_properties())
+    for name, p in resources.unity_properties().items():
+        props.setdefault(name, p)
+    return build_bank(props)
+
+
 def scene_properties(graph: dict) -> dict[str, frozenset[str]]:
     """Object classes present in a scene graph with the union of their instances' properties."""
     out: dict[str, set[str]] = {}

@@ -34,6 +34,13 @@ def object_properties() -> dict[str, frozenset[str]]:
     return {name: frozenset(p) for name, p in props.items()}
 
 
+@lru_cache(maxsize=None)
+def unity_properties() -> dict[str, frozenset[str]]:
+    """The classes of VirtualHome's Unity simulator with their properties."""
+    with open(package_root() / "resources" / "properties_data_unity.json") as f:
+        return {name: frozenset(p) for name, p in json.load(f).items() if name != "character"}
+
+
 @dataclass(frozen=True)
 class HumanProgram:
     program_id: str          # e.g. "file628_2" (EAI ids drop the "file" prefix: "628_2")

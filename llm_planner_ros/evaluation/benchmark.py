@@ -1,0 +1,238 @@
+"""The EAI VirtualHome benchmark: any planner configuration over EAI's programs, scored by EAI's
+own evaluator and by this project's executor, with the papers' metrics and a per-goal time split.
+
+Two input settings:
+- ``eai``: the planner sees EAI's objects, initial states and goal conditions (as the anchor
+  rows' models did);
+- ``task``: the task name and the human description only; goals are used for scoring alone.
+
+Per-goal records are appended to a JSONL cache keyed by the configuration, so interrupted runs
+resume and re-scoring never calls the LLM again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import statistics
+import time
+from pathlib import Path
+from typing import Callable, Iterable, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict
+
+from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.request import MAX_DESCRIPTION_CHARS, parse_request
+from llm_planner_ros.core.types import Method
+from llm_planner_ros.evaluation import eai
+from llm_planner_ros.evaluation.metrics import executable, lcs_ratio
+from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+from llm_planner_ros.llm.base import LLMBackend, SamplingParams
+from llm_planner_ros.planning.translated import TranslatedPlanner
+
+Setting = Literal["eai", "task"]
+EAI_JSON = "eai_json"   # the LLM answers EAI's own prompt with a JSON program (as the anchor rows)
+
+
+class MethodSpec(BaseModel):
+    """One row of the table: a planning method with its options."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    method: str                        # a Method value, or EAI_JSON
+    options: dict = {}
+    closed_loop: bool = False          # executes while planning (re-sampling, re-prompting)
+    settings: tuple[Setting, ...] = ("eai", "task")
+
+
+METHODS: dict[str, MethodSpec] = {m.name: m for m in (
+    MethodSpec(name="eai-json", method=EAI_JSON, settings=("eai",)),
+    MethodSpec(name="vanilla", method=Method.VANILLA.value),
+    MethodSpec(name="translated", method=Method.TRANSLATED.value),
+    MethodSpec(name="translated -translation", method=Method.TRANSLATED.value, options={"no_translation": True}),
+    MethodSpec(name="translated -dynamic example", method=Method.TRANSLATED.value,
+               options={"fixed_example": True}),
+    MethodSpec(name="translated -trajectory correction", method=Method.TRANSLATED.value,
+               options={"no_trajectory_correction": True}),
+    MethodSpec(name="resample", method=Method.RESAMPLE.value, closed_loop=True),
+    MethodSpec(name="reprompt notion", method=Method.REPROMPT.value, options={"correction_level": "notion"},
+               closed_loop=True),
+    MethodSpec(name="reprompt inference", method=Method.REPROMPT.value,
+               options={"correction_level": "inference"}, closed_loop=True),
+    MethodSpec(name="reprompt cause", method=Method.REPROMPT.value, options={"correction_level": "cause"},
+               closed_loop=True),
+)}
+
+
+class GoalRecord(BaseModel):
+    """What one method did on one EAI program; enough to re-score without the LLM."""
+
+    key: str
+    method: str
+    setting: Setting
+    identifier: str
+    task: str
+    program: list[str]                 # script lines (untranslated steps as their text)
+    generated: list[str]               # the LLM's own text per step (or its whole answer)
+    llm_output: str                    # the program in EAI's answer format
+    executable: bool                   # every step executes (this project's executor)
+    goal_met: bool                     # EAI's goal conditions hold at the end
+    lcs: float
+    length: int
+    corrections: int
+    llm_calls: int
+    termination: str
+    detail: str
+    llm_s: float
+    translation_s: float
+    execution_s: float
+    wall_s: float
+    error: str = ""                    # the planner raised: the goal counts as failed
+
+
+class RunCache:
+    """Append-only JSONL of :class:`GoalRecord`; the last record of a key wins."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records: dict[str, GoalRecord] = {}
+        if path.exists():
+            for line in path.read_text().splitlines():
+                if line.strip():
+                    try:
+                        r = GoalRecord.model_validate_json(line)
+                    except ValueError:
+                        continue   # a line cut by an interrupted run
+                    self.records[r.key] = r
+
+    def get(self, key: str) -> Optional[GoalRecord]:
+        return self.records.get(key)
+
+    def add(self, record: GoalRecord) -> None:
+        self.records[record.key] = record
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a") as f:
+            f.write(record.model_dump_json() + "\n")
+
+
+def record_key(config: dict, spec: MethodSpec, setting: str, identifier: str) -> str:
+    blob = json.dumps([config, spec.model_dump(), setting, identifier], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+class BenchmarkRunner:
+    """Runs method x setting x program, using the cache. ``planner_for(task)`` gives a planner
+    whose translation uses the objects of that program's initial graph."""
+
+    def __init__(self, llm: LLMBackend, planner_for: Callable[[eai.EaiTask], TranslatedPlanner],
+                 cache: RunCache, config: dict, eai_max_tokens: int = 256) -> None:
+        self.llm = llm
+        self.planner_for = planner_for
+        self.cache = cache
+        self.config = config
+        self.eai_max_tokens = eai_max_tokens
+
+    def run(self, spec: MethodSpec, setting: Setting, task: eai.EaiTask) -> tuple[GoalRecord, bool]:
+        """(record, whether it came from the cache)."""
+        key = record_key(self.config, spec, setting, task.identifier)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached, True
+        t0 = time.perf_counter()
+        try:
+            fields = self._eai_json(task) if spec.method == EAI_JSON else self._plan(spec, setting, task)
+        except Exception as exc:   # one goal's failure is recorded, never fatal to the run
+            fields = dict(program=[], generated=[], llm_output="{}", executable=False, goal_met=False,
+                          corrections=0, llm_calls=0, termination="error", detail="", llm_s=0.0,
+                          translation_s=0.0, execution_s=0.0, error=f"{type(exc).__name__}: {exc}")
+        record = GoalRecord(key=key, method=spec.name, setting=setting, identifier=task.identifier,
+                            task=task.task, lcs=lcs_ratio(fields["program"], task.references),
+                            length=len(fields["program"]), wall_s=time.perf_counter() - t0, **fields)
+        self.cache.add(record)
+        return record, False
+
+    def _plan(self, spec: MethodSpec, setting: Setting, task: eai.EaiTask) -> dict:
+        description = eai.eai_context(task.identifier) if setting == "eai" else task.description
+        request = parse_request(task=task.task, description=description[:MAX_DESCRIPTION_CHARS],
+                                method=spec.method, execute=spec.closed_loop, options=spec.options)
+        planner = self.planner_for(task)
+        executor = VirtualHomeExecutor(graph=task.graph, goal=task.goal) if spec.closed_loop else None
+        result = planner.plan(request, lambda event: None, CancelToken(), executor)
+        times = planner.last_times
+        program = [st.skill.script() if st.skill.action else st.generated_text for st in result.steps]
+        if spec.closed_loop:
+            ok, goal = result.executed, bool(executor.goal_met())
+            execution_s = times.extra.get("execution_s", 0.0)
+        else:   # open loop: the planned program is executed afterwards, as Huang et al. measure it
+            t0 = time.perf_counter()
+            ok, goal = executable([st.skill if st.skill.action else st.generated_text for st in result.steps],
+                                  task.graph, task.goal)
+            execution_s, goal = time.perf_counter() - t0, bool(goal)
+        return dict(program=program, generated=[st.generated_text for st in result.steps],
+                    llm_output=eai.eai_output([st.skill for st in result.steps if st.skill.action]),
+                    executable=ok, goal_met=goal, corrections=result.num_corrections,
+                    llm_calls=result.num_llm_calls, termination=result.termination_reason.value,
+                    detail=result.detail, llm_s=times.llm_s, translation_s=times.translation_s,
+                    execution_s=execution_s)
+
+    def _eai_json(self, task: eai.EaiTask) -> dict:
+        params = SamplingParams(temperature=0.0, max_tokens=self.eai_max_tokens, stop=("<|im_end|>",),
+                                seed=self.config.get("seed", 0))
+        t0 = time.perf_counter()
+        answer = self.llm.chat(eai.helm_prompts()[task.identifier], 1, params)[0].text
+        llm_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        scored = eai.corrected_score(task, answer)
+        skills, _ = eai.parse_eai_output(answer)
+        return dict(program=[s.script() for s in skills], generated=[answer], llm_output=answer,
+                    executable=scored["executable"], goal_met=scored["goal_met"], corrections=0, llm_calls=1,
+                    termination="end_of_plan", detail=scored["error"], llm_s=llm_s, translation_s=0.0,
+                    execution_s=time.perf_counter() - t0)
+
+
+def summarise(records: Iterable[GoalRecord]) -> dict:
+    """The papers' metrics over one row's records (corrected scoring: every program counts)."""
+    rs = list(records)
+    if not rs:
+        return {}
+
+    def mean(xs: Iterable[float]) -> float:
+        xs = list(xs)
+        return statistics.fmean(xs) if xs else math.nan
+
+    return {"programs": len(rs), "success": mean(r.goal_met for r in rs),
+            "executability": mean(r.executable for r in rs), "lcs": mean(r.lcs for r in rs),
+            "length": mean(r.length for r in rs), "corrections": mean(r.corrections for r in rs),
+            "llm_calls": mean(r.llm_calls for r in rs), "errors": sum(bool(r.error) for r in rs),
+            "llm_s": mean(r.llm_s for r in rs), "translation_s": mean(r.translation_s for r in rs),
+            "execution_s": mean(r.execution_s for r in rs), "wall_s": mean(r.wall_s for r in rs)}
+
+
+def eai_summary(scored: dict) -> dict:
+    """The figures of EAI's scorer output that the table shows (percentages as fractions)."""
+    s = scored["summary"]
+    goal, traj = s["goal_evaluation"], s["trajectory_evaluation"]
+    return {"success": goal["task_success_rate"] / 100, "executability": traj["execution_success_rate"] / 100,
+            "state_goal": goal["state_goal"] / 100, "relation_goal": goal["relation_goal"] / 100,
+            "action_goal": goal["action_goal"] / 100, "total_goal": goal["total_goal"] / 100,
+            "errors": {k: v for k, v in traj.items() if k != "execution_success_rate"},
+            "programs_counted": len(scored["programs"])}
+
+
+def anchor_records(model: str, tasks: Iterable[eai.EaiTask]) -> list[GoalRecord]:
+    """A shipped model's answers as records, scored by this project's executor."""
+    answers = {r["identifier"]: r["llm_output"] for r in eai.shipped_responses(model)}
+    out = []
+    for t in tasks:
+        answer = answers.get(t.identifier, "")
+        scored = eai.corrected_score(t, answer)
+        skills, _ = eai.parse_eai_output(answer)
+        program = [s.script() for s in skills]
+        out.append(GoalRecord(key=f"{model}:{t.identifier}", method=model, setting="eai", identifier=t.identifier,
+                              task=t.task, program=program, generated=[answer], llm_output=answer,
+                              executable=scored["executable"], goal_met=scored["goal_met"],
+                              lcs=lcs_ratio(program, t.references), length=len(program), corrections=0,
+                              llm_calls=1, termination="shipped", detail=scored["error"], llm_s=0.0,
+                              translation_s=0.0, execution_s=0.0, wall_s=0.0))
+    return out

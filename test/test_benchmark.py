@@ -1,0 +1,72 @@
+"""The benchmark's runner, cache and entry point, on the real planner, LLM and simulator."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from llm_planner_ros.evaluation import benchmark, eai
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_bench():
+    spec = importlib.util.spec_from_file_location("bench_eai", ROOT / "bench" / "eai.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_run_cache_resumes_and_skips_a_cut_line(tmp_path):
+    path = tmp_path / "records.jsonl"
+    cache = benchmark.RunCache(path)
+    record = benchmark.anchor_records("gpt-4o-2024-05-13", eai.eai_tasks()[:1])[0]
+    cache.add(record)
+    with open(path, "a") as f:
+        f.write('{"key": "cut short by a crash"')
+    again = benchmark.RunCache(path)
+    assert list(again.records) == [record.key] and again.get(record.key) == record
+
+
+def test_anchor_rows_are_scored_by_our_executor():
+    tasks = eai.select_tasks(eai.eai_tasks(), per_task=1)
+    rows = benchmark.summarise(benchmark.anchor_records("gpt-4o-2024-05-13", tasks))
+    assert rows["programs"] == 26
+    assert 0.3 < rows["success"] <= rows["executability"] + 1e-9 <= 1.0 + 1e-9
+
+
+def test_small_benchmark_run_end_to_end(tmp_path):
+    """Two methods on one program with the embedded model; the second run comes from the cache."""
+    bench = load_bench()
+    argv = ["--tasks", "Turn on light", "--limit", "1", "--methods", "translated", "reprompt cause",
+            "--settings", "task", "--anchors", "gpt-4o-2024-05-13", "--no-speed", "--no-eai-scorer",
+            "--out", str(tmp_path)]
+    report = bench.main(argv)
+    assert report["goals_run"] == 2 and report["goals_cached"] == 0
+    methods = {r["name"]: r for r in report["rows"] if r["kind"] == "method"}
+    assert set(methods) == {"translated", "reprompt cause"}
+    for row in methods.values():
+        record = row["records"][0]
+        assert record["task"] == "Turn on light" and record["error"] == ""
+        assert record["length"] == len(record["program"]) and 0.0 <= record["lcs"] <= 1.0
+        assert record["llm_calls"] >= 1 and record["llm_s"] > 0
+        if record["executable"]:       # every step of the program executes from the initial graph
+            assert eai.corrected_score(next(t for t in eai.eai_tasks() if t.identifier == record["identifier"]),
+                                       record["llm_output"])["executable"]
+    assert (tmp_path / "eai.md").read_text().count("| translated | task | 1 |") == 1
+    assert (tmp_path / "eai.png").stat().st_size > 0
+    assert json.loads((tmp_path / "eai.json").read_text())["programs"] == 1
+    again = bench.main(argv)
+    assert again["goals_run"] == 0 and again["goals_cached"] == 2
+    assert [r["records"] for r in again["rows"] if r["kind"] == "method"] == \
+        [r["records"] for r in report["rows"] if r["kind"] == "method"]
+
+
+def test_bad_arguments_are_named():
+    bench = load_bench()
+    with pytest.raises(SystemExit, match="unknown method"):
+        bench.main(["--methods", "telepathy"])
+    with pytest.raises(SystemExit, match="unknown EAI task"):
+        bench.main(["--tasks", "fly to the moon", "--no-speed"])
