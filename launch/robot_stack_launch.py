@@ -30,6 +30,7 @@ def generate_launch_description():
         Node(package="llm_planner_ros", executable="planner_node", name="planner", namespace=ns,
              parameters=[LaunchConfiguration("params_file")], output="screen", emulate_tty=True),
         Node(package="llm_planner_ros", executable="tracker_node", name="tracker", namespace=ns,
+                   parameters=[LaunchConfiguration("params_file")],
              output="screen", emulate_tty=True),
         Node(package="llm_planner_ros", executable="sim_robot", name="sim_robot",
              namespace=[ns, "/robot"], condition=IfCondition(LaunchConfiguration("sim_robot")),

@@ -30,12 +30,14 @@ def generate_launch_description():
                        "llm_model_path": LaunchConfiguration("llm_model"),
                        "openai_model": LaunchConfiguration("llm_model"),
                        "openai_base_url": LaunchConfiguration("openai_base_url"),
-                       "default_scene": LaunchConfiguration("scene")}],
+                       "default_scene": LaunchConfiguration("scene"),
+                       "tracker_mode": "ros"}],
                    output="screen", emulate_tty=True)
     bridge = Node(package="llm_planner_ros", executable="executor_bridge", name="executor_bridge", namespace=ns,
                   parameters=[LaunchConfiguration("bridge_params_file"),
                               {"backend": "virtualhome", "default_scene": LaunchConfiguration("scene")}],
                   output="screen", emulate_tty=True)
     tracker = Node(package="llm_planner_ros", executable="tracker_node", name="tracker", namespace=ns,
+                   parameters=[LaunchConfiguration("params_file")],
                    output="screen", emulate_tty=True)
     return LaunchDescription([*args, bridge, planner, tracker])

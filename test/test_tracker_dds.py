@@ -1,5 +1,5 @@
 """The tracker node over DDS: whole-task questions answered from the bridge's goal conditions;
-other subtasks honestly unknown; the latched tracker state."""
+subtask questions by PET's judge over the given observations; the latched progress pointer."""
 from __future__ import annotations
 
 import uuid
@@ -28,10 +28,12 @@ def stack():
             yield client
 
 
-def ask(client, task, subtask=""):
+def ask(client, task, subtask="", observations=(), subtasks=(), pointer=-1):
     c = client.node.create_client(CheckSubtask, "check_subtask")
     assert c.wait_for_service(timeout_sec=20)
-    return wait_future(c.call_async(CheckSubtask.Request(task=task, subtask=subtask)), 30)
+    request = CheckSubtask.Request(task=task, subtask=subtask, observations=list(observations),
+                                   subtasks=list(subtasks), pointer=pointer)
+    return wait_future(c.call_async(request), 30)
 
 
 def test_whole_task_is_checked_against_the_goal_conditions(stack):
@@ -57,12 +59,17 @@ def test_whole_task_is_checked_against_the_goal_conditions(stack):
     after = ask(stack, task, subtask="turn on light")
     assert (after.done, after.probability, after.source) == (True, 1.0, "goal_check")
 
-    other = ask(stack, task, subtask="walk to the light switch")
-    assert other.source == "unknown" and not other.done and "cannot be checked" in other.detail
+    plan = ["walk to the light", "switch on the light"]
+    not_yet = ask(stack, task, "switch on the light", ["I am close to the light"], plan, 1)
+    assert (not_yet.done, not_yet.source) == (False, "embedding") and not_yet.probability < 0.5
 
     states = []
     qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
     stack.node.create_subscription(TrackerState, "tracker_state", states.append, qos)
     assert wait_until(lambda: states, 10)
     assert states[-1].task == task and states[-1].goal_met is True
-    assert states[-1].last_question == "walk to the light switch"
+    assert states[-1].last_question == "switch on the light" and states[-1].pointer == 1
+    done = ask(stack, task, "switch on the light", ["I am close to the light", "light is now on"], plan, 1)
+    assert (done.done, done.source) == (True, "embedding") and "2 observation(s)" in done.detail
+    assert wait_until(lambda: states[-1].pointer == 2, 10)
+    assert list(states[-1].subtasks) == plan and states[-1].last_answer is True

@@ -63,6 +63,10 @@ class LLMBackend(Protocol):
         """``n`` independent samples continuing ``prompt``, each cut at the first stop string."""
         ...
 
+    def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...]) -> list[float]:
+        """log p(candidate's first token | prompt) for each candidate (yes/no questions)."""
+        ...
+
     def chat(self, user: str, n: int, params: SamplingParams,
              cancel: Optional[CancelToken] = None) -> list[Completion]:
         """``n`` answers to one user message (an instruction-following prompt such as EAI's)."""
@@ -72,3 +76,17 @@ class LLMBackend(Protocol):
 def cut_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
     cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
     return (text[:cut], True) if cut >= 0 else (text, False)
+
+
+YES = (" Yes", " yes", "Yes", "yes")
+NO = (" No", " no", "No", "no")
+
+
+def yes_probability(llm: "LLMBackend", prompt: str) -> float:
+    """p(yes) / (p(yes) + p(no)) for the answer that follows ``prompt``; of the spellings with
+    and without a leading space or capital, the likeliest stands for each answer."""
+    lps = llm.next_token_logprobs(prompt, YES + NO)
+    yes, no = max(lps[:len(YES)]), max(lps[len(YES):])
+    if yes == no == -math.inf:
+        return 0.5
+    return 1.0 / (1.0 + math.exp(min(no - yes, 700.0)))

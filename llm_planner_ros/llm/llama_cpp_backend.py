@@ -77,6 +77,22 @@ class LlamaCppBackend:
         tokens = self.llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=False, special=True)
         return self._complete_tokens(tokens, n, params, cancel)
 
+    def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...]) -> list[float]:
+        """log p(first token of each candidate | prompt); llama.cpp reuses the KV cache of the
+        longest prefix shared with the previous call, so questions that differ only at the end
+        cost a few tokens each."""
+        tokens = self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
+        firsts = [self.llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)[0] for c in candidates]
+        with self._lock:
+            started = time.perf_counter()
+            gen = self.llm.generate(tokens, temp=0.0, reset=True)
+            next(gen)               # the prompt is evaluated; its last position's logits are current
+            lp = self._last_logprobs()
+            gen.close()
+            self.stats.calls += 1
+            self.stats.seconds += time.perf_counter() - started
+        return [float(lp[t]) for t in firsts]
+
     def _complete_tokens(self, tokens: list[int], n: int, params: SamplingParams,
                          cancel: Optional[CancelToken]) -> list[Completion]:
         if len(tokens) + params.max_tokens > self.llm.n_ctx():

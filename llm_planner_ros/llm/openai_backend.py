@@ -47,6 +47,24 @@ class OpenAIBackend:
         """``n`` answers to one user message, through the chat API."""
         return self._sample(user, [{"role": "user", "content": user}], n, params, cancel)
 
+    def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...]) -> list[float]:
+        """log p(each candidate as the next token), from the completions API's top log-probs;
+        a candidate outside the top 20 gets -inf. Needs a server that returns log-probs."""
+        if self.api != "completions":
+            raise LLMError(f"{self.name}: yes/no probabilities need token log-probs, which the chat API "
+                           "setting does not return; use openai_api: completions")
+        try:
+            resp = self.client.completions.create(model=self.model, prompt=prompt, max_tokens=1, temperature=0.0,
+                                                  logprobs=20)
+            top = resp.choices[0].logprobs.top_logprobs[0] if resp.choices[0].logprobs else None
+        except self._openai.APIError as exc:
+            raise LLMError(f"{self.name}: {_short(str(exc))}") from None
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise LLMError(f"{self.name}: no log-probs in the response ({_short(str(exc))})") from None
+        if not top:
+            raise LLMError(f"{self.name} returned no log-probs; the tracker and Eliminate need them")
+        return [float(top.get(c, float("-inf"))) for c in candidates]
+
     def _sample(self, prompt: str, messages: Optional[list[dict]], n: int, params: SamplingParams,
                 cancel: Optional[CancelToken]) -> list[Completion]:
         started = time.perf_counter()

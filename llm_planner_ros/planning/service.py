@@ -17,6 +17,8 @@ from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import Method, PlanResult, TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.llm.base import LLMBackend
+from llm_planner_ros.pet.judges import SubtaskJudge
+from llm_planner_ros.pet.session import PetFactory, PetSettings
 from llm_planner_ros.planning.examples import DemonstrationBank
 from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.planning.translated import TranslatedPlanner
@@ -73,9 +75,11 @@ class PlanningService:
 
     def __init__(self, llm: LLMBackend, embedder: Embedder, defaults: PlannerSettings,
                  demos: Optional[DemonstrationBank] = None,
-                 executor_factory: Optional[Callable[[str, str], Executor]] = None) -> None:
+                 executor_factory: Optional[Callable[[str, str], Executor]] = None,
+                 pet_settings: PetSettings = PetSettings(), judge: Optional[SubtaskJudge] = None) -> None:
         """``executor_factory(scene_id, task)`` gives the executor, reset, for goals with
-        ``execute=True``; by default the in-process VirtualHome simulator."""
+        ``execute=True``; by default the in-process VirtualHome simulator. ``judge`` answers PET's
+        subtask questions (e.g. the tracker node over ROS); by default the one ``pet_settings`` names."""
         self.llm = llm
         self.executor_factory = executor_factory or in_process_executor
         self.embedder = embedder
@@ -84,13 +88,16 @@ class PlanningService:
         self._indexes: dict[tuple[str, str], SkillIndex] = {}
         self._index_lock = threading.Lock()
         self.parser = SkillParser(resources.object_properties())
-        self.translated = TranslatedPlanner(llm, self.demos, self.index_for, self.parser, defaults)
+        self.pet = PetFactory(llm, embedder, self.demos, pet_settings, judge)
+        self.translated = TranslatedPlanner(llm, self.demos, self.index_for, self.parser, defaults, self.pet)
 
     @classmethod
     def build(cls, backend: BackendSettings, defaults: PlannerSettings,
-              executor_factory: Optional[Callable[[str, str], Executor]] = None) -> "PlanningService":
+              executor_factory: Optional[Callable[[str, str], Executor]] = None,
+              pet_settings: PetSettings = PetSettings(), judge: Optional[SubtaskJudge] = None) -> "PlanningService":
         t0 = time.perf_counter()
-        service = cls(build_llm(backend), build_embedder(backend), defaults, executor_factory=executor_factory)
+        service = cls(build_llm(backend), build_embedder(backend), defaults, executor_factory=executor_factory,
+                      pet_settings=pet_settings, judge=judge)
         log.info("planner ready in %.1fs (llm %s)", time.perf_counter() - t0, service.llm.name)
         return service
 
@@ -124,6 +131,9 @@ class PlanningService:
         if method in (Method.RESAMPLE, Method.REPROMPT) and not request.execute:
             raise InvalidGoal(f"execute: method '{method.value}' corrects failed steps, so it needs "
                               "execute=true (closed loop)")
+        if request.options.track_subtasks and not request.execute:
+            raise InvalidGoal("options.track_subtasks: the tracker reads the executor's observations, so it "
+                              "needs execute=true")
         req = request if request.scene_id else request.model_copy(update={"scene_id": resources.SCENES[0]})
         executor = None
         if request.execute:

@@ -6,9 +6,9 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
-from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.errors import CancelToken, PlanningError
 from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
@@ -20,6 +20,9 @@ from llm_planner_ros.planning.prompt import as_step, plan_prompt
 from llm_planner_ros.planning.settings import EffectiveSettings, PlannerSettings
 from llm_planner_ros.skills.vocabulary import SkillParser
 from llm_planner_ros.translation.translator import SkillIndex
+
+if TYPE_CHECKING:
+    from llm_planner_ros.pet.session import PetFactory, PetSession
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +51,10 @@ class TranslatedPlanner:
     translation, fixed example, no trajectory correction."""
 
     def __init__(self, llm: LLMBackend, demos: DemonstrationBank, index_for: IndexProvider,
-                 parser: SkillParser, defaults: PlannerSettings) -> None:
+                 parser: SkillParser, defaults: PlannerSettings, pet: Optional["PetFactory"] = None) -> None:
         self.llm = llm
+        self.pet = pet
+        self.last_pet: Optional["PetSession"] = None
         self.demos = demos
         self.index_for = index_for
         self.parser = parser
@@ -78,6 +83,7 @@ class TranslatedPlanner:
         mode = request.method if executor is not None else None
         times = self.last_times = StageTimes()
         example = self.choose_example(request, s)
+        pet = self.last_pet = self._pet_session(request, s, cancel, executor)
         objects = getattr(executor, "objects", None) if executor is not None else None
         index = None if s.no_translation else self.index_for(request.scene_id, b.bank, objects)
         prompt_steps: list[str] = []
@@ -91,7 +97,8 @@ class TranslatedPlanner:
             while True:   # one step: generate, and on failure re-prompt or re-sample
                 cancel.check()
                 if not ranked or mode is Method.REPROMPT:
-                    prompt = plan_prompt([example], request.task, request.description, prompt_steps)
+                    description = pet.description(request.description) if pet else request.description
+                    prompt = plan_prompt([example], request.task, description, prompt_steps)
                     prompt += "".join(self._correction(n, st, r, b.correction_level) for st, r in failed)
                     t0 = time.perf_counter()
                     samples = self.llm.complete(prompt, b.num_samples,
@@ -104,7 +111,7 @@ class TranslatedPlanner:
                         break
                     live = [(i, c) for i, c in enumerate(samples) if not scoring.is_empty_sample(c.text)]
                     t0 = time.perf_counter()
-                    ranked = self._rank(n, live, index, s, used={st.skill for st in steps},
+                    ranked = self._rank(n, live, pet.index(index) if pet else index, s, used={st.skill for st in steps},
                                         failed={st.skill for st, _ in failed},
                                         top_n=b.resample_top_k if mode is Method.RESAMPLE else 1)
                     times.translation_s += time.perf_counter() - t0
@@ -124,6 +131,9 @@ class TranslatedPlanner:
                 step.corrections = len(failed)
                 if result.success:
                     step.executed = True
+                    if pet is not None:
+                        step.subtask_index = pet.pointer
+                        pet.observe(result.observation)
                     break
                 step.error = result.failure
                 failed.append((step, result))
@@ -157,7 +167,7 @@ class TranslatedPlanner:
             steps.append(step)
             prompt_steps.append(step.generated_text if (s.no_trajectory_correction or index is None)
                                 else step.skill.text)
-            on_step(StepEvent(step=step, num_corrections=corrections))
+            on_step(StepEvent(step=step, num_corrections=corrections, subtask=pet.active() if pet else ""))
             if step.score < b.epsilon:      # append_before_break
                 reason = TerminationReason.LOW_SCORE
                 break
@@ -167,8 +177,24 @@ class TranslatedPlanner:
                 reason = TerminationReason.GOAL_REACHED
         executed = executor is not None and bool(steps) and all(st.executed for st in steps)
         return PlanResult(termination_reason=reason, steps=steps, num_llm_calls=calls, detail=detail,
-                          executed=executed, num_corrections=corrections,
+                          executed=executed, num_corrections=corrections, subtasks=pet.subtasks if pet else [],
                           goal_status=_goal_status(executor), executing=executor is not None)
+
+    def _pet_session(self, request: PlanRequest, s: EffectiveSettings, cancel: CancelToken,
+                     executor: Optional[Executor]) -> Optional["PetSession"]:
+        o = request.options
+        if not (o.plan_subtasks or o.track_subtasks or o.eliminate_objects):
+            return None
+        if self.pet is None:
+            raise PlanningError("options: plan_subtasks / track_subtasks / eliminate_objects need the PET "
+                                "components, which this planner was built without")
+        if o.track_subtasks and executor is None:
+            raise PlanningError("options.track_subtasks: tracking reads the executor's observations, so it "
+                                "needs execute=true")
+        t0 = time.perf_counter()
+        session = self.pet.session(request, s.base.hold_out_query_task, s.base.seed, cancel, tracking=True)
+        self.last_times.llm_s += time.perf_counter() - t0
+        return session
 
     @staticmethod
     def _correction(n: int, step: PlanStep, result: ExecutionResult, level: str) -> str:

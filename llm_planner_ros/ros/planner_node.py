@@ -51,6 +51,9 @@ class PlannerNodeParams(BaseModel):
         "bridge", description="execute skills through the executor bridge over ROS, or in-process")
     skill_timeout_s: float = Field(60.0, gt=0.0, le=3600.0, description="limit for one skill on the bridge")
     bridge_wait_s: float = Field(5.0, gt=0.0, le=600.0, description="wait for the bridge's servers")
+    tracker_mode: Literal["ros", "in_process"] = Field(
+        "in_process", description="PET's subtask questions: the tracker node's check_subtask, or in-process")
+    tracker_timeout_s: float = Field(30.0, gt=0.0, le=600.0, description="limit for one check_subtask call")
 
 
 PlannerFactory = Callable[[PlannerNodeParams, Node], Planner]
@@ -205,8 +208,16 @@ def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
     from llm_planner_ros.planning.service import BackendSettings, PlanningService
     from llm_planner_ros.planning.settings import PlannerSettings
 
+    from llm_planner_ros.pet.session import PetSettings
+
     backend = declare_and_validate(node, BackendSettings)
     defaults = declare_and_validate(node, PlannerSettings)
+    pet = declare_and_validate(node, PetSettings)
+    judge = None
+    if params.tracker_mode == "ros":
+        from llm_planner_ros.ros.tracker_client import RosSubtaskJudge
+
+        judge = RosSubtaskJudge(node, timeout_s=params.tracker_timeout_s, wait_s=params.bridge_wait_s)
     node.get_logger().info(f"loading planner (llm backend '{backend.llm_backend}')")
     factory: Optional[Callable[[str, str], object]] = None
     if params.executor_mode == "bridge":
@@ -218,7 +229,7 @@ def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
             bridge.reset(scene_id, task=task)
             return bridge
         factory = bridge_executor
-    service = PlanningService.build(backend, defaults, executor_factory=factory)
+    service = PlanningService.build(backend, defaults, executor_factory=factory, pet_settings=pet, judge=judge)
     service.index_for(params.default_scene, defaults.bank)   # embed the default bank before serving
     node.get_logger().info(f"planner ready: {service.llm.name}")
     return service

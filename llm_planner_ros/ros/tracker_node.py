@@ -1,9 +1,10 @@
-"""Tracker node: serves ``check_subtask`` (CheckSubtask) and publishes ``tracker_state``
-(latched).
+"""Tracker node: serves ``check_subtask`` (CheckSubtask) and publishes the progress pointer on
+``tracker_state`` (latched).
 
-Until the PET tracker (Wu et al.) lands it answers only what it can check honestly: whether the
-whole task is done, from the goal conditions the executor bridge reports. A question about any
-other subtask is answered "not done" with probability 0.5 and source "unknown", saying why.
+A question about the whole task is answered from the goal conditions the executor bridge
+reports. A question about a subtask is PET's "Did you finish the task of X?" over the given
+observations, answered by the judge ``pet_judge`` names (the LLM's p(yes) > p(no), or embedding
+similarity); the pointer moves past the subtask when the answer is yes.
 """
 from __future__ import annotations
 
@@ -29,6 +30,20 @@ class TrackerNode(Node):
     def __init__(self) -> None:
         super().__init__("tracker")
         group = ReentrantCallbackGroup()
+        from llm_planner_ros.pet.session import PetSettings
+        from llm_planner_ros.planning.service import BackendSettings, build_embedder, build_llm
+        from llm_planner_ros.ros.params import declare_and_validate
+
+        pet = declare_and_validate(self, PetSettings)
+        backend = declare_and_validate(self, BackendSettings)
+        if pet.pet_judge == "llm":
+            from llm_planner_ros.pet.judges import LLMSubtaskJudge
+
+            self.judge = LLMSubtaskJudge(build_llm(backend))
+        else:
+            from llm_planner_ros.pet.judges import EmbeddingSubtaskJudge
+
+            self.judge = EmbeddingSubtaskJudge(build_embedder(backend), pet.pet_completion_threshold)
         self.bridge = RosExecutor(self, skill_timeout_s=30.0, wait_s=2.0)
         self.state = TrackerState(pointer=-1)
         self._pub = self.create_publisher(TrackerState, "tracker_state", LATCHED)
@@ -48,15 +63,23 @@ class TrackerNode(Node):
             response.done, response.probability = goal, 1.0 if goal else 0.0
             response.source = "goal_check"
             response.detail = "the executor reports the goal conditions " + ("met" if goal else "not met")
+        elif not whole_task:
+            try:
+                answer = self.judge.ask(request.task, request.subtask, list(request.observations))
+                response.done, response.probability, response.source = answer.done, answer.probability, answer.source
+                response.detail = (f"asked 'Did you finish the task of {request.subtask}?' over "
+                                   f"{len(request.observations)} observation(s)")
+            except Exception as exc:   # a failing judge answers 'unknown', the node keeps serving
+                response.done, response.probability, response.source = False, 0.5, "unknown"
+                response.detail = f"the {type(self.judge).__name__} failed: {exc}"
         else:
             response.done, response.probability, response.source = False, 0.5, "unknown"
-            response.detail = response.detail or (
-                "the executor cannot check goal conditions for this task" if whole_task else
-                f"subtask {request.subtask!r} cannot be checked without the PET tracker; only the whole "
-                "task's goal conditions can be checked")
+            response.detail = response.detail or "the executor cannot check goal conditions for this task"
         if request.task != self.state.task:
             self.state.goal_met = False
         self.state.task = request.task
+        self.state.subtasks = list(request.subtasks)
+        self.state.pointer = request.pointer + 1 if response.done and request.pointer >= 0 else request.pointer
         if goal is not None:
             self.state.goal_met = goal
         self.state.source = response.source
