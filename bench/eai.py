@@ -31,6 +31,7 @@ from tqdm import tqdm  # noqa: E402
 from llm_planner_ros.evaluation import eai  # noqa: E402
 from llm_planner_ros.evaluation.benchmark import (METHODS, BenchmarkRunner, RunCache, anchor_records,  # noqa: E402
                                                   eai_summary, summarise)
+from llm_planner_ros.pet.session import PetFactory, PetSettings  # noqa: E402
 from llm_planner_ros.planning.examples import DemonstrationBank  # noqa: E402
 from llm_planner_ros.planning.service import BackendSettings, build_llm  # noqa: E402
 from llm_planner_ros.planning.settings import PlannerSettings  # noqa: E402
@@ -86,6 +87,18 @@ def markdown(report: dict) -> str:
                      f"{pct(ours['executability'])} | {pct(theirs.get('success'))} | "
                      f"{pct(theirs.get('executability'))} | {theirs.get('programs_counted', '-')} | {goals} | "
                      f"{ours['lcs']:.3f} | {ours['length']:.1f} | {ours['corrections']:.2f} | {timing} |")
+    pet_rows = [r for r in report["rows"] if r["kind"] == "method" and "bank_reduction" in r["ours"]
+                or "tracker_precision" in r["ours"]]
+    if pet_rows:
+        lines.append("\n| PET row | setting | subtasks / goal | tracker precision | tracker recall | "
+                     "finished / goals met | bank removed | recall of the human program's objects |")
+        lines.append("|---|---|---|---|---|---|---|---|")
+        for row in pet_rows:
+            o = row["ours"]
+            lines.append(f"| {row['name']} | {row['setting']} | {o.get('subtasks', float('nan')):.1f} | "
+                         f"{pct(o.get('tracker_precision'))} | {pct(o.get('tracker_recall'))} | "
+                         f"{o.get('tracker_finished', '-')} / {o.get('goals_met', '-')} | "
+                         f"{pct(o.get('bank_reduction'))} | {pct(o.get('eliminate_recall'))} |")
     return head + "\n".join(lines) + "\n"
 
 
@@ -172,15 +185,16 @@ def main(argv=None) -> dict:
     parser = SkillParser(resources.object_properties())
     settings = PlannerSettings(**{**dict(kv.split("=", 1) for kv in args.set), "seed": args.seed})
     indexes: dict[str, SkillIndex] = {}
+    pet = PetFactory(llm, embedder, demos, PetSettings())
 
     def planner_for(task: eai.EaiTask) -> TranslatedPlanner:
         bank = banks.scene_bank(task.graph)
         index = indexes.setdefault(bank.digest, SkillIndex(bank, embedder))
-        return TranslatedPlanner(llm, demos, lambda scene, kind, objects=None: index, parser, settings)
+        return TranslatedPlanner(llm, demos, lambda scene, kind, objects=None: index, parser, settings, pet)
 
     config = {"llm": llm.name, "planner": settings.model_dump(mode="json"), "seed": args.seed}
     cache = RunCache(cache_dir / "records.jsonl")
-    runner = BenchmarkRunner(llm, planner_for, cache, config)
+    runner = BenchmarkRunner(llm, planner_for, cache, config, pet_config=pet.settings.model_dump(mode="json"))
 
     jobs = [(METHODS[m], s, t) for s in args.settings for m in args.methods if s in METHODS[m].settings
             for t in (tasks[:args.eai_json_limit] if METHODS[m].method == "eai_json" and args.eai_json_limit

@@ -41,12 +41,16 @@ def test_small_benchmark_run_end_to_end(tmp_path):
     """Two methods on one program with the embedded model; the second run comes from the cache."""
     bench = load_bench()
     argv = ["--tasks", "Turn on light", "--limit", "1", "--methods", "translated", "reprompt cause",
+            "reprompt cause +PET",
             "--settings", "task", "--anchors", "gpt-4o-2024-05-13", "--no-speed", "--no-eai-scorer",
             "--out", str(tmp_path)]
     report = bench.main(argv)
-    assert report["goals_run"] == 2 and report["goals_cached"] == 0
+    assert report["goals_run"] == 3 and report["goals_cached"] == 0
     methods = {r["name"]: r for r in report["rows"] if r["kind"] == "method"}
-    assert set(methods) == {"translated", "reprompt cause"}
+    assert set(methods) == {"translated", "reprompt cause", "reprompt cause +PET"}
+    pet = methods["reprompt cause +PET"]["records"][0]["pet"]
+    assert {"subtasks", "pointer", "tracker_finished", "bank_reduction", "eliminate_recall"} <= set(pet)
+    assert 0.0 < pet["bank_reduction"] < 1.0 and "bank_reduction" in methods["reprompt cause +PET"]["ours"]
     for row in methods.values():
         record = row["records"][0]
         assert record["task"] == "Turn on light" and record["error"] == ""
@@ -59,7 +63,7 @@ def test_small_benchmark_run_end_to_end(tmp_path):
     assert (tmp_path / "eai.png").stat().st_size > 0
     assert json.loads((tmp_path / "eai.json").read_text())["programs"] == 1
     again = bench.main(argv)
-    assert again["goals_run"] == 0 and again["goals_cached"] == 2
+    assert again["goals_run"] == 0 and again["goals_cached"] == 3
     assert [r["records"] for r in again["rows"] if r["kind"] == "method"] == \
         [r["records"] for r in report["rows"] if r["kind"] == "method"]
 

@@ -25,7 +25,7 @@ from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import MAX_DESCRIPTION_CHARS, parse_request
 from llm_planner_ros.core.types import Method
 from llm_planner_ros.evaluation import eai
-from llm_planner_ros.evaluation.metrics import executable, lcs_ratio
+from llm_planner_ros.evaluation.metrics import as_steps, executable, lcs_ratio
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
 from llm_planner_ros.planning.translated import TranslatedPlanner
@@ -62,6 +62,13 @@ METHODS: dict[str, MethodSpec] = {m.name: m for m in (
                options={"correction_level": "inference"}, closed_loop=True),
     MethodSpec(name="reprompt cause", method=Method.REPROMPT.value, options={"correction_level": "cause"},
                closed_loop=True),
+    MethodSpec(name="reprompt cause +plan +track", method=Method.REPROMPT.value, closed_loop=True,
+               options={"correction_level": "cause", "plan_subtasks": True, "track_subtasks": True}),
+    MethodSpec(name="reprompt cause +eliminate", method=Method.REPROMPT.value, closed_loop=True,
+               options={"correction_level": "cause", "eliminate_objects": True}),
+    MethodSpec(name="reprompt cause +PET", method=Method.REPROMPT.value, closed_loop=True,
+               options={"correction_level": "cause", "plan_subtasks": True, "track_subtasks": True,
+                        "eliminate_objects": True}),
 )}
 
 
@@ -89,6 +96,7 @@ class GoalRecord(BaseModel):
     execution_s: float
     wall_s: float
     error: str = ""                    # the planner raised: the goal counts as failed
+    pet: dict = {}                     # PET rows: subtasks, tracker outcome, Eliminate's effect
 
 
 class RunCache:
@@ -126,8 +134,9 @@ class BenchmarkRunner:
     whose translation uses the objects of that program's initial graph."""
 
     def __init__(self, llm: LLMBackend, planner_for: Callable[[eai.EaiTask], TranslatedPlanner],
-                 cache: RunCache, config: dict, eai_max_tokens: int = 256) -> None:
+                 cache: RunCache, config: dict, eai_max_tokens: int = 256, pet_config: Optional[dict] = None) -> None:
         self.llm = llm
+        self.pet_config = pet_config or {}
         self.planner_for = planner_for
         self.cache = cache
         self.config = config
@@ -135,7 +144,9 @@ class BenchmarkRunner:
 
     def run(self, spec: MethodSpec, setting: Setting, task: eai.EaiTask) -> tuple[GoalRecord, bool]:
         """(record, whether it came from the cache)."""
-        key = record_key(self.config, spec, setting, task.identifier)
+        uses_pet = any(spec.options.get(k) for k in ("plan_subtasks", "track_subtasks", "eliminate_objects"))
+        config = {**self.config, "pet": self.pet_config} if uses_pet else self.config
+        key = record_key(config, spec, setting, task.identifier)
         cached = self.cache.get(key)
         if cached is not None:
             return cached, True
@@ -169,7 +180,8 @@ class BenchmarkRunner:
             ok, goal = executable([st.skill if st.skill.action else st.generated_text for st in result.steps],
                                   task.graph, task.goal)
             execution_s, goal = time.perf_counter() - t0, bool(goal)
-        return dict(program=program, generated=[st.generated_text for st in result.steps],
+        pet = pet_stats(planner.last_pet, task) if getattr(planner, "last_pet", None) else {}
+        return dict(pet=pet, program=program, generated=[st.generated_text for st in result.steps],
                     llm_output=eai.eai_output([st.skill for st in result.steps if st.skill.action]),
                     executable=ok, goal_met=goal, corrections=result.num_corrections,
                     llm_calls=result.num_llm_calls, termination=result.termination_reason.value,
@@ -191,6 +203,40 @@ class BenchmarkRunner:
                     execution_s=time.perf_counter() - t0)
 
 
+def pet_stats(session, task: eai.EaiTask) -> dict:
+    """What Plan, Track and Eliminate did on one goal."""
+    used = {o for _, objects in as_steps(task.script) for o in objects}
+    out: dict = {"subtasks": list(session.subtasks)}
+    if session.tracker is not None:
+        out["pointer"] = session.tracker.pointer
+        out["questions"] = sum(1 for h in session.tracker.history if h.answer is not None)
+        out["tracker_finished"] = bool(session.subtasks) and session.tracker.exhausted
+    if session.eliminations:
+        out["bank_reduction"] = statistics.fmean(e.bank_reduction for e in session.eliminations)
+        out["eliminate_recall"] = statistics.fmean(e.recall(used) for e in session.eliminations)
+    return out
+
+
+def pet_summary(records: list[GoalRecord]) -> dict:
+    """Tracker precision and recall of "the last subtask is finished" against the simulator's
+    goal check (as Wu et al. measure Track), and Eliminate's bank reduction and recall."""
+    out: dict = {}
+    tracked = [r for r in records if "tracker_finished" in r.pet]
+    if tracked:
+        finished = [r for r in tracked if r.pet["tracker_finished"]]
+        met = [r for r in tracked if r.goal_met]
+        both = [r for r in finished if r.goal_met]
+        out.update(tracker_precision=len(both) / len(finished) if finished else math.nan,
+                   tracker_recall=len(both) / len(met) if met else math.nan,
+                   tracker_finished=len(finished), goals_met=len(met),
+                   subtasks=statistics.fmean(len(r.pet["subtasks"]) for r in tracked))
+    eliminated = [r for r in records if "bank_reduction" in r.pet]
+    if eliminated:
+        out.update(bank_reduction=statistics.fmean(r.pet["bank_reduction"] for r in eliminated),
+                   eliminate_recall=statistics.fmean(r.pet["eliminate_recall"] for r in eliminated))
+    return out
+
+
 def summarise(records: Iterable[GoalRecord]) -> dict:
     """The papers' metrics over one row's records (corrected scoring: every program counts)."""
     rs = list(records)
@@ -206,7 +252,8 @@ def summarise(records: Iterable[GoalRecord]) -> dict:
             "length": mean(r.length for r in rs), "corrections": mean(r.corrections for r in rs),
             "llm_calls": mean(r.llm_calls for r in rs), "errors": sum(bool(r.error) for r in rs),
             "llm_s": mean(r.llm_s for r in rs), "translation_s": mean(r.translation_s for r in rs),
-            "execution_s": mean(r.execution_s for r in rs), "wall_s": mean(r.wall_s for r in rs)}
+            "execution_s": mean(r.execution_s for r in rs), "wall_s": mean(r.wall_s for r in rs),
+            **pet_summary(rs)}
 
 
 def eai_summary(scored: dict) -> dict:

@@ -33,7 +33,11 @@ class PetSettings(BaseModel):
     pet_max_window: int = Field(3, ge=1, le=10, description="d <= this many recent observations (paper: 3)")
     pet_reopen_undone: bool = Field(False, description="move the pointer back when a finished subtask is undone")
     pet_relevance: Literal["embedding", "llm"] = Field("embedding", description="Eliminate's relevance scorer")
-    pet_eliminate_threshold: float = Field(0.4, ge=0.0, le=1.0, description="drop objects scored below (paper: 0.4)")
+    pet_eliminate_threshold: float = Field(0.4, ge=0.0, le=1.0,
+                                           description="llm relevance: drop objects with p(yes) below (paper: 0.4)")
+    pet_relevance_cosine: float = Field(
+        0.15, ge=-1.0, le=1.0, description="embedding relevance: drop objects whose cosine to the goal is below; "
+                                           "0.15 keeps 95% of the objects EAI's human programs use, removing ~50% of the bank")
     pet_num_examples: int = Field(5, ge=1, le=20, description="question/answer examples for Plan (paper: 5)")
 
 
@@ -87,7 +91,8 @@ class PetFactory:
         self.judge = judge or (LLMSubtaskJudge(llm) if settings.pet_judge == "llm"
                                else EmbeddingSubtaskJudge(embedder, settings.pet_completion_threshold))
         scorer = LLMRelevanceScorer(llm) if settings.pet_relevance == "llm" else EmbeddingRelevanceScorer(embedder)
-        self.eliminator = Eliminator(scorer, settings.pet_eliminate_threshold)
+        self.eliminator = Eliminator(scorer, settings.pet_eliminate_threshold if settings.pet_relevance == "llm"
+                                     else settings.pet_relevance_cosine)
         props = resources.object_properties()
         self.places = frozenset(n for n, p in props.items() if p & PLACE_PROPERTIES)
         self.rooms = frozenset(n["class_name"] for n in resources.initial_graph()["nodes"]
