@@ -20,6 +20,7 @@ from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.pet.judges import SubtaskJudge
 from llm_planner_ros.pet.session import PetFactory, PetSettings
 from llm_planner_ros.planning.examples import DemonstrationBank
+from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings
 from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.planning.translated import TranslatedPlanner
 from llm_planner_ros.skills import bank as banks
@@ -76,7 +77,8 @@ class PlanningService:
     def __init__(self, llm: LLMBackend, embedder: Embedder, defaults: PlannerSettings,
                  demos: Optional[DemonstrationBank] = None,
                  executor_factory: Optional[Callable[[str, str], Executor]] = None,
-                 pet_settings: PetSettings = PetSettings(), judge: Optional[SubtaskJudge] = None) -> None:
+                 pet_settings: PetSettings = PetSettings(), judge: Optional[SubtaskJudge] = None,
+                 heuristic_settings: HeuristicSettings = HeuristicSettings()) -> None:
         """``executor_factory(scene_id, task)`` gives the executor, reset, for goals with
         ``execute=True``; by default the in-process VirtualHome simulator. ``judge`` answers PET's
         subtask questions (e.g. the tracker node over ROS); by default the one ``pet_settings`` names."""
@@ -90,14 +92,16 @@ class PlanningService:
         self.parser = SkillParser(resources.object_properties())
         self.pet = PetFactory(llm, embedder, self.demos, pet_settings, judge)
         self.translated = TranslatedPlanner(llm, self.demos, self.index_for, self.parser, defaults, self.pet)
+        self.heuristic = HeuristicPlanner(llm, self.demos, heuristic_settings, seed=defaults.seed)
 
     @classmethod
     def build(cls, backend: BackendSettings, defaults: PlannerSettings,
               executor_factory: Optional[Callable[[str, str], Executor]] = None,
-              pet_settings: PetSettings = PetSettings(), judge: Optional[SubtaskJudge] = None) -> "PlanningService":
+              pet_settings: PetSettings = PetSettings(), judge: Optional[SubtaskJudge] = None,
+              heuristic_settings: HeuristicSettings = HeuristicSettings()) -> "PlanningService":
         t0 = time.perf_counter()
         service = cls(build_llm(backend), build_embedder(backend), defaults, executor_factory=executor_factory,
-                      pet_settings=pet_settings, judge=judge)
+                      pet_settings=pet_settings, judge=judge, heuristic_settings=heuristic_settings)
         log.info("planner ready in %.1fs (llm %s)", time.perf_counter() - t0, service.llm.name)
         return service
 
@@ -126,8 +130,9 @@ class PlanningService:
         if request.scene_id and request.scene_id not in resources.SCENES:
             raise InvalidGoal(f"scene_id: unknown scene {request.scene_id!r}; available: "
                               f"{', '.join(resources.SCENES)}")
-        if method is Method.HEURISTIC:
-            raise InvalidGoal(f"method: '{method.value}' is not available in this build yet")
+        if method is Method.HEURISTIC and not request.execute:
+            raise InvalidGoal("execute: method 'heuristic' chooses among the actions applicable in the current "
+                              "state, so it needs execute=true")
         if method in (Method.RESAMPLE, Method.REPROMPT) and not request.execute:
             raise InvalidGoal(f"execute: method '{method.value}' corrects failed steps, so it needs "
                               "execute=true (closed loop)")
@@ -143,6 +148,8 @@ class PlanningService:
                 raise
             except Exception as exc:
                 raise ExecutorError(f"cannot start the executor for scene {req.scene_id!r}: {exc}") from exc
+        if method is Method.HEURISTIC:
+            return self.heuristic.plan(req, on_step, cancel, executor)
         return self.translated.plan(req, on_step, cancel, executor)
 
 

@@ -213,6 +213,9 @@ def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
     backend = declare_and_validate(node, BackendSettings)
     defaults = declare_and_validate(node, PlannerSettings)
     pet = declare_and_validate(node, PetSettings)
+    from llm_planner_ros.planning.heuristic import HeuristicSettings
+
+    heuristic = declare_and_validate(node, HeuristicSettings)
     judge = None
     if params.tracker_mode == "ros":
         from llm_planner_ros.ros.tracker_client import RosSubtaskJudge
@@ -229,7 +232,8 @@ def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
             bridge.reset(scene_id, task=task)
             return bridge
         factory = bridge_executor
-    service = PlanningService.build(backend, defaults, executor_factory=factory, pet_settings=pet, judge=judge)
+    service = PlanningService.build(backend, defaults, executor_factory=factory, pet_settings=pet, judge=judge,
+                                    heuristic_settings=heuristic)
     service.index_for(params.default_scene, defaults.bank)   # embed the default bank before serving
     node.get_logger().info(f"planner ready: {service.llm.name}")
     return service

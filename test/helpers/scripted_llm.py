@@ -30,6 +30,29 @@ class ScriptedLLM:
                 for t, lp in (samples * n)[:n]]
 
 
+class ScriptedChat:
+    """Unit-test double for chat-style queries: ``answer(prompt)`` gives each reply."""
+
+    name = "scripted-chat"
+    has_logprobs = False
+
+    def __init__(self, answer: Callable[[str], str], guide: str = "") -> None:
+        self.answer = answer
+        self.guide = guide
+        self.prompts: list[str] = []
+        self.stats = UsageStats()
+
+    def chat(self, user: str, n: int, params: SamplingParams, cancel=None) -> list[Completion]:
+        if cancel is not None:
+            cancel.check()
+        self.prompts.append(user)
+        return [Completion(text=self.answer(user))] * n
+
+    def complete(self, prompt: str, n: int, params: SamplingParams, cancel=None) -> list[Completion]:
+        self.prompts.append(prompt)
+        return [Completion(text=self.guide)] * n
+
+
 def translated_planner(llm, demos, index, **settings):
     """A TranslatedPlanner over one fixed skill index, with test settings."""
     from llm_planner_ros.planning.settings import PlannerSettings

@@ -1,0 +1,282 @@
+"""LLM as a common-sense heuristic (Borro et al.): hill-climbing over the actions applicable in
+the current state, so every step executes by construction.
+
+Per step: the applicable actions, in the simulator's language without ids (``[VERB] <obj>``),
+are indexed and split into chunks of 100; each chunk yields one ``INDEX [VERB] <obj>`` candidate;
+a final query picks one of the candidates (skipped when there is only one). The step is
+executed and the loop repeats until the goal holds (when the executor can check it), the plan
+reaches 20 steps, or 10 queries have had to be repeated.
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from typing import Literal, Optional, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from llm_planner_ros.core.errors import CancelToken, PlanningError
+from llm_planner_ros.core.executor import Executor
+from llm_planner_ros.core.planner import StepCallback
+from llm_planner_ros.core.request import PlanRequest
+from llm_planner_ros.core.types import GoalStatus, PlanResult, PlanStep, Skill, StepEvent, TerminationReason
+from llm_planner_ros.llm.base import LLMBackend, SamplingParams
+from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
+from llm_planner_ros.planning.translated import StageTimes
+from llm_planner_ros.skills import resources
+from llm_planner_ros.skills.vocabulary import ACTIONS
+
+Guide = Literal["none", "high_level", "low_level"]
+GuideInfo = Literal["none", "objects", "static", "dynamic"]
+GUIDE_EXAMPLES = ("Turn on light", "Drink", "Go to toilet", "Browse internet")
+REPEAT_PREFIX = ("This query is being repeated for you. Your previous response was [{previous}], but this was not "
+                 "one of the options available to you. Answer with one of the options below, exactly as written.\n\n")
+
+
+class HeuristicSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    heuristic_chunk_size: int = Field(100, ge=2, le=1000, description="applicable actions per query (paper: 100)")
+    heuristic_max_length: int = Field(20, ge=1, le=200, description="plan length limit (paper: 20)")
+    heuristic_max_repeats: int = Field(10, ge=0, le=100, description="repeated queries allowed per run (paper: 10)")
+    heuristic_temperature: float = Field(0.2, ge=0.0, le=2.0, description="paper: 0.2 (gpt-4o-mini)")
+    heuristic_max_tokens: int = Field(48, ge=8, le=512, description="tokens of one reply")
+    heuristic_guide_tokens: int = Field(160, ge=16, le=1024, description="tokens of a generated guide")
+
+
+def action_string(skill: Skill) -> str:
+    """``[VERB] <obj> <obj>``: the simulator's language without instance ids (Borro's agent ignores ids)."""
+    return f"[{skill.action}]" + "".join(f" <{o}>" for o in skill.objects)
+
+
+_REPLY = re.compile(r"(\d+)?\s*[:.)-]?\s*(\[[A-Za-z_]+\](?:\s*<[^<>]+>(?:\s*\(\d+\))?)*)?")
+
+
+def parse_reply(text: str) -> tuple[Optional[int], Optional[str]]:
+    """(index, action string) from a reply like ``12 [GRAB] <cup>`` or ``{12 [GRAB] <cup>}``; either
+    may be None. The last ``{...}`` block wins when the reply reasons first."""
+    blocks = re.findall(r"\{([^{}]*)\}", text)
+    body = blocks[-1] if blocks else text
+    for m in _REPLY.finditer(body):
+        index, action = m.group(1), m.group(2)
+        if index or action:
+            norm = None
+            if action:
+                action = re.sub(r"\s*\(\d+\)", "", action)
+                verb, objs = re.match(r"\[([A-Za-z_]+)\]", action).group(1), re.findall(r"<([^<>]+)>", action)
+                norm = f"[{verb.upper()}]" + "".join(f" <{o.strip().lower()}>" for o in objs)
+            return (int(index) if index else None), norm
+    return None, None
+
+
+def repair(index: Optional[int], action: Optional[str], options: Sequence[str],
+           allowed: Optional[Sequence[int]] = None) -> list[int]:
+    """Candidate stage: the option at ``index`` when it agrees with ``action``; if they disagree,
+    both that option and every option with the same string; nothing when neither parses.
+    ``allowed`` restricts the indices (a chunk)."""
+    pool = range(len(options)) if allowed is None else allowed
+    by_index = [index] if index is not None and index in pool else []
+    same = [i for i in pool if action is not None and options[i] == action]
+    if by_index and (action is None or options[by_index[0]] == action):
+        return by_index
+    return list(dict.fromkeys(by_index + same))
+
+
+@dataclass
+class SearchTrace:
+    queries: int = 0
+    repeats: int = 0
+    candidates_per_step: list[int] = None
+
+    def __post_init__(self) -> None:
+        self.candidates_per_step = self.candidates_per_step or []
+
+
+class RepeatsExhausted(Exception):
+    pass
+
+
+class HeuristicPlanner:
+    def __init__(self, llm: LLMBackend, demos: DemonstrationBank, settings: HeuristicSettings = HeuristicSettings(),
+                 seed: int = 0) -> None:
+        self.llm = llm
+        self.demos = demos
+        self.settings = settings
+        self.seed = seed
+        self.last_times = StageTimes()
+        self.last_trace = SearchTrace()
+        self.last_guide = ""
+
+    # -- guides ---------------------------------------------------------------------------
+    def guide_prompt(self, request: PlanRequest, kind: Guide, info: GuideInfo, executor: Executor) -> str:
+        verbs = ", ".join(f"{a.name.lower()} ({a.arity})" for a in ACTIONS.values())
+        examples = [d for d in (self.demos.get(t) for t in GUIDE_EXAMPLES)
+                    if d is not None and d.task.lower() != request.task.lower()][:2]
+        shots = "".join(f"Task: {d.task}\nPlan:\n{self._render(d, kind)}\n\n" for d in examples)
+        style = ("one English sentence per step" if kind == "high_level" else
+                 "one action per line as 'verb | object' or 'verb | object | object'")
+        return (f"Write a plan for a household robot, {style}. Actions (number of objects): {verbs}.\n"
+                f"Walk to an item before interacting with it.\n{self._environment(info, executor)}\n"
+                f"{shots}Task: {request.task}\nPlan:\n")
+
+    @staticmethod
+    def _render(demo: Demonstration, kind: Guide) -> str:
+        from llm_planner_ros.skills.vocabulary import SkillParser
+
+        if kind == "high_level":
+            return "\n".join(f"{i}. {s[:1].upper() + s[1:]}." for i, s in enumerate(demo.steps, 1))
+        out = []
+        for s in demo.steps:
+            skill = SkillParser(resources.object_properties()).parse_text(s)
+            out.append(" | ".join([skill.action.lower(), *skill.objects]) if skill else s)
+        return "\n".join(out)
+
+    @staticmethod
+    def _environment(info: GuideInfo, executor: Executor) -> str:
+        if info == "none":
+            return ""
+        names = sorted(set(getattr(executor, "objects", None) or []))
+        if info == "objects":
+            return "Objects: " + ", ".join(names) + "\n"
+        props = resources.object_properties()
+        states: dict[str, set[str]] = {}
+        if info == "dynamic":
+            for node in executor.state().get("nodes", []):
+                states.setdefault(node["class_name"], set()).update(node.get("states", []))
+        lines = []
+        for n in names:
+            extra = sorted(props.get(n, ())) + (sorted(states.get(n, ())) if info == "dynamic" else [])
+            lines.append(f"{n}: {', '.join(extra)}" if extra else n)
+        return "Objects:\n" + "\n".join(lines) + "\n"
+
+    def guide(self, request: PlanRequest, kind: Guide, info: GuideInfo, executor: Executor,
+              cancel: CancelToken) -> str:
+        if kind == "none":
+            return ""
+        params = SamplingParams(temperature=0.0, max_tokens=self.settings.heuristic_guide_tokens,
+                                stop=("\n\n", "Task:"), seed=self.seed)
+        text = self.llm.complete(self.guide_prompt(request, kind, info, executor), 1, params, cancel)[0].text
+        return "\n".join(line.strip() for line in text.strip().splitlines()[:self.settings.heuristic_max_length])
+
+    # -- search ---------------------------------------------------------------------------
+    def _header(self, request: PlanRequest, guide: str, taken: Sequence[str]) -> str:
+        task = request.task + (f" ({request.description})" if request.description else "")
+        parts = [f"You are a household robot. Your task: {task}.\n"
+                 "Walk to an item before interacting with it. Avoid repeating chains of actions.\n"]
+        if guide:
+            parts.append("A plan that might have missing, additional or impossible actions:\n" + guide + "\n")
+        parts.append("Actions taken so far: " + ("; ".join(taken) if taken else "none") + "\n")
+        return "".join(parts)
+
+    def _ask(self, prompt: str, cancel: CancelToken, step: int, query: int) -> str:
+        params = SamplingParams(temperature=self.settings.heuristic_temperature,
+                                max_tokens=self.settings.heuristic_max_tokens, stop=("\n\n",),
+                                seed=self.seed + 1000 * step + query)
+        t0 = time.perf_counter()
+        text = self.llm.chat(prompt, 1, params, cancel)[0].text
+        self.last_times.llm_s += time.perf_counter() - t0
+        self.last_trace.queries += 1
+        return text
+
+    @staticmethod
+    def _listing(indices: Sequence[int], options: Sequence[str]) -> str:
+        return "\n".join(f"{i} {options[i]}" for i in indices)
+
+    def choose(self, request: PlanRequest, guide: str, taken: Sequence[str], options: Sequence[str],
+               cancel: CancelToken, step: int) -> int:
+        """Index of the chosen option: candidates per chunk, then a final pick."""
+        size = self.settings.heuristic_chunk_size
+        header = self._header(request, guide, taken)
+        ask_line = "Reply with the index and the action of the best next action, e.g. {3 [WALK] <kitchen>}.\n"
+        candidates: list[int] = []
+        query = 0
+        for start in range(0, len(options), size):
+            chunk = list(range(start, min(start + size, len(options))))
+            reply = self._ask(f"{header}Next possible actions:\n{self._listing(chunk, options)}\n{ask_line}",
+                              cancel, step, query)
+            query += 1
+            candidates += [i for i in repair(*parse_reply(reply), options, chunk) if i not in candidates]
+        self.last_trace.candidates_per_step.append(len(candidates))
+        if not candidates:   # no chunk gave a usable answer: ask over the first chunk again
+            candidates = self._repeat(header + "Next possible actions:\n", list(range(min(size, len(options)))),
+                                      options, ask_line, "no usable answer", cancel, step, query)
+        if len(candidates) == 1:
+            return candidates[0]
+        prompt = f"{header}Choose one of these candidate actions:\n{self._listing(candidates, options)}\n{ask_line}"
+        reply = self._ask(prompt, cancel, step, query)
+        picked = [i for i in repair(*parse_reply(reply), options, candidates)]
+        if len(picked) >= 1 and (parse_reply(reply)[1] in (None, options[picked[0]])):
+            return picked[0]
+        return self._repeat(header + "Choose one of these candidate actions:\n", candidates, options, ask_line,
+                            reply.strip()[:200], cancel, step, query + 1)[0]
+
+    def _repeat(self, body: str, allowed: list[int], options: Sequence[str], ask_line: str, previous: str,
+                cancel: CancelToken, step: int, query: int) -> list[int]:
+        """Re-ask with Borro's B.6 prefix until a reply names an allowed option exactly."""
+        while True:
+            if self.last_trace.repeats >= self.settings.heuristic_max_repeats:
+                raise RepeatsExhausted()
+            self.last_trace.repeats += 1
+            reply = self._ask(REPEAT_PREFIX.format(previous=previous) + body + self._listing(allowed, options)
+                              + "\n" + ask_line, cancel, step, query)
+            query += 1
+            index, action = parse_reply(reply)
+            got = repair(index, action, options, allowed)
+            if len(got) == 1 and (action is None or options[got[0]] == action):
+                return got
+            previous = reply.strip()[:200]
+
+    def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
+             executor: Optional[Executor] = None) -> PlanResult:
+        if executor is None:
+            raise PlanningError("method 'heuristic' chooses among the actions applicable in the current state, "
+                                "so it needs execute=true")
+        self.last_times, self.last_trace = StageTimes(), SearchTrace()
+        o = request.options
+        guide = self.last_guide = self.guide(request, o.guide or "none", o.guide_info or "none", executor, cancel)
+        steps: list[PlanStep] = []
+        taken: list[str] = []
+        reason, detail = TerminationReason.MAX_STEPS, f"guide: {o.guide or 'none'}"
+        while True:
+            if executor.goal_met():
+                reason = TerminationReason.GOAL_REACHED
+                break
+            if len(steps) >= self.settings.heuristic_max_length:
+                detail += f"; reached the length limit of {self.settings.heuristic_max_length}"
+                break
+            cancel.check()
+            t0 = time.perf_counter()
+            skills = list({action_string(s): s for s in executor.applicable_skills()}.values())
+            self.last_times.extra["applicable_s"] = self.last_times.extra.get("applicable_s", 0.0) + \
+                time.perf_counter() - t0
+            if not skills:
+                reason, detail = TerminationReason.END_OF_PLAN, "no action is applicable"
+                break
+            options = [action_string(s) for s in skills]
+            try:
+                chosen = self.choose(request, guide, taken, options, cancel, len(steps) + 1)
+            except RepeatsExhausted:
+                reason = TerminationReason.CORRECTIONS_EXHAUSTED
+                detail += f"; {self.settings.heuristic_max_repeats} queries had to be repeated"
+                break
+            skill = skills[chosen]
+            t0 = time.perf_counter()
+            result = executor.execute(skill)
+            self.last_times.extra["execution_s"] = self.last_times.extra.get("execution_s", 0.0) + \
+                time.perf_counter() - t0
+            step = PlanStep(index=len(steps) + 1, generated_text=options[chosen], skill=skill, score=1.0,
+                            executed=result.success, error=result.failure)
+            steps.append(step)
+            on_step(StepEvent(step=step, num_corrections=self.last_trace.repeats))
+            if not result.success:   # applicable a moment ago: the executor disagrees with itself
+                reason = TerminationReason.EXECUTOR_ERROR
+                detail = f"an applicable action failed: {result.failure.message}"
+                break
+            taken.append(options[chosen])
+        goal = executor.goal_met()
+        return PlanResult(termination_reason=reason, steps=steps, detail=detail, executing=True,
+                          executed=bool(steps) and all(s.executed for s in steps),
+                          num_corrections=self.last_trace.repeats, num_llm_calls=self.last_trace.queries,
+                          goal_status=GoalStatus.UNKNOWN if goal is None else
+                          (GoalStatus.MET if goal else GoalStatus.NOT_MET))

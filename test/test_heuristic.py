@@ -1,0 +1,151 @@
+"""Borro et al.'s LLM-as-heuristic search on the real VirtualHome simulator. A scripted chat
+double pins chunking, index repair and each stop; the embedded model runs it for real."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from helpers.scripted_llm import ScriptedChat
+from llm_planner_ros.core.errors import CancelToken, PlanningError
+from llm_planner_ros.core.request import parse_request
+from llm_planner_ros.core.types import TerminationReason
+from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+from llm_planner_ros.planning.heuristic import (HeuristicPlanner, HeuristicSettings, action_string, parse_reply,
+                                                repair)
+from llm_planner_ros.skills import resources
+
+TASK = "Turn on light"
+
+
+def executor():
+    graph, goal = resources.scene_for_task("TrimmedTestScene1", TASK)
+    return VirtualHomeExecutor(graph=graph, goal=goal)
+
+
+def options_in(prompt: str) -> dict[str, int]:
+    return {m.group(2): int(m.group(1)) for m in re.finditer(r"^(\d+) (\[.*)$", prompt, re.M)}
+
+
+class CheckedExecutor:
+    """Wraps the real simulator and checks each executed skill was applicable just before."""
+
+    def __init__(self, inner):
+        self.inner, self.violations = inner, []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def execute(self, skill):
+        if not self.inner.check(skill):
+            self.violations.append(skill)
+        return self.inner.execute(skill)
+
+
+def test_parse_and_repair():
+    assert parse_reply("I should walk first. {12 [WALK] <light>}") == (12, "[WALK] <light>")
+    assert parse_reply("3 [PUTBACK] <Cup> (7) <table> (9)") == (3, "[PUTBACK] <cup> <table>")
+    assert parse_reply("[SWITCHON] <light>") == (None, "[SWITCHON] <light>")
+    assert parse_reply("no idea") == (None, None)
+    options = ["[WALK] <light>", "[WALK] <sink>", "[SWITCHON] <light>"]
+    assert repair(0, "[WALK] <light>", options) == [0]                 # agree
+    assert repair(1, "[SWITCHON] <light>", options) == [1, 2]          # disagree: both
+    assert repair(None, "[SWITCHON] <light>", options) == [2]
+    assert repair(7, None, options) == [] and repair(None, None, options) == []
+    assert repair(2, None, options, allowed=[0, 1]) == []              # outside the chunk
+
+
+def test_chunks_of_the_applicable_actions_and_goal_stop():
+    """A scripted heuristic walks to the floor lamp then switches it on (EAI's goal for this
+    program: the floor lamp is ON); the goal check stops the search."""
+    def answer(prompt):
+        opts = options_in(prompt)
+        for want in ("[SWITCHON] <floor_lamp>", "[WALK] <floor_lamp>"):
+            if want in opts:
+                return f"{{{opts[want]} {want}}}"
+        return "{0 " + next(iter(opts)) + "}"
+
+    llm = ScriptedChat(answer)
+    planner = HeuristicPlanner(llm, demos=None, settings=HeuristicSettings(heuristic_chunk_size=40))
+    ex = CheckedExecutor(executor())
+    n_options = len({action_string(s) for s in ex.applicable_skills()})
+    result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
+                          CancelToken(), ex)
+    assert result.termination_reason is TerminationReason.GOAL_REACHED
+    assert [s.skill.script().split(" (")[0] for s in result.steps] == ["[WALK] <floor_lamp>", "[SWITCHON] <floor_lamp>"]
+    assert not ex.violations and result.executed
+    chunk_prompts = [p for p in llm.prompts if "Next possible actions" in p]
+    first_step = chunk_prompts[:-(-n_options // 40)]
+    assert len(first_step) == -(-n_options // 40) and all(len(options_in(p)) <= 40 for p in first_step)
+    assert sum(len(options_in(p)) for p in first_step) == n_options   # every option shown once
+
+
+def test_length_limit_and_every_action_applicable():
+    def first_option(prompt):
+        action, index = next(iter(options_in(prompt).items()))
+        return f"{{{index} {action}}}"
+
+    llm = ScriptedChat(first_option)
+    planner = HeuristicPlanner(llm, None, HeuristicSettings(heuristic_max_length=4))
+    ex = CheckedExecutor(executor())
+    result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
+                          CancelToken(), ex)
+    assert result.termination_reason is TerminationReason.MAX_STEPS and len(result.steps) == 4
+    assert not ex.violations and all(s.executed for s in result.steps)
+
+
+def test_repeated_queries_stop_the_run():
+    """Every reply names an action that is not offered: the candidate stage finds nothing, the
+    repeat prefix is used, and the run ends after 3 repeats."""
+    llm = ScriptedChat(lambda p: "{999 [FLY] <moon>}")
+    planner = HeuristicPlanner(llm, None, HeuristicSettings(heuristic_max_repeats=3))
+    result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
+                          CancelToken(), executor())
+    assert result.termination_reason is TerminationReason.CORRECTIONS_EXHAUSTED and not result.steps
+    assert "3 queries had to be repeated" in result.detail
+    repeats = [p for p in llm.prompts if p.startswith("This query is being repeated for you")]
+    assert len(repeats) == 3 and "Your previous response was [" in repeats[0]
+
+
+def test_final_query_repairs_a_disagreeing_answer():
+    """Two chunks give two candidates; the final answer's index and action disagree, so it is
+    asked again with the repeat prefix and the corrected answer is taken."""
+    def answer(prompt):
+        opts = options_in(prompt)
+        if prompt.startswith("This query is being repeated"):
+            return f"{opts['[WALK] <light>']} [WALK] <light>"
+        if "Choose one of these candidate actions" in prompt:
+            idx = sorted(opts.values())
+            return f"{idx[0]} [WALK] <light>" if opts.get("[WALK] <light>") != idx[0] else f"{idx[1]} [WALK] <light>"
+        first, last = min(opts.items(), key=lambda kv: kv[1]), None
+        return f"{first[1]} {first[0]}" if "[WALK] <light>" not in opts else f"{opts['[WALK] <light>']} [WALK] <light>"
+
+    llm = ScriptedChat(answer)
+    planner = HeuristicPlanner(llm, None, HeuristicSettings(heuristic_chunk_size=150, heuristic_max_length=1))
+    result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
+                          CancelToken(), executor())
+    assert planner.last_trace.repeats == 1
+    assert action_string(result.steps[0].skill) == "[WALK] <light>"
+
+
+def test_needs_an_executor():
+    with pytest.raises(PlanningError, match="needs execute=true"):
+        HeuristicPlanner(ScriptedChat(lambda p: ""), None).plan(parse_request(task=TASK), lambda e: None,
+                                                                CancelToken(), None)
+
+
+def test_embedded_model_runs_the_search(smollm2, demos):
+    guide, info = "low_level", "static"
+    planner = HeuristicPlanner(smollm2, demos, HeuristicSettings(heuristic_max_length=1))
+    ex = CheckedExecutor(executor())
+    request = parse_request(task=TASK, method="heuristic", execute=True,
+                            options={"guide": guide, "guide_info": info})
+    result = planner.plan(request, lambda e: None, CancelToken(), ex)
+    assert not ex.violations
+    assert all(s.executed for s in result.steps)
+    assert result.termination_reason in (TerminationReason.MAX_STEPS, TerminationReason.GOAL_REACHED,
+                                         TerminationReason.CORRECTIONS_EXHAUSTED)
+    prompt = planner.guide_prompt(request, guide, info, ex)
+    assert planner.last_trace.queries >= 1
+    assert "Walk to an item before interacting with it." in prompt and "\nfloor_lamp: " in prompt
+    assert "walk | " in prompt     # the worked examples in the guide's language
