@@ -33,6 +33,7 @@ from llm_planner_ros.evaluation.benchmark import (METHODS, BenchmarkRunner, RunC
                                                   eai_summary, summarise)
 from llm_planner_ros.pet.session import PetFactory, PetSettings  # noqa: E402
 from llm_planner_ros.planning.examples import DemonstrationBank  # noqa: E402
+from llm_planner_ros.planning.heuristic import HeuristicPlanner  # noqa: E402
 from llm_planner_ros.planning.service import BackendSettings, build_llm  # noqa: E402
 from llm_planner_ros.planning.settings import PlannerSettings  # noqa: E402
 from llm_planner_ros.planning.translated import TranslatedPlanner  # noqa: E402
@@ -45,7 +46,8 @@ from llm_planner_ros.translation.translator import SkillIndex  # noqa: E402
 
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--methods", nargs="*", default=list(METHODS), help="rows to run (default: all)")
+    p.add_argument("--methods", nargs="*", default=[m for m in METHODS if not m.startswith("heuristic")],
+                   help="rows to run (default: all but the slow heuristic rows; see --list)")
     p.add_argument("--settings", nargs="*", default=["eai", "task"], choices=["eai", "task"])
     p.add_argument("--tasks", nargs="*", default=[], help="EAI task names (default: all 26)")
     p.add_argument("--per-task", type=int, default=None, help="programs per task (default: all)")
@@ -194,7 +196,8 @@ def main(argv=None) -> dict:
 
     config = {"llm": llm.name, "planner": settings.model_dump(mode="json"), "seed": args.seed}
     cache = RunCache(cache_dir / "records.jsonl")
-    runner = BenchmarkRunner(llm, planner_for, cache, config, pet_config=pet.settings.model_dump(mode="json"))
+    runner = BenchmarkRunner(llm, planner_for, cache, config, pet_config=pet.settings.model_dump(mode="json"),
+                             heuristic=HeuristicPlanner(llm, demos, seed=args.seed))
 
     jobs = [(METHODS[m], s, t) for s in args.settings for m in args.methods if s in METHODS[m].settings
             for t in (tasks[:args.eai_json_limit] if METHODS[m].method == "eai_json" and args.eai_json_limit

@@ -28,6 +28,7 @@ from llm_planner_ros.evaluation import eai
 from llm_planner_ros.evaluation.metrics import as_steps, executable, lcs_ratio
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
+from llm_planner_ros.planning.heuristic import HeuristicPlanner
 from llm_planner_ros.planning.translated import TranslatedPlanner
 
 Setting = Literal["eai", "task"]
@@ -66,6 +67,11 @@ METHODS: dict[str, MethodSpec] = {m.name: m for m in (
                options={"correction_level": "cause", "plan_subtasks": True, "track_subtasks": True}),
     MethodSpec(name="reprompt cause +eliminate", method=Method.REPROMPT.value, closed_loop=True,
                options={"correction_level": "cause", "eliminate_objects": True}),
+    MethodSpec(name="heuristic NG", method=Method.HEURISTIC.value, closed_loop=True, options={"guide": "none"}),
+    MethodSpec(name="heuristic HLG", method=Method.HEURISTIC.value, closed_loop=True,
+               options={"guide": "high_level"}),
+    MethodSpec(name="heuristic LLG", method=Method.HEURISTIC.value, closed_loop=True,
+               options={"guide": "low_level"}),
     MethodSpec(name="reprompt cause +PET", method=Method.REPROMPT.value, closed_loop=True,
                options={"correction_level": "cause", "plan_subtasks": True, "track_subtasks": True,
                         "eliminate_objects": True}),
@@ -134,8 +140,10 @@ class BenchmarkRunner:
     whose translation uses the objects of that program's initial graph."""
 
     def __init__(self, llm: LLMBackend, planner_for: Callable[[eai.EaiTask], TranslatedPlanner],
-                 cache: RunCache, config: dict, eai_max_tokens: int = 256, pet_config: Optional[dict] = None) -> None:
+                 cache: RunCache, config: dict, eai_max_tokens: int = 256, pet_config: Optional[dict] = None,
+                 heuristic: Optional[HeuristicPlanner] = None) -> None:
         self.llm = llm
+        self.heuristic = heuristic
         self.pet_config = pet_config or {}
         self.planner_for = planner_for
         self.cache = cache
@@ -144,9 +152,12 @@ class BenchmarkRunner:
 
     def run(self, spec: MethodSpec, setting: Setting, task: eai.EaiTask) -> tuple[GoalRecord, bool]:
         """(record, whether it came from the cache)."""
-        uses_pet = any(spec.options.get(k) for k in ("plan_subtasks", "track_subtasks", "eliminate_objects"))
-        config = {**self.config, "pet": self.pet_config} if uses_pet else self.config
-        key = record_key(config, spec, setting, task.identifier)
+        extra: dict = {}   # settings beyond the planner's that the row depends on
+        if spec.method == Method.HEURISTIC.value and self.heuristic is not None:
+            extra["heuristic"] = self.heuristic.settings.model_dump()
+        if any(spec.options.get(k) for k in ("plan_subtasks", "track_subtasks", "eliminate_objects")):
+            extra["pet"] = self.pet_config
+        key = record_key({**self.config, **extra}, spec, setting, task.identifier)
         cached = self.cache.get(key)
         if cached is not None:
             return cached, True
@@ -167,7 +178,7 @@ class BenchmarkRunner:
         description = eai.eai_context(task.identifier) if setting == "eai" else task.description
         request = parse_request(task=task.task, description=description[:MAX_DESCRIPTION_CHARS],
                                 method=spec.method, execute=spec.closed_loop, options=spec.options)
-        planner = self.planner_for(task)
+        planner = self.heuristic if spec.method == Method.HEURISTIC.value else self.planner_for(task)
         executor = VirtualHomeExecutor(graph=task.graph, goal=task.goal) if spec.closed_loop else None
         result = planner.plan(request, lambda event: None, CancelToken(), executor)
         times = planner.last_times
