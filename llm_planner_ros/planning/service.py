@@ -14,7 +14,7 @@ from llm_planner_ros.core.errors import CancelToken, ExecutorError, PlanningErro
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.types import Method, PlanResult, TerminationReason
+from llm_planner_ros.core.types import GoalStatus, Method, PlanResult, StepEvent, TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.pet.judges import SubtaskJudge
@@ -23,6 +23,8 @@ from llm_planner_ros.planning.examples import DemonstrationBank
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings
 from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.planning.translated import TranslatedPlanner
+from llm_planner_ros.trace.log import RecordingLLM, TraceLog
+from llm_planner_ros.safety.gate import Approver, SafetyGate, SafetySettings
 from llm_planner_ros.skills import bank as banks
 from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import SkillParser
@@ -78,12 +80,20 @@ class PlanningService:
                  demos: Optional[DemonstrationBank] = None,
                  executor_factory: Optional[Callable[[str, str], Executor]] = None,
                  pet_settings: PetSettings = PetSettings(), judge: Optional[SubtaskJudge] = None,
-                 heuristic_settings: HeuristicSettings = HeuristicSettings()) -> None:
+                 heuristic_settings: HeuristicSettings = HeuristicSettings(),
+                 safety: SafetySettings = SafetySettings(), approver: Optional[Approver] = None,
+                 trace: Optional[TraceLog] = None) -> None:
         """``executor_factory(scene_id, task)`` gives the executor, reset, for goals with
         ``execute=True``; by default the in-process VirtualHome simulator. ``judge`` answers PET's
         subtask questions (e.g. the tracker node over ROS); by default the one ``pet_settings`` names."""
+        self.trace = trace
+        llm = RecordingLLM(llm, trace) if trace is not None else llm
         self.llm = llm
-        self.executor_factory = executor_factory or in_process_executor
+        self.safety = safety
+        self.approver = approver
+        self.last_gate: Optional[SafetyGate] = None
+        self.executor_factory = in_process_executor if safety.dry_run or executor_factory is None \
+            else executor_factory
         self.embedder = embedder
         self.defaults = defaults
         self.demos = demos or DemonstrationBank.from_scene(embedder)
@@ -98,10 +108,13 @@ class PlanningService:
     def build(cls, backend: BackendSettings, defaults: PlannerSettings,
               executor_factory: Optional[Callable[[str, str], Executor]] = None,
               pet_settings: PetSettings = PetSettings(), judge: Optional[SubtaskJudge] = None,
-              heuristic_settings: HeuristicSettings = HeuristicSettings()) -> "PlanningService":
+              heuristic_settings: HeuristicSettings = HeuristicSettings(),
+              safety: SafetySettings = SafetySettings(), approver: Optional[Approver] = None,
+              trace: Optional[TraceLog] = None) -> "PlanningService":
         t0 = time.perf_counter()
         service = cls(build_llm(backend), build_embedder(backend), defaults, executor_factory=executor_factory,
-                      pet_settings=pet_settings, judge=judge, heuristic_settings=heuristic_settings)
+                      pet_settings=pet_settings, judge=judge, heuristic_settings=heuristic_settings,
+                      safety=safety, approver=approver, trace=trace)
         log.info("planner ready in %.1fs (llm %s)", time.perf_counter() - t0, service.llm.name)
         return service
 
@@ -126,6 +139,21 @@ class PlanningService:
             return self._indexes[key]
 
     def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken) -> PlanResult:
+        if self.trace is None:
+            return self._plan(request, on_step, cancel)
+        self.trace.begin(request)
+        t0 = time.perf_counter()
+        try:
+            result = self._plan(request, on_step, cancel)
+        except BaseException as exc:
+            self.trace.end(None, error=f"{type(exc).__name__}: {exc}", timings={"wall_s": time.perf_counter() - t0})
+            raise
+        times = self.heuristic.last_times if request.method is Method.HEURISTIC else self.translated.last_times
+        self.trace.end(result, timings={"wall_s": time.perf_counter() - t0, "llm_s": times.llm_s,
+                                        "translation_s": times.translation_s, **times.extra})
+        return result
+
+    def _plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken) -> PlanResult:
         method = request.method or Method.TRANSLATED
         if request.scene_id and request.scene_id not in resources.SCENES:
             raise InvalidGoal(f"scene_id: unknown scene {request.scene_id!r}; available: "
@@ -139,6 +167,9 @@ class PlanningService:
         if request.options.track_subtasks and not request.execute:
             raise InvalidGoal("options.track_subtasks: the tracker reads the executor's observations, so it "
                               "needs execute=true")
+        if self.safety.approval == "plan" and request.execute and method not in (Method.VANILLA, Method.TRANSLATED):
+            raise InvalidGoal(f"method: '{method.value}' executes while it plans, so it cannot wait for approval "
+                              "of the whole plan; use approval 'step' or an open-loop method")
         req = request if request.scene_id else request.model_copy(update={"scene_id": resources.SCENES[0]})
         executor = None
         if request.execute:
@@ -148,9 +179,43 @@ class PlanningService:
                 raise
             except Exception as exc:
                 raise ExecutorError(f"cannot start the executor for scene {req.scene_id!r}: {exc}") from exc
+        gate = self.last_gate = SafetyGate(executor, self.safety, self.approver) if executor is not None else None
+        if gate is not None and self.safety.approval == "plan":
+            return self._approved_plan(req, on_step, cancel, gate)
         if method is Method.HEURISTIC:
-            return self.heuristic.plan(req, on_step, cancel, executor)
-        return self.translated.plan(req, on_step, cancel, executor)
+            result = self.heuristic.plan(req, on_step, cancel, gate)
+        else:
+            result = self.translated.plan(req, on_step, cancel, gate)
+        if self.safety.dry_run and request.execute:
+            result.detail = "dry run: executed in the in-process simulator, nothing sent to the bridge; " \
+                + result.detail
+        return result
+
+    def _approved_plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
+                       gate: SafetyGate) -> PlanResult:
+        """approval 'plan': plan open loop, wait for approval of the whole program, then execute it."""
+        planned = self.translated.plan(request, lambda event: None, cancel, None)
+        skills = [st.skill for st in planned.steps]
+        if not skills:
+            return planned
+        gate.approve(skills, "plan")
+        for step in planned.steps:
+            cancel.check()
+            result = gate.execute(step.skill)
+            step.executed, step.error = result.success, result.failure
+            on_step(StepEvent(step=step, num_corrections=0))
+            if not result.success:
+                planned.steps = planned.steps[:step.index]
+                planned.termination_reason = TerminationReason.CORRECTIONS_EXHAUSTED
+                planned.detail = f"step {step.index} failed after approval: {result.failure.message}"
+                break
+        planned.executing = True
+        planned.executed = all(st.executed for st in planned.steps)
+        goal = gate.goal_met()
+        if goal:
+            planned.termination_reason = TerminationReason.GOAL_REACHED
+        planned.goal_status = GoalStatus.UNKNOWN if goal is None else (GoalStatus.MET if goal else GoalStatus.NOT_MET)
+        return planned
 
 
 def in_process_executor(scene_id: str, task: str) -> VirtualHomeExecutor:

@@ -51,6 +51,9 @@ class PlannerNodeParams(BaseModel):
         "bridge", description="execute skills through the executor bridge over ROS, or in-process")
     skill_timeout_s: float = Field(60.0, gt=0.0, le=3600.0, description="limit for one skill on the bridge")
     bridge_wait_s: float = Field(5.0, gt=0.0, le=600.0, description="wait for the bridge's servers")
+    trace_log: str = Field("~/.ros/llm_planner_ros/traces.jsonl",
+                           description="JSONL trace of every goal (prompts, samples, scores, skills, errors); "
+                                       "empty = off")
     tracker_mode: Literal["ros", "in_process"] = Field(
         "in_process", description="PET's subtask questions: the tracker node's check_subtask, or in-process")
     tracker_timeout_s: float = Field(30.0, gt=0.0, le=600.0, description="limit for one check_subtask call")
@@ -81,6 +84,14 @@ class PlannerNode(Node):
         self.get_logger().info(
             f"serving action 'plan_task' with policy '{self.params.goal_policy}', "
             f"default method '{self.params.default_method}'")
+
+    def active_goal_info(self) -> tuple[str, str, bool]:
+        """(goal id, task, cancel requested) of the goal being planned."""
+        with self._lock:
+            goal = self._active
+        if goal is None:
+            return "", "", False
+        return bytes(goal.goal_id.uuid).hex(), goal.request.task[:500], bool(goal.is_cancel_requested)
 
     def destroy_node(self) -> None:
         self._server.destroy()
@@ -216,6 +227,15 @@ def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
     from llm_planner_ros.planning.heuristic import HeuristicSettings
 
     heuristic = declare_and_validate(node, HeuristicSettings)
+    from llm_planner_ros.safety.gate import SafetySettings
+    from llm_planner_ros.trace.log import TraceLog
+
+    safety = declare_and_validate(node, SafetySettings)
+    approver = None
+    if safety.approval != "none":
+        from llm_planner_ros.ros.approval import RosApprover
+
+        approver = RosApprover(node, safety.approval_timeout_s, node.active_goal_info)
     judge = None
     if params.tracker_mode == "ros":
         from llm_planner_ros.ros.tracker_client import RosSubtaskJudge
@@ -233,7 +253,10 @@ def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
             return bridge
         factory = bridge_executor
     service = PlanningService.build(backend, defaults, executor_factory=factory, pet_settings=pet, judge=judge,
-                                    heuristic_settings=heuristic)
+                                    heuristic_settings=heuristic, safety=safety, approver=approver,
+                                    trace=TraceLog(params.trace_log) if params.trace_log else None)
+    if safety.dry_run:
+        node.get_logger().warning("dry_run: skills run in the in-process simulator; nothing reaches the bridge")
     service.index_for(params.default_scene, defaults.bank)   # embed the default bank before serving
     node.get_logger().info(f"planner ready: {service.llm.name}")
     return service

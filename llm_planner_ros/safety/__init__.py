@@ -1,0 +1,2 @@
+"""Gates between planning and execution: only admissible, allowed and (optionally) approved
+skills reach an executor."""

@@ -1,0 +1,139 @@
+"""The JSONL trace log and the LLM wrapper that feeds it."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.request import PlanRequest
+from llm_planner_ros.core.types import PlanResult
+from llm_planner_ros.llm.base import Completion, SamplingParams
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
+
+
+def secrets() -> list[str]:
+    """Values of environment variables that look like credentials (never written anywhere)."""
+    return sorted({v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 6}, key=len,
+                  reverse=True)
+
+
+def redact(text: str) -> str:
+    for value in secrets():
+        text = text.replace(value, "***")
+    return text
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value):
+        return {k: _plain(v) for k, v in dataclasses.asdict(value).items()}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "value") and not isinstance(value, (int, float, str)):
+        return value.value
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
+
+class TraceLog:
+    """Append-only JSONL; one goal at a time is 'current' per thread."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path).expanduser()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def write(self, event: str, **fields: Any) -> None:
+        record = {"t": time.time(), "trace": getattr(self._local, "trace_id", ""), "event": event, **_plain(fields)}
+        line = redact(json.dumps(record, default=str))
+        with self._lock, open(self.path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+
+    def begin(self, request: PlanRequest, goal_id: str = "") -> str:
+        self._local.trace_id = goal_id or uuid.uuid4().hex
+        self.write("goal", request=request.model_dump(mode="json"))
+        return self._local.trace_id
+
+    def end(self, result: Optional[PlanResult], error: str = "", timings: Optional[dict] = None) -> None:
+        if result is None:
+            self.write("end", error=error, timings=timings or {})
+        else:
+            self.write("end", termination=result.termination_reason.value, detail=result.detail,
+                       success=result.success, executed=result.executed, goal_status=int(result.goal_status),
+                       corrections=result.num_corrections, llm_calls=result.num_llm_calls,
+                       subtasks=result.subtasks, program=result.program,
+                       steps=[{"index": s.index, "text": s.generated_text, "skill": s.skill.script() if s.skill.action
+                               else "", "score": s.score, "similarity": s.similarity,
+                               "mean_logprob": s.mean_logprob, "executed": s.executed,
+                               "error": {"type": int(s.error.type), "message": s.error.message,
+                                         "cause": s.error.cause}, "corrections": s.corrections}
+                              for s in result.steps],
+                       error=error, timings=timings or {})
+        self._local.trace_id = ""
+
+
+def read_traces(path: Path | str) -> Iterator[dict]:
+    """Goals of a trace log, each with its LLM calls and its end (or none, if the node died)."""
+    goals: dict[str, dict] = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue   # a line cut short by a crash
+        goal = goals.setdefault(record.get("trace", ""), {"llm": [], "end": None, "request": None})
+        if record["event"] == "goal":
+            goal["request"], goal["started"] = record["request"], record["t"]
+        elif record["event"] == "llm":
+            goal["llm"].append(record)
+        elif record["event"] == "end":
+            goal["end"] = record
+    yield from ({"trace": k, **v} for k, v in goals.items() if v["request"] is not None)
+
+
+class RecordingLLM:
+    """Wraps an LLM backend and writes each call (prompt, parameters, samples, log-probs, time)."""
+
+    def __init__(self, inner, log: TraceLog) -> None:
+        self.inner = inner
+        self.log = log
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    def _record(self, kind: str, prompt: str, params: Optional[SamplingParams], started: float, out) -> None:
+        self.log.write("llm", kind=kind, prompt=prompt, params=params, seconds=time.perf_counter() - started,
+                       samples=[{"text": c.text, "logprobs": c.token_logprobs, "finish": c.finish_reason}
+                                for c in out] if out and isinstance(out[0], Completion) else None,
+                       values=out if out and not isinstance(out[0], Completion) else None)
+
+    def complete(self, prompt: str, n: int, params: SamplingParams,
+                 cancel: Optional[CancelToken] = None) -> list[Completion]:
+        t0 = time.perf_counter()
+        out = self.inner.complete(prompt, n, params, cancel)
+        self._record("complete", prompt, params, t0, out)
+        return out
+
+    def chat(self, user: str, n: int, params: SamplingParams, cancel: Optional[CancelToken] = None) -> list[Completion]:
+        t0 = time.perf_counter()
+        out = self.inner.chat(user, n, params, cancel)
+        self._record("chat", user, params, t0, out)
+        return out
+
+    def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...]) -> list[float]:
+        t0 = time.perf_counter()
+        out = self.inner.next_token_logprobs(prompt, candidates)
+        self._record("next_token_logprobs", prompt, None, t0, out)
+        return out

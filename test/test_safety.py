@@ -1,0 +1,133 @@
+"""Safety gates and the trace log, ROS-free, on the real simulator and the embedded model."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.request import parse_request
+from llm_planner_ros.core.types import ErrorType, Skill, TerminationReason
+from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+from llm_planner_ros.planning.service import InvalidGoal, PlanningService
+from llm_planner_ros.planning.settings import PlannerSettings
+from llm_planner_ros.safety.gate import (ApprovalDenied, ApprovalTimeout, SafetyGate, SafetySettings,
+                                         admissibility_problem)
+from llm_planner_ros.skills import resources
+from llm_planner_ros.skills.vocabulary import make_skill
+from llm_planner_ros.trace.log import TraceLog, read_traces, redact
+
+
+class RecordingExecutor:
+    """Wraps the real simulator and records what reaches it."""
+
+    def __init__(self):
+        self.inner = VirtualHomeExecutor(graph=resources.scene_graphs("file27_2")[0])
+        self.received = []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def execute(self, skill):
+        self.received.append(skill)
+        return self.inner.execute(skill)
+
+
+@pytest.mark.parametrize("skill,problem", [
+    (Skill(action="", text="dance wildly"), "is not a known action"),
+    (Skill(action="FLY", objects=("kitchen",)), "'FLY' is not a known action"),
+    (Skill(action="WALK", objects=("kitchen", "sink")), "WALK takes 1 object(s), got 2"),
+    (make_skill("GRAB", ["unicorn"]), "'unicorn' is not a known object class"),
+    (make_skill("GRAB", ["bathroom"]), "GRAB does not apply to 'bathroom'"),
+])
+def test_inadmissible_skills_never_reach_the_executor(skill, problem):
+    inner = RecordingExecutor()
+    gate = SafetyGate(inner, SafetySettings())
+    result = gate.execute(skill)
+    assert not result.success and result.failure.type is ErrorType.INVALID_ACTION
+    assert problem in result.failure.message and inner.received == []
+    assert admissibility_problem(make_skill("WALK", ["microwave"])) == ""
+
+
+def test_allow_and_deny_lists():
+    inner = RecordingExecutor()
+    gate = SafetyGate(inner, SafetySettings(skill_denylist=["open"], object_denylist=["Television"]))
+    assert "action OPEN is not allowed" in gate.execute(make_skill("OPEN", ["microwave"])).failure.message
+    assert "object 'television' is not allowed" in gate.execute(make_skill("WALK", ["television"])).failure.message
+    assert gate.execute(make_skill("WALK", ["microwave"])).success
+    only_walk = SafetyGate(inner, SafetySettings(skill_allowlist=["WALK"], object_allowlist=["microwave"]))
+    assert not only_walk.execute(make_skill("WALK", ["television"])).success
+    assert [s.action for s in inner.received] == ["WALK"]
+
+
+def test_approval_per_step_denied_and_timed_out():
+    asked = []
+    gate = SafetyGate(RecordingExecutor(), SafetySettings(approval="step"),
+                      lambda skills, kind: asked.append((kind, skills)) or (False, "too close to the stairs"))
+    with pytest.raises(ApprovalDenied, match="denied: too close to the stairs"):
+        gate.execute(make_skill("WALK", ["microwave"]))
+    assert asked[0][0] == "step" and gate.inner.received == []
+    silent = SafetyGate(RecordingExecutor(), SafetySettings(approval="step", approval_timeout_s=2),
+                        lambda skills, kind: None)
+    with pytest.raises(ApprovalTimeout, match="not given within 2s"):
+        silent.execute(make_skill("WALK", ["microwave"]))
+
+
+def test_service_gates_every_goal_and_dry_run(smollm2, embedder, demos):
+    received = []
+
+    def factory(scene, task):
+        ex = RecordingExecutor()
+        received.append(ex)
+        return ex
+
+    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos, executor_factory=factory,
+                              safety=SafetySettings(skill_denylist=["WALK"]))
+    result = service.plan(parse_request(task="Turn on light", method="reprompt", execute=True), lambda e: None,
+                          CancelToken())
+    assert all(s.action != "WALK" for ex in received for s in ex.received)
+    assert all("WALK" not in f.message or "refused" in f.message for f in [st.error for st in result.steps])
+    dry = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos, executor_factory=factory,
+                          safety=SafetySettings(dry_run=True))
+    n = len(received)
+    result = dry.plan(parse_request(task="Turn on light", method="translated", execute=True), lambda e: None,
+                      CancelToken())
+    assert len(received) == n and result.detail.startswith("dry run:")
+
+
+def test_whole_plan_approval(smollm2, embedder, demos):
+    plans = []
+    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
+                              safety=SafetySettings(approval="plan"),
+                              approver=lambda skills, kind: plans.append((kind, list(skills))) or (True, ""))
+    result = service.plan(parse_request(task="Turn on light", execute=True), lambda e: None, CancelToken())
+    assert plans and plans[0][0] == "plan" and [s.skill for s in result.steps][:len(plans[0][1])] == \
+        plans[0][1][:len(result.steps)]
+    with pytest.raises(InvalidGoal, match="cannot wait for approval of the whole plan"):
+        service.plan(parse_request(task="Turn on light", method="reprompt", execute=True), lambda e: None,
+                     CancelToken())
+
+
+def test_trace_log_records_everything_and_survives_a_cut_line(tmp_path, smollm2, embedder, demos, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-123")
+    path = tmp_path / "traces.jsonl"
+    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos, trace=TraceLog(path))
+    service.plan(parse_request(task="Turn on light", description="key sk-test-not-a-real-key-123"),
+                 lambda e: None, CancelToken())
+    with pytest.raises(InvalidGoal):
+        service.plan(parse_request(task="Turn on light", method="reprompt"), lambda e: None, CancelToken())
+    with open(path, "a") as f:
+        f.write('{"trace": "x", "event": "llm", "prompt": "cut sh')   # the node died mid-line
+    text = path.read_text()
+    assert "sk-test-not-a-real-key-123" not in text and "***" in text
+    goals = list(read_traces(path))
+    assert len(goals) == 2
+    first, second = goals
+    assert first["request"]["task"] == "Turn on light" and first["end"]["termination"]
+    call = first["llm"][0]
+    assert call["prompt"].startswith("Task:") and call["samples"][0]["logprobs"] and call["params"]["temperature"]
+    assert {"wall_s", "llm_s", "translation_s"} <= set(first["end"]["timings"])
+    assert first["end"]["steps"] and "score" in first["end"]["steps"][0]
+    assert second["end"]["error"].startswith("InvalidGoal") and second["llm"] == []
+    assert redact("x sk-test-not-a-real-key-123 y") == "x *** y"
+    assert json.loads(text.splitlines()[0])["event"] == "goal"
