@@ -131,3 +131,18 @@ def test_trace_log_records_everything_and_survives_a_cut_line(tmp_path, smollm2,
     assert second["end"]["error"].startswith("InvalidGoal") and second["llm"] == []
     assert redact("x sk-test-not-a-real-key-123 y") == "x *** y"
     assert json.loads(text.splitlines()[0])["event"] == "goal"
+
+
+def test_an_executor_that_raises_ends_the_goal_with_an_executor_error(smollm2, embedder, demos):
+    from llm_planner_ros.core.errors import ExecutorError
+
+    class Raising(RecordingExecutor):
+        def execute(self, skill):
+            raise RuntimeError("simulator segfault imitation")
+
+    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
+                              executor_factory=lambda scene, task: Raising())
+    with pytest.raises(ExecutorError, match="the executor raised RuntimeError on .*simulator segfault"):
+        service.plan(parse_request(task="Turn on light", method="reprompt", execute=True), lambda e: None,
+                     CancelToken())
+    assert ExecutorError.reason is TerminationReason.EXECUTOR_ERROR

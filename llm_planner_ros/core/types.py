@@ -50,6 +50,8 @@ class TerminationReason(str, Enum):
     LLM_ERROR = "llm_error"
     EXECUTOR_ERROR = "executor_error"
     CANCELED = "canceled"
+    APPROVAL_DENIED = "approval_denied"
+    APPROVAL_TIMEOUT = "approval_timeout"
     INTERNAL_ERROR = "internal_error"
 
     @property

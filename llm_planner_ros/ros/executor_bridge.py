@@ -12,6 +12,7 @@ VirtualHome executor behind the robot interface, so the robot path can be tested
 from __future__ import annotations
 
 import threading
+import time
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -57,8 +58,9 @@ def executor_error(message: str) -> ExecuteSkill.Result:
 class SimulatedSkillServer:
     """ExecuteSkill/ResetScene/GetApplicableSkills on a VirtualHome executor, one skill at a time."""
 
-    def __init__(self, node: Node, scene: str, group: ReentrantCallbackGroup) -> None:
+    def __init__(self, node: Node, scene: str, group: ReentrantCallbackGroup, skill_delay_s: float = 0.0) -> None:
         self.node = node
+        self.skill_delay_s = skill_delay_s
         self.sim = VirtualHomeExecutor(scene)
         self.lock = threading.Lock()
         node.create_service(ResetScene, "reset_scene", self.reset, callback_group=group)
@@ -66,6 +68,12 @@ class SimulatedSkillServer:
 
     def execute(self, goal_handle: ServerGoalHandle) -> ExecuteSkill.Result:
         skill = conversions.skill_from_msg(goal_handle.request.skill)
+        deadline = time.monotonic() + self.skill_delay_s
+        while time.monotonic() < deadline:   # a robot's skill takes time; it can be cancelled meanwhile
+            if goal_handle.is_cancel_requested:
+                goal_handle.canceled()
+                return executor_error("the skill was cancelled while it ran")
+            time.sleep(0.05)
         with self.lock:
             try:
                 result = result_msg(self.sim.execute(skill))
@@ -128,10 +136,14 @@ class ExecutorBridgeNode(Node):
         handle = wait_for(self._robot.send_goal_async(goal), p.robot_wait_s or 1.0)
         if handle is None or not handle.accepted:
             return executor_error("the robot rejected the skill" if handle else "the robot did not answer")
-        response = wait_for(handle.get_result_async(), p.robot_timeout_s)
-        if response is None:
-            handle.cancel_goal_async()
-            return executor_error(f"the robot did not finish the skill within {p.robot_timeout_s:.0f}s")
+        future = handle.get_result_async()
+        deadline = time.monotonic() + p.robot_timeout_s
+        while (response := wait_for(future, 0.5)) is None:
+            if not self._robot.server_is_ready():
+                return executor_error("the robot's skill server went away while the skill ran")
+            if time.monotonic() > deadline:
+                handle.cancel_goal_async()
+                return executor_error(f"the robot did not finish the skill within {p.robot_timeout_s:.0f}s")
         return response.result
 
     def _robot_reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
@@ -146,10 +158,12 @@ class SimRobotNode(Node):
     def __init__(self) -> None:
         super().__init__("sim_robot")
         self.declare_parameter("scene", "TrimmedTestScene1")
+        self.declare_parameter("skill_delay_s", 0.0)   # how long each skill takes (fault injection, demos)
         group = ReentrantCallbackGroup()
-        self.server = SimulatedSkillServer(self, self.get_parameter("scene").value, group)
+        self.server = SimulatedSkillServer(self, self.get_parameter("scene").value, group,
+                                           float(self.get_parameter("skill_delay_s").value))
         self._action = ActionServer(self, ExecuteSkill, "execute_skill", execute_callback=self.server.execute,
-                                    callback_group=group)
+                                    cancel_callback=lambda handle: CancelResponse.ACCEPT, callback_group=group)
         self.get_logger().info("simulated robot serving action 'execute_skill'")
 
 

@@ -3,7 +3,7 @@
 simulator without code changes."""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -12,7 +12,7 @@ from rclpy.node import Node
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.srv import GetApplicableSkills, ResetScene
 
-from llm_planner_ros.core.errors import ExecutorError
+from llm_planner_ros.core.errors import ExecutorError, PlanCanceled
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
 from llm_planner_ros.ros import conversions
@@ -20,7 +20,10 @@ from llm_planner_ros.ros.wait import wait_for
 
 
 class RosExecutor:
-    def __init__(self, node: Node, skill_timeout_s: float = 60.0, wait_s: float = 5.0) -> None:
+    def __init__(self, node: Node, skill_timeout_s: float = 60.0, wait_s: float = 5.0,
+                 cancel_requested: Callable[[], bool] = lambda: False) -> None:
+        """``cancel_requested()`` is polled while a skill runs (the planner node's goal cancel)."""
+        self.cancel_requested = cancel_requested
         group = ReentrantCallbackGroup()
         self._action = ActionClient(node, ExecuteSkill, "execute_skill", callback_group=group)
         self._reset = node.create_client(ResetScene, "reset_scene", callback_group=group)
@@ -53,10 +56,15 @@ class RosExecutor:
                                                                          scene_id=self.scene_id)), self.wait_s)
         if handle is None or not handle.accepted:
             raise ExecutorError("the executor bridge did not accept the skill")
-        response = wait_for(handle.get_result_async(), self.skill_timeout_s)
-        if response is None:
-            handle.cancel_goal_async()
-            raise ExecutorError(f"the skill did not finish within {self.skill_timeout_s:.0f}s")
+        future, waited = handle.get_result_async(), 0.0
+        while (response := wait_for(future, 0.1)) is None:
+            waited += 0.1
+            if self.cancel_requested():   # cancel the running skill, not only the next one
+                handle.cancel_goal_async()
+                raise PlanCanceled(f"cancelled while the bridge ran {skill.script()}")
+            if waited >= self.skill_timeout_s:
+                handle.cancel_goal_async()
+                raise ExecutorError(f"the skill did not finish within {self.skill_timeout_s:.0f}s")
         result = response.result
         failure = conversions.failure_from_msg(result.failure)
         if failure.type is ErrorType.EXECUTOR_ERROR:   # not a precondition: nothing to re-prompt on

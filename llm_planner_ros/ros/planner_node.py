@@ -246,7 +246,8 @@ def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
     if params.executor_mode == "bridge":
         from llm_planner_ros.ros.executor_client import RosExecutor
 
-        bridge = RosExecutor(node, skill_timeout_s=params.skill_timeout_s, wait_s=params.bridge_wait_s)
+        bridge = RosExecutor(node, skill_timeout_s=params.skill_timeout_s, wait_s=params.bridge_wait_s,
+                             cancel_requested=lambda: node.active_goal_info()[2])
 
         def bridge_executor(scene_id: str, task: str) -> RosExecutor:
             bridge.reset(scene_id, task=task)

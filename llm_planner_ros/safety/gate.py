@@ -14,7 +14,7 @@ from typing import Callable, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from llm_planner_ros.core.errors import PlanningError
+from llm_planner_ros.core.errors import ExecutorError, PlanningError
 from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.types import ErrorType, Skill, TerminationReason
 from llm_planner_ros.skills import resources
@@ -38,11 +38,11 @@ class SafetySettings(BaseModel):
 
 
 class ApprovalDenied(PlanningError):
-    reason = TerminationReason.CANCELED   # an operator's no ends the goal like a cancel, with the reason
+    reason = TerminationReason.APPROVAL_DENIED
 
 
 class ApprovalTimeout(PlanningError):
-    reason = TerminationReason.EXECUTOR_ERROR
+    reason = TerminationReason.APPROVAL_TIMEOUT
 
 
 # (skills to approve, what they are: "step" or "plan") -> (approved, reason); None = no answer in time
@@ -101,7 +101,12 @@ class SafetyGate:
         if self.settings.approval == "step" and self.approver is not None:
             self.approve([skill], "step")
         self.sent.append(skill)
-        return self.inner.execute(skill)
+        try:
+            return self.inner.execute(skill)
+        except PlanningError:
+            raise
+        except Exception as exc:   # a simulator or driver bug ends this goal with the reason
+            raise ExecutorError(f"the executor raised {type(exc).__name__} on {skill.script()}: {exc}") from exc
 
     def approve(self, skills: Sequence[Skill], kind: str) -> None:
         answer = self.approver(skills, kind) if self.approver else (True, "")
