@@ -37,7 +37,7 @@ def report(**fields) -> None:
     """With FAULTS_REPORT set (bench/faults.py), append what a case observed to that JSONL file."""
     path = os.environ.get("FAULTS_REPORT")
     if path:
-        case = os.environ.get("PYTEST_CURRENT_TEST", "").split("::")[-1].split(" ")[0]
+        case = os.environ.get("PYTEST_CURRENT_TEST", "").split("::")[-1].rsplit(" ", 1)[0]
         with open(path, "a") as f:
             f.write(json.dumps({"case": case, **fields}) + "\n")
 
