@@ -117,8 +117,10 @@ def test_final_query_repairs_a_disagreeing_answer():
         if "Choose one of these candidate actions" in prompt:
             idx = sorted(opts.values())
             return f"{idx[0]} [WALK] <light>" if opts.get("[WALK] <light>") != idx[0] else f"{idx[1]} [WALK] <light>"
-        first, last = min(opts.items(), key=lambda kv: kv[1]), None
-        return f"{first[1]} {first[0]}" if "[WALK] <light>" not in opts else f"{opts['[WALK] <light>']} [WALK] <light>"
+        if "[WALK] <light>" in opts:                      # the chunk holding it proposes it
+            return f"{opts['[WALK] <light>']} [WALK] <light>"
+        action, index = min(opts.items(), key=lambda kv: kv[1])   # the other chunk: its first option
+        return f"{index} {action}"
 
     llm = ScriptedChat(answer)
     planner = HeuristicPlanner(llm, None, HeuristicSettings(heuristic_chunk_size=150, heuristic_max_length=1))
