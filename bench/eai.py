@@ -66,6 +66,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--openai-api", choices=["completions", "chat"], default="completions")
     p.add_argument("--out", default="bench/results")
     p.add_argument("--cache", default=None, help="per-goal record cache (default: <out>/cache)")
+    p.add_argument("--progprompt", action="store_true",
+                   help="run the ProgPrompt household tasks of Borro et al. that TrimmedTestScene1 allows "
+                        "(setting 'task', own goal conditions, no anchors) instead of EAI's set")
     p.add_argument("--list", action="store_true", help="list the methods and tasks, then exit")
     return p.parse_args(argv)
 
@@ -171,7 +174,15 @@ def main(argv=None) -> dict:
         print("tasks:", *sorted({t.task for t in eai.eai_tasks()}), sep="\n  ")
         return {}
     try:
-        tasks = eai.select_tasks(eai.eai_tasks(), args.tasks, args.per_task, args.limit)
+        if args.progprompt:
+            from llm_planner_ros.evaluation.progprompt import NOT_RUNNABLE, PROGPROMPT_TASKS
+
+            tasks = eai.select_tasks(PROGPROMPT_TASKS, args.tasks, args.per_task, args.limit)
+            args.settings, args.anchors, args.no_eai_scorer = ["task"], [], True
+            for name, why in NOT_RUNNABLE.items():
+                print(f"not run: {name}: {why}")
+        else:
+            tasks = eai.select_tasks(eai.eai_tasks(), args.tasks, args.per_task, args.limit)
     except ValueError as exc:
         raise SystemExit(str(exc))
     out = Path(args.out)

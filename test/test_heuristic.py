@@ -151,3 +151,26 @@ def test_embedded_model_runs_the_search(smollm2, demos):
     assert planner.last_trace.queries >= 1
     assert "Walk to an item before interacting with it." in prompt and "\nfloor_lamp: " in prompt
     assert "walk | " in prompt     # the worked examples in the guide's language
+
+
+def test_progprompt_tasks_have_reachable_goals():
+    """Each runnable ProgPrompt task's goal is met by a hand-written program on its graph, and
+    not met at the start; the other six say why they cannot run."""
+    from llm_planner_ros.evaluation.progprompt import NOT_RUNNABLE, PROGPROMPT_TASKS
+    from llm_planner_ros.skills.vocabulary import make_skill as sk
+
+    programs = {
+        "watch tv": [sk("WALK", ["television"]), sk("SWITCHON", ["television"]), sk("TURNTO", ["television"])],
+        "turn off light": [sk("WALK", ["home_office"]), sk("WALK", ["light"]), sk("SWITCHOFF", ["light"])],
+        "make toast": [sk("WALK", ["food_bread"]), sk("GRAB", ["food_bread"]), sk("WALK", ["toaster"]),
+                       sk("PUTIN", ["food_bread", "toaster"]), sk("SWITCHON", ["toaster"])],
+        "wash the plate": [sk("WALK", ["dishwasher"]), sk("OPEN", ["dishwasher"]), sk("GRAB", ["plate"]),
+                           sk("WALK", ["sink"]), sk("WASH", ["plate"])],
+    }
+    assert len(PROGPROMPT_TASKS) + len(NOT_RUNNABLE) == 10
+    for task in PROGPROMPT_TASKS:
+        ex = VirtualHomeExecutor(graph=task.graph, goal=task.goal)
+        assert ex.goal_met() is False, task.task
+        for skill in programs[task.task]:
+            assert ex.execute(skill).success, (task.task, skill)
+        assert ex.goal_met() is True, task.task
