@@ -49,7 +49,8 @@ class TrackerNode(Node):
         self._pub = self.create_publisher(TrackerState, "tracker_state", LATCHED)
         self._pub.publish(self.state)
         self.create_service(CheckSubtask, "check_subtask", self._check, callback_group=group)
-        self.get_logger().info("serving 'check_subtask' (goal conditions from the executor bridge)")
+        self.get_logger().info(f"serving 'check_subtask' (whole task: goal conditions from the executor bridge; "
+                               f"subtasks: {type(self.judge).__name__})")
 
     def _check(self, request: CheckSubtask.Request, response: CheckSubtask.Response) -> CheckSubtask.Response:
         whole_task = not request.subtask.strip() or normalise(request.subtask) == normalise(request.task)
