@@ -33,7 +33,7 @@ from llm_planner_ros.evaluation.benchmark import (METHODS, BenchmarkRunner, RunC
                                                   eai_summary, summarise)
 from llm_planner_ros.pet.session import PetFactory, PetSettings  # noqa: E402
 from llm_planner_ros.planning.examples import DemonstrationBank  # noqa: E402
-from llm_planner_ros.planning.heuristic import HeuristicPlanner  # noqa: E402
+from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings  # noqa: E402
 from llm_planner_ros.planning.service import BackendSettings, build_llm  # noqa: E402
 from llm_planner_ros.planning.settings import PlannerSettings  # noqa: E402
 from llm_planner_ros.planning.translated import TranslatedPlanner  # noqa: E402
@@ -66,6 +66,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--openai-api", choices=["completions", "chat"], default="completions")
     p.add_argument("--out", default="bench/results")
     p.add_argument("--cache", default=None, help="per-goal record cache (default: <out>/cache)")
+    p.add_argument("--heuristic-max-length", type=int, default=20, help="step limit of the heuristic rows (paper: 20)")
     p.add_argument("--progprompt", action="store_true",
                    help="run the ProgPrompt household tasks of Borro et al. that TrimmedTestScene1 allows "
                         "(setting 'task', own goal conditions, no anchors) instead of EAI's set")
@@ -208,7 +209,8 @@ def main(argv=None) -> dict:
     config = {"llm": llm.name, "planner": settings.model_dump(mode="json"), "seed": args.seed}
     cache = RunCache(cache_dir / "records.jsonl")
     runner = BenchmarkRunner(llm, planner_for, cache, config, pet_config=pet.settings.model_dump(mode="json"),
-                             heuristic=HeuristicPlanner(llm, demos, seed=args.seed))
+                             heuristic=HeuristicPlanner(llm, demos, HeuristicSettings(
+                                 heuristic_max_length=args.heuristic_max_length), seed=args.seed))
 
     jobs = [(METHODS[m], s, t) for s in args.settings for m in args.methods if s in METHODS[m].settings
             for t in (tasks[:args.eai_json_limit] if METHODS[m].method == "eai_json" and args.eai_json_limit
