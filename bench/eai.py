@@ -237,8 +237,10 @@ def main(argv=None) -> dict:
         responses = {}
         for i, row in enumerate(rows):
             if row["kind"] == "method":
-                responses[str(i)] = [{"identifier": r["identifier"], "llm_output": r["llm_output"]}
-                                     for r in row["records"]]
+                # a plan's own steps, untranslated ones included (EAI counts them as hallucinations);
+                # the eai-json row's answer as the LLM wrote it
+                responses[str(i)] = [{"identifier": r["identifier"], "llm_output": r["llm_output"] if r["method"] ==
+                                      "eai-json" else eai.eai_output(r["program"])} for r in row["records"]]
             else:
                 responses[str(i)] = [r for r in eai.shipped_responses(row["name"]) if r["identifier"] in ids]
         for key, recs in tqdm(responses.items(), desc="EAI scorer", unit="row", file=sys.stderr):

@@ -160,7 +160,7 @@ def test_real_planner_gives_specific_reasons(real_planner):
     client, proc = real_planner
     cases = [(PlanTask.Goal(task="Turn on light", method="reprompt"), "execute: method 'reprompt' corrects"),
              (PlanTask.Goal(task="Turn on light", scene_id="Mars"), "scene_id: unknown scene 'Mars'"),
-             (PlanTask.Goal(task="Turn on light", method="heuristic"), "method: 'heuristic' is not available")]
+             (PlanTask.Goal(task="Turn on light", method="heuristic"), "execute: method 'heuristic' chooses")]
     for goal, detail in cases:
         status, result = client.send_plan(goal).result(timeout=60)
         assert status == GoalStatus.STATUS_ABORTED

@@ -193,7 +193,7 @@ class BenchmarkRunner:
             execution_s, goal = time.perf_counter() - t0, bool(goal)
         pet = pet_stats(planner.last_pet, task) if getattr(planner, "last_pet", None) else {}
         return dict(pet=pet, program=program, generated=[st.generated_text for st in result.steps],
-                    llm_output=eai.eai_output([st.skill for st in result.steps if st.skill.action]),
+                    llm_output=eai.eai_output(program),   # untranslated steps stay, as EAI hallucinations
                     executable=ok, goal_met=goal, corrections=result.num_corrections,
                     llm_calls=result.num_llm_calls, termination=result.termination_reason.value,
                     detail=result.detail, llm_s=times.llm_s, translation_s=times.translation_s,
