@@ -167,8 +167,14 @@ def test_robot_faults_abort_with_the_reason_and_the_bridge_recovers(robot_stack)
     assert "went away" in result.detail or "is not available" in result.detail
     # it comes back: the next goal executes again
     with node("sim_robot", f"{ns}/robot", "simulated robot serving", *robot_params):
-        run = client.send_plan(PlanTask.Goal(task="Watch TV", execute=True, options=MethodOptions(max_steps=1)))
-        status, result = run.result(timeout=120)
+        # right after the robot returns, DDS may not have matched its reply path yet: the first skill
+        # can end "did not answer" (never sent twice); the bridge serves again without a restart
+        for attempt in range(3):
+            run = client.send_plan(PlanTask.Goal(task="Watch TV", execute=True, options=MethodOptions(max_steps=1)))
+            status, result = run.result(timeout=120)
+            if result.termination_reason != R.REASON_EXECUTOR_ERROR:
+                break
+            assert "did not answer" in result.detail or "is not available" in result.detail, result.detail
         # the robot answered: executed, or a precondition failure of its own simulator
         assert result.steps and result.termination_reason != R.REASON_EXECUTOR_ERROR
 
