@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from helpers.processes import NodeProcess, console_script
+from helpers.processes import NodeProcess, ros_node
 from helpers.ros_client import RosTestClient, wait_future
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.msg import PreconditionFailure
@@ -21,10 +21,7 @@ BRIDGE_READY = "serving action 'execute_skill'"
 
 
 def node(script: str, ns: str, *params: str, ready: str = BRIDGE_READY) -> NodeProcess:
-    argv = [str(console_script(script)), "--ros-args", "-r", f"__ns:={ns}"]
-    for p in params:
-        argv += ["-p", p]
-    return NodeProcess(argv, ready=ready, timeout=60)
+    return ros_node(script, ns, ready, *params, timeout=60)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from action_msgs.msg import GoalStatus
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from helpers.faulty_openai import FaultyOpenAIServer
-from helpers.processes import NodeProcess, console_script, wait_until
+from helpers.processes import ros_node, wait_until
 from helpers.ros_client import RosTestClient, wait_future
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import ApprovalRequest, MethodOptions
@@ -24,13 +24,6 @@ from llm_planner_ros.trace.log import read_traces
 
 SECRET = "sk-fault-injection-secret-0123456789"
 R = PlanTask.Result
-
-
-def node(script: str, ns: str, ready: str, *params: str) -> NodeProcess:
-    argv = [str(console_script(script)), "--ros-args", "-r", f"__ns:={ns}"]
-    for p in params:
-        argv += ["-p", p]
-    return NodeProcess(argv, ready=ready, timeout=120)
 
 
 def report(**fields) -> None:
@@ -64,8 +57,8 @@ def llm_stack(tmp_path_factory):
     trace = tmp_path_factory.mktemp("trace") / "traces.jsonl"
     ns = f"/faults_{uuid.uuid4().hex[:6]}"
     with FaultyOpenAIServer(slow_s=4.0) as server, \
-            node("executor_bridge", ns, "serving action 'execute_skill'"), \
-            node("planner_node", ns, "planner ready", "llm_backend:=openai", f"openai_base_url:={server.url}",
+            ros_node("executor_bridge", ns, "serving action 'execute_skill'"), \
+            ros_node("planner_node", ns, "planner ready", "llm_backend:=openai", f"openai_base_url:={server.url}",
                  "openai_model:=m", "openai_timeout_s:=1.5", "openai_max_retries:=1",
                  "openai_api_key_env:=FAULTS_API_KEY", f"trace_log:={trace}", "max_steps:=3") as planner:
         with RosTestClient(ns) as client:
@@ -141,9 +134,9 @@ def robot_stack():
     """Planner -> bridge (robot backend) -> the reference simulated robot, whose skills take 5 s."""
     ns = f"/robotfaults_{uuid.uuid4().hex[:6]}"
     robot_params = ("skill_delay_s:=5.0",)
-    with node("executor_bridge", ns, "serving action 'execute_skill'", "backend:=robot",
+    with ros_node("executor_bridge", ns, "serving action 'execute_skill'", "backend:=robot",
               "robot_action:=robot/execute_skill", "robot_timeout_s:=10.0", "robot_wait_s:=5.0"), \
-            node("planner_node", ns, "planner ready", "max_steps:=3", "epsilon:=0.0",
+            ros_node("planner_node", ns, "planner ready", "max_steps:=3", "epsilon:=0.0",
                  "allow_repeated_skills:=true", "bridge_wait_s:=2.0"):
         with RosTestClient(ns) as client:
             yield client, ns, robot_params
@@ -155,7 +148,7 @@ def test_robot_faults_abort_with_the_reason_and_the_bridge_recovers(robot_stack)
     status, result, _ = outcome(client, PlanTask.Goal(task="Watch TV", execute=True))
     assert result.termination_reason == R.REASON_EXECUTOR_ERROR and "is not available" in result.detail
     # the robot dies in the middle of a skill
-    robot = node("sim_robot", f"{ns}/robot", "simulated robot serving", *robot_params)
+    robot = ros_node("sim_robot", f"{ns}/robot", "simulated robot serving", *robot_params)
     robot.__enter__()
     run = client.send_plan(PlanTask.Goal(task="Watch TV", execute=True))
     time.sleep(3.0)
@@ -166,7 +159,7 @@ def test_robot_faults_abort_with_the_reason_and_the_bridge_recovers(robot_stack)
     assert result.termination_reason == R.REASON_EXECUTOR_ERROR
     assert "went away" in result.detail or "is not available" in result.detail
     # it comes back: the next goal executes again
-    with node("sim_robot", f"{ns}/robot", "simulated robot serving", *robot_params):
+    with ros_node("sim_robot", f"{ns}/robot", "simulated robot serving", *robot_params):
         # right after the robot returns, DDS may not have matched its reply path yet: the first skill
         # can end "did not answer" (never sent twice); the bridge serves again without a restart
         for attempt in range(3):
@@ -192,8 +185,8 @@ def test_robot_faults_abort_with_the_reason_and_the_bridge_recovers(robot_stack)
 
 def test_approval_per_step_waits_for_the_operator():
     ns = f"/approval_{uuid.uuid4().hex[:6]}"
-    with node("executor_bridge", ns, "serving action 'execute_skill'"), \
-            node("planner_node", ns, "planner ready", "approval:=step", "approval_timeout_s:=3.0", "max_steps:=2",
+    with ros_node("executor_bridge", ns, "serving action 'execute_skill'"), \
+            ros_node("planner_node", ns, "planner ready", "approval:=step", "approval_timeout_s:=3.0", "max_steps:=2",
                  "epsilon:=0.0", "allow_repeated_skills:=true"):
         with RosTestClient(ns) as client:
             requests = []
@@ -236,7 +229,7 @@ def test_fifty_goals_back_to_back_and_concurrent_clients():
     """50 goals queued at once from three clients: each ends in a defined state, none is lost,
     and the node's threads and memory stay bounded (figures: bench/faults.py)."""
     ns = f"/load_{uuid.uuid4().hex[:6]}"
-    with node("planner_node", ns, "planner ready", "max_queued_goals:=100", "max_steps:=1") as planner:
+    with ros_node("planner_node", ns, "planner ready", "max_queued_goals:=100", "max_steps:=1") as planner:
         pid = planner.proc.pid
         with RosTestClient(ns) as a, RosTestClient(ns) as b, RosTestClient(ns) as c:
             outcome(a, PlanTask.Goal(task="Watch TV"))   # warm

@@ -6,24 +6,17 @@ import uuid
 
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from helpers.processes import NodeProcess, console_script, wait_until
+from helpers.processes import ros_node, wait_until
 from helpers.ros_client import RosTestClient
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import MethodOptions, TrackerState
 
 
-def node(script: str, ns: str, ready: str, *params: str) -> NodeProcess:
-    argv = [str(console_script(script)), "--ros-args", "-r", f"__ns:={ns}"]
-    for p in params:
-        argv += ["-p", p]
-    return NodeProcess(argv, ready=ready, timeout=120)
-
-
 def test_planner_tracks_subtasks_through_the_tracker_node():
     ns = f"/pet_{uuid.uuid4().hex[:6]}"
-    with node("executor_bridge", ns, "serving action 'execute_skill'", "backend:=virtualhome"), \
-            node("tracker_node", ns, "serving 'check_subtask'"), \
-            node("planner_node", ns, "planner ready", "tracker_mode:=ros", "executor_mode:=bridge"):
+    with ros_node("executor_bridge", ns, "serving action 'execute_skill'", "backend:=virtualhome"), \
+            ros_node("tracker_node", ns, "serving 'check_subtask'"), \
+            ros_node("planner_node", ns, "planner ready", "tracker_mode:=ros", "executor_mode:=bridge"):
         with RosTestClient(ns) as client:
             states = []
             qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,

@@ -25,6 +25,12 @@ class ExecutorError(PlanningError):
     reason = TerminationReason.EXECUTOR_ERROR
 
 
+class InvalidGoal(PlanningError):
+    """The goal cannot be planned as asked; the message names the field."""
+
+    reason = TerminationReason.INVALID_GOAL
+
+
 class CancelToken:
     """Asked between steps and while waiting on the LLM; ``check`` raises once cancelled."""
 

@@ -206,8 +206,7 @@ class BenchmarkRunner:
         answer = self.llm.chat(eai.helm_prompts()[task.identifier], 1, params)[0].text
         llm_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        scored = eai.corrected_score(task, answer)
-        skills, _ = eai.parse_eai_output(answer)
+        skills, scored = eai.score_answer(task, answer)
         return dict(program=[s.script() for s in skills], generated=[answer], llm_output=answer,
                     executable=scored["executable"], goal_met=scored["goal_met"], corrections=0, llm_calls=1,
                     termination="end_of_plan", detail=scored["error"], llm_s=llm_s, translation_s=0.0,
@@ -284,8 +283,7 @@ def anchor_records(model: str, tasks: Iterable[eai.EaiTask]) -> list[GoalRecord]
     out = []
     for t in tasks:
         answer = answers.get(t.identifier, "")
-        scored = eai.corrected_score(t, answer)
-        skills, _ = eai.parse_eai_output(answer)
+        skills, scored = eai.score_answer(t, answer)
         program = [s.script() for s in skills]
         out.append(GoalRecord(key=f"{model}:{t.identifier}", method=model, setting="eai", identifier=t.identifier,
                               task=t.task, program=program, generated=[answer], llm_output=answer,

@@ -153,14 +153,19 @@ def parse_eai_output(text: str, name_to_id: Mapping[str, int] = {}) -> tuple[lis
     return skills, ""
 
 
+def score_answer(task: EaiTask, llm_output: str) -> tuple[list[Skill], dict]:
+    """(the answer's skills, its :func:`corrected_score`), parsing the answer once."""
+    skills, error = parse_eai_output(llm_output, relevant_ids(task.identifier))
+    if error:
+        return skills, {"executable": False, "goal_met": False, "length": len(skills), "error": error}
+    ok, goal = executable(skills, task.graph, task.goal)
+    return skills, {"executable": ok, "goal_met": bool(goal), "length": len(skills), "error": ""}
+
+
 def corrected_score(task: EaiTask, llm_output: str) -> dict:
     """EAI's answer scored by this project's executor and goal check: every program counts, no
     dependence on the hash seed, repeated verbs kept."""
-    skills, error = parse_eai_output(llm_output, relevant_ids(task.identifier))
-    if error:
-        return {"executable": False, "goal_met": False, "length": len(skills), "error": error}
-    ok, goal = executable(skills, task.graph, task.goal)
-    return {"executable": ok, "goal_met": bool(goal), "length": len(skills), "error": ""}
+    return score_answer(task, llm_output)[1]
 
 _RUNNER = """
 import argparse, json, logging, os, sys

@@ -102,12 +102,11 @@ class PetFactory:
         o = request.options
         return o.plan_subtasks or o.track_subtasks or o.eliminate_objects
 
-    def session(self, request: PlanRequest, hold_out: bool, seed: int, cancel: CancelToken,
-                tracking: bool) -> PetSession:
+    def session(self, request: PlanRequest, hold_out: bool, seed: int, cancel: CancelToken) -> PetSession:
         o = request.options
         subtasks = (self.planner.plan(request.task, [request.task] if hold_out else [], seed, cancel)
                     if o.plan_subtasks or o.track_subtasks else [])
         tracker = (SubtaskTracker(self.judge, request.task, subtasks, self.settings.pet_max_window,
-                                  self.settings.pet_reopen_undone) if o.track_subtasks and tracking else None)
+                                  self.settings.pet_reopen_undone) if o.track_subtasks else None)
         return PetSession(request.task, subtasks, tracker, self.eliminator if o.eliminate_objects else None,
                           self.rooms, self.places)

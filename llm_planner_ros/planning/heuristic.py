@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from llm_planner_ros.core.errors import CancelToken, PlanningError
+from llm_planner_ros.core.errors import CancelToken, InvalidGoal
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
@@ -83,14 +83,19 @@ def repair(index: Optional[int], action: Optional[str], options: Sequence[str],
     return list(dict.fromkeys(by_index + same))
 
 
+def accepted(reply: str, options: Sequence[str], allowed: Sequence[int]) -> Optional[int]:
+    """Final stage: the option a reply names without ambiguity (its index and action agree, or
+    only one of them is given); None means the query must be repeated."""
+    index, action = parse_reply(reply)
+    got = repair(index, action, options, allowed)
+    return got[0] if len(got) == 1 and action in (None, options[got[0]]) else None
+
+
 @dataclass
 class SearchTrace:
     queries: int = 0
     repeats: int = 0
-    candidates_per_step: list[int] = None
-
-    def __post_init__(self) -> None:
-        self.candidates_per_step = self.candidates_per_step or []
+    candidates_per_step: list[int] = field(default_factory=list)
 
 
 class RepeatsExhausted(Exception):
@@ -199,20 +204,20 @@ class HeuristicPlanner:
             candidates += [i for i in repair(*parse_reply(reply), options, chunk) if i not in candidates]
         self.last_trace.candidates_per_step.append(len(candidates))
         if not candidates:   # no chunk gave a usable answer: ask over the first chunk again
-            candidates = self._repeat(header + "Next possible actions:\n", list(range(min(size, len(options)))),
-                                      options, ask_line, "no usable answer", cancel, step, query)
+            candidates = [self._repeat(header + "Next possible actions:\n", list(range(min(size, len(options)))),
+                                       options, ask_line, "no usable answer", cancel, step, query)]
         if len(candidates) == 1:
             return candidates[0]
         prompt = f"{header}Choose one of these candidate actions:\n{self._listing(candidates, options)}\n{ask_line}"
         reply = self._ask(prompt, cancel, step, query)
-        picked = [i for i in repair(*parse_reply(reply), options, candidates)]
-        if len(picked) >= 1 and (parse_reply(reply)[1] in (None, options[picked[0]])):
-            return picked[0]
+        picked = accepted(reply, options, candidates)
+        if picked is not None:
+            return picked
         return self._repeat(header + "Choose one of these candidate actions:\n", candidates, options, ask_line,
-                            reply.strip()[:200], cancel, step, query + 1)[0]
+                            reply.strip()[:200], cancel, step, query + 1)
 
     def _repeat(self, body: str, allowed: list[int], options: Sequence[str], ask_line: str, previous: str,
-                cancel: CancelToken, step: int, query: int) -> list[int]:
+                cancel: CancelToken, step: int, query: int) -> int:
         """Re-ask with Borro's B.6 prefix until a reply names an allowed option exactly."""
         while True:
             if self.last_trace.repeats >= self.settings.heuristic_max_repeats:
@@ -221,17 +226,16 @@ class HeuristicPlanner:
             reply = self._ask(REPEAT_PREFIX.format(previous=previous) + body + self._listing(allowed, options)
                               + "\n" + ask_line, cancel, step, query)
             query += 1
-            index, action = parse_reply(reply)
-            got = repair(index, action, options, allowed)
-            if len(got) == 1 and (action is None or options[got[0]] == action):
+            got = accepted(reply, options, allowed)
+            if got is not None:
                 return got
             previous = reply.strip()[:200]
 
     def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
              executor: Optional[Executor] = None) -> PlanResult:
         if executor is None:
-            raise PlanningError("method 'heuristic' chooses among the actions applicable in the current state, "
-                                "so it needs execute=true")
+            raise InvalidGoal("execute: method 'heuristic' chooses among the actions applicable in the current "
+                              "state, so it needs execute=true")
         self.last_times, self.last_trace = StageTimes(), SearchTrace()
         o = request.options
         guide = self.last_guide = self.guide(request, o.guide or "none", o.guide_info or "none", executor, cancel)

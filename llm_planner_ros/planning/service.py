@@ -10,7 +10,7 @@ from typing import Callable, Literal, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from llm_planner_ros.core.errors import CancelToken, ExecutorError, PlanningError
+from llm_planner_ros.core.errors import CancelToken, ExecutorError, InvalidGoal, PlanningError
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
@@ -158,15 +158,9 @@ class PlanningService:
         if request.scene_id and request.scene_id not in resources.SCENES:
             raise InvalidGoal(f"scene_id: unknown scene {request.scene_id!r}; available: "
                               f"{', '.join(resources.SCENES)}")
-        if method is Method.HEURISTIC and not request.execute:
-            raise InvalidGoal("execute: method 'heuristic' chooses among the actions applicable in the current "
-                              "state, so it needs execute=true")
         if method in (Method.RESAMPLE, Method.REPROMPT) and not request.execute:
             raise InvalidGoal(f"execute: method '{method.value}' corrects failed steps, so it needs "
                               "execute=true (closed loop)")
-        if request.options.track_subtasks and not request.execute:
-            raise InvalidGoal("options.track_subtasks: the tracker reads the executor's observations, so it "
-                              "needs execute=true")
         if self.safety.approval == "plan" and request.execute and method not in (Method.VANILLA, Method.TRANSLATED):
             raise InvalidGoal(f"method: '{method.value}' executes while it plans, so it cannot wait for approval "
                               "of the whole plan; use approval 'step' or an open-loop method")
@@ -223,6 +217,3 @@ def in_process_executor(scene_id: str, task: str) -> VirtualHomeExecutor:
     graph, goal = resources.scene_for_task(scene_id, task)
     return VirtualHomeExecutor(scene_id, graph, goal)
 
-
-class InvalidGoal(PlanningError):
-    reason = TerminationReason.INVALID_GOAL

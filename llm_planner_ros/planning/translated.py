@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional
 
-from llm_planner_ros.core.errors import CancelToken, PlanningError
+from llm_planner_ros.core.errors import CancelToken, InvalidGoal, PlanningError
 from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
@@ -189,10 +189,10 @@ class TranslatedPlanner:
             raise PlanningError("options: plan_subtasks / track_subtasks / eliminate_objects need the PET "
                                 "components, which this planner was built without")
         if o.track_subtasks and executor is None:
-            raise PlanningError("options.track_subtasks: tracking reads the executor's observations, so it "
-                                "needs execute=true")
+            raise InvalidGoal("options.track_subtasks: the tracker reads the executor's observations, so it "
+                              "needs execute=true")
         t0 = time.perf_counter()
-        session = self.pet.session(request, s.base.hold_out_query_task, s.base.seed, cancel, tracking=True)
+        session = self.pet.session(request, s.base.hold_out_query_task, s.base.seed, cancel)
         self.last_times.llm_s += time.perf_counter() - t0
         return session
 

@@ -8,15 +8,13 @@ from typing import Callable, Optional, Sequence
 
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from llm_planner_msgs.msg import ApprovalRequest
 from llm_planner_msgs.srv import Approve
 
 from llm_planner_ros.core.errors import PlanCanceled
 from llm_planner_ros.core.types import Skill
-
-LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+from llm_planner_ros.ros.planner_node import LATCHED
 
 
 class RosApprover:

@@ -216,20 +216,17 @@ def run_node(planner_factory: PlannerFactory, args: Optional[list[str]] = None) 
 
 def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
     """The real planner: LLM + ONNX translation, configured from the node's parameters."""
+    from llm_planner_ros.pet.session import PetSettings
+    from llm_planner_ros.planning.heuristic import HeuristicSettings
     from llm_planner_ros.planning.service import BackendSettings, PlanningService
     from llm_planner_ros.planning.settings import PlannerSettings
-
-    from llm_planner_ros.pet.session import PetSettings
+    from llm_planner_ros.safety.gate import SafetySettings
+    from llm_planner_ros.trace.log import TraceLog
 
     backend = declare_and_validate(node, BackendSettings)
     defaults = declare_and_validate(node, PlannerSettings)
     pet = declare_and_validate(node, PetSettings)
-    from llm_planner_ros.planning.heuristic import HeuristicSettings
-
     heuristic = declare_and_validate(node, HeuristicSettings)
-    from llm_planner_ros.safety.gate import SafetySettings
-    from llm_planner_ros.trace.log import TraceLog
-
     safety = declare_and_validate(node, SafetySettings)
     approver = None
     if safety.approval != "none":

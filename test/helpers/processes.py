@@ -75,6 +75,14 @@ class NodeProcess:
         self.stop()
 
 
+def ros_node(script: str, ns: str, ready: str, *params: str, timeout: float = 120) -> NodeProcess:
+    """An installed console script in namespace ``ns`` with ``-p name:=value`` parameters."""
+    argv = [str(console_script(script)), "--ros-args", "-r", f"__ns:={ns}"]
+    for p in params:
+        argv += ["-p", p]
+    return NodeProcess(argv, ready=ready, timeout=timeout)
+
+
 def python_module(module: str) -> list[str]:
     return [sys.executable, "-m", module]
 
