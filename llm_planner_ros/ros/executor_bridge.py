@@ -68,6 +68,7 @@ class SimulatedSkillServer:
 
     def execute(self, goal_handle: ServerGoalHandle) -> ExecuteSkill.Result:
         skill = conversions.skill_from_msg(goal_handle.request.skill)
+        self.node.get_logger().info(f"executing skill {skill.script()}")
         deadline = time.monotonic() + self.skill_delay_s
         while time.monotonic() < deadline:   # a robot's skill takes time; it can be cancelled meanwhile
             if goal_handle.is_cancel_requested:
@@ -134,6 +135,8 @@ class ExecutorBridgeNode(Node):
         if not self._robot.wait_for_server(timeout_sec=p.robot_wait_s):
             return executor_error(f"the robot's skill server '{self._robot._action_name}' is not available")
         handle = wait_for(self._robot.send_goal_async(goal), p.robot_wait_s or 1.0)
+        if handle is None and not self._robot.server_is_ready():
+            return executor_error("the robot's skill server went away before it accepted the skill")
         if handle is None or not handle.accepted:
             return executor_error("the robot rejected the skill" if handle else "the robot did not answer")
         future = handle.get_result_async()

@@ -63,8 +63,11 @@ class FaultyOpenAIServer:
     @staticmethod
     def _send(h, status: int, payload, raw: bytes | None = None) -> None:
         data = raw if raw is not None else json.dumps(payload).encode()
-        h.send_response(status)
-        h.send_header("Content-Type", "application/json")
-        h.send_header("Content-Length", str(len(data)))
-        h.end_headers()
-        h.wfile.write(data)
+        try:
+            h.send_response(status)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass   # the client gave up first (the 'slow' fault): expected
