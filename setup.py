@@ -8,11 +8,13 @@ setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(include=[package_name, f"{package_name}.*"]),
+    package_data={f"{package_name}.pddl": ["domains/*.pddl"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{package_name}"]),
         (f"share/{package_name}", ["package.xml"]),
         (f"share/{package_name}/launch", glob("launch/*_launch.py")),
         (f"share/{package_name}/config", glob("config/*.yaml")),
+        (f"share/{package_name}/pddl", glob(f"{package_name}/pddl/domains/*.pddl")),
     ],
     install_requires=["setuptools"],
     zip_safe=True,

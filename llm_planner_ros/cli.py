@@ -17,7 +17,7 @@ import yaml
 
 from llm_planner_ros.core.errors import CancelToken, PlanningError
 from llm_planner_ros.core.request import InvalidRequest, parse_request
-from llm_planner_ros.core.types import PlanResult, StepEvent
+from llm_planner_ros.core.types import Method, PlanResult, StepEvent
 from llm_planner_ros.planning.service import BackendSettings, PlanningService
 from llm_planner_ros.planning.settings import PlannerSettings
 
@@ -62,7 +62,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("task")
     p.add_argument("--description", default="")
     p.add_argument("--scene", default="")
-    p.add_argument("--method", default="translated", choices=["translated", "vanilla", "resample", "reprompt"])
+    p.add_argument("--method", default="translated", choices=[m.value for m in Method])
+    p.add_argument("--goal", action="append", default=[], metavar="LITERAL",
+                   help="goal condition for --method pddl, e.g. '(on tv)'; repeat for more")
+    p.add_argument("--action-goal", action="append", default=[], metavar="VERBS",
+                   help="action goal for --method pddl, alternatives with '|', e.g. 'LOOKAT|WATCH'")
     p.add_argument("--execute", action="store_true", help="execute each step on the VirtualHome simulator")
     p.add_argument("--level", choices=["notion", "inference", "cause"], help="re-prompting error level")
     p.add_argument("--config", help="YAML with settings (e.g. config/planner.yaml)")
@@ -92,7 +96,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         options.update({k: True for k in ("no_translation", "fixed_example", "no_trajectory_correction")
                         if getattr(args, k)})
         request = parse_request(task=args.task, description=args.description, scene_id=args.scene,
-                                method=args.method, options=options, execute=args.execute)
+                                method=args.method, options=options, execute=args.execute,
+                                goal_conditions=tuple(args.goal), action_goals=tuple(args.action_goal))
     except (InvalidRequest, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -104,19 +109,20 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 3
     load_s = time.perf_counter() - t0
-    print(f"task: {request.task!r}  method: {request.method.value}  llm: {service.llm.name}  (set-up {load_s:.1f}s)")
+    print(f"task: {request.task!r}  method: {request.method.value}"
+          + (f"  goal: {' '.join(request.goal_spec().lines())}" if request.goal_spec() else "") + f"  llm: {service.llm.name}  (set-up {load_s:.1f}s)")
     t0 = time.perf_counter()
     try:
-        result = service.plan(request, lambda e: print(format_step(e), flush=True), CancelToken())
+        result, timings = service.plan_with_timings(request, lambda e: print(format_step(e), flush=True),
+                                                    CancelToken())
     except PlanningError as exc:
         print(f"aborted: {exc.reason.value}: {exc}", file=sys.stderr)
         return 1
     seconds = time.perf_counter() - t0
     print_result(result, seconds)
     stats = service.llm.stats
-    times = service.translated.last_times
-    print(f"timing: llm {times.llm_s:.2f}s ({stats.tokens} tokens, {stats.tokens_per_second:.1f} tok/s), "
-          f"translation {times.translation_s * 1000:.1f}ms total")
+    print("timing: " + ", ".join(f"{k} {v:.3f}s" if k.endswith("_s") else f"{k} {v}" for k, v in timings.items())
+          + f"; llm {stats.tokens} tokens, {stats.tokens_per_second:.1f} tok/s")
     return 0
 
 

@@ -2,6 +2,7 @@
 simulated robot, an absent robot, and the planner-side ROS client of the Executor protocol."""
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -80,6 +81,26 @@ def test_robot_backend_through_the_reference_simulated_robot():
             r = execute(client, "SWITCHON", "table")
             assert not r.success and r.failure.type == PreconditionFailure.INVALID_ACTION
             assert r.failure.cause == "the table has no switch"
+
+
+def test_a_missed_acceptance_is_recovered_from_the_robots_status_topic():
+    """An acceptance that does not come in time (lost on first DDS contact, or, here, a wait
+    shorter than one round trip): the robot's status lists the goal, and its result is fetched."""
+    ns = f"/lostaccept_{uuid.uuid4().hex[:6]}"
+    with node("sim_robot", f"{ns}/robot", ready="simulated robot serving") as robot, \
+            node("executor_bridge", ns, "backend:=robot", "robot_action:=robot/execute_skill",
+                 "robot_wait_s:=0.001") as bridge:
+        with RosTestClient(ns) as client:
+            for _ in range(40):   # until the bridge has discovered the robot
+                r = execute(client, "WALK", "freezer")
+                if "is not available" not in r.failure.message:
+                    break
+                time.sleep(0.5)
+            assert r.success and "close to the freezer" in r.observation, r
+            r = execute(client, "SWITCHON", "table")
+            assert not r.success and r.failure.cause == "the table has no switch"
+            assert "but its status lists the skill" in bridge.output
+            assert sum("executing skill" in line for line in robot.lines) == 2   # none sent twice
 
 
 def test_an_absent_robot_is_an_executor_error_and_the_bridge_survives():

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Protocol
+from typing import TYPE_CHECKING, Optional, Protocol
 
 from llm_planner_ros.core.types import ErrorType, PreconditionFailure, Skill
+
+if TYPE_CHECKING:
+    from llm_planner_ros.pddl.world import WorldState
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,14 @@ class Executor(Protocol):
 
     def applicable_skills(self, limit: Optional[int] = None) -> list[Skill]:
         """Skills whose preconditions hold now (Borro et al.'s f_a)."""
+        ...
+
+    def domain_text(self) -> str:
+        """The PDDL domain the executor's world state is written in (goal-directed planning)."""
+        ...
+
+    def world_state(self) -> "WorldState":
+        """The current state as instances and facts over :meth:`domain_text`."""
         ...
 
     def goal_met(self) -> Optional[bool]:

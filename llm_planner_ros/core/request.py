@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import unicodedata
-from typing import Literal, Optional
+from typing import TYPE_CHECKING, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from llm_planner_ros.core.types import Method
+
+if TYPE_CHECKING:
+    from llm_planner_ros.pddl.goals import GoalSpec
 
 MAX_TASK_CHARS = 500
 MAX_DESCRIPTION_CHARS = 4000
@@ -67,6 +70,21 @@ class PlanRequest(BaseModel):
     method: Optional[Method] = None
     options: MethodOptions = MethodOptions()
     execute: bool = False
+    goal_conditions: tuple[str, ...] = ()
+    action_goals: tuple[str, ...] = ()
+
+    @field_validator("goal_conditions", "action_goals")
+    @classmethod
+    def _conditions(cls, v: tuple[str, ...], info) -> tuple[str, ...]:
+        for item in v:
+            _check_text(item, info.field_name, MAX_SCENE_ID_CHARS, allow_newlines=False)
+        return tuple(x.strip() for x in v if x.strip())
+
+    def goal_spec(self) -> "GoalSpec":
+        """The goal conditions, checked against the domain's predicates and verbs."""
+        from llm_planner_ros.pddl.goals import parse_goal
+
+        return parse_goal(self.goal_conditions, self.action_goals)
 
     @field_validator("task")
     @classmethod
@@ -112,7 +130,14 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 def parse_request(**fields: object) -> PlanRequest:
     """Build a :class:`PlanRequest` or raise :class:`InvalidRequest` with a specific reason."""
+    from llm_planner_ros.core.errors import InvalidGoal
+
     try:
-        return PlanRequest(**fields)
+        request = PlanRequest(**fields)
     except ValidationError as exc:
         raise InvalidRequest(describe_validation_error(exc)) from None
+    try:
+        request.goal_spec()
+    except InvalidGoal as exc:
+        raise InvalidRequest(str(exc)) from None
+    return request

@@ -36,6 +36,7 @@ class Method(str, Enum):
     RESAMPLE = "resample"
     REPROMPT = "reprompt"
     HEURISTIC = "heuristic"
+    PDDL = "pddl"
 
 
 class TerminationReason(str, Enum):
@@ -53,6 +54,8 @@ class TerminationReason(str, Enum):
     APPROVAL_DENIED = "approval_denied"
     APPROVAL_TIMEOUT = "approval_timeout"
     INTERNAL_ERROR = "internal_error"
+    NO_PLAN = "no_plan"
+    REPLAN_LIMIT = "replan_limit"
 
     @property
     def is_success(self) -> bool:
@@ -121,7 +124,10 @@ class PlanResult:
 
     @property
     def success(self) -> bool:
-        """A plan that ended normally, has steps, and, when executing, executed every step."""
+        """The goal was reached, or a plan ended normally, has steps, and, when executing,
+        executed every step."""
+        if self.termination_reason is TerminationReason.GOAL_REACHED and self.goal_status is not GoalStatus.NOT_MET:
+            return True
         return self.termination_reason.is_success and bool(self.steps) and (self.executed or not self.executing)
 
     @property

@@ -15,6 +15,7 @@ from typing import Optional
 
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
+from llm_planner_ros.pddl import world
 from llm_planner_ros.skills import bank as banks
 from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import ACTIONS, object_phrase
@@ -110,6 +111,15 @@ class VirtualHomeExecutor:
 
     def state(self) -> dict:
         return self._state.to_dict()
+
+    def domain_text(self) -> str:
+        """The PDDL domain whose predicates :meth:`world_state` reports (domains/virtualhome.pddl)."""
+        return world.domain_text("virtualhome")
+
+    def world_state(self) -> world.WorldState:
+        """The current state as facts over :meth:`domain_text`, with the actions done since the reset."""
+        return world.with_done(world.from_virtualhome_graph(self._state.to_dict()),
+                               (line[1:line.index("]")] for line in self.history))
 
     def goal_met(self) -> Optional[bool]:
         """EAI-style goal conditions (``self.goal``): node states, relations between node ids

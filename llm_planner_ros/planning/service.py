@@ -20,6 +20,7 @@ from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.pet.judges import SubtaskJudge
 from llm_planner_ros.pet.session import PetFactory, PetSettings
 from llm_planner_ros.planning.examples import DemonstrationBank
+from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner, GoalDirectedSettings
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings
 from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.planning.translated import TranslatedPlanner
@@ -82,7 +83,8 @@ class PlanningService:
                  pet_settings: PetSettings = PetSettings(), judge: Optional[SubtaskJudge] = None,
                  heuristic_settings: HeuristicSettings = HeuristicSettings(),
                  safety: SafetySettings = SafetySettings(), approver: Optional[Approver] = None,
-                 trace: Optional[TraceLog] = None) -> None:
+                 trace: Optional[TraceLog] = None,
+                 goal_directed: GoalDirectedSettings = GoalDirectedSettings()) -> None:
         """``executor_factory(scene_id, task)`` gives the executor, reset, for goals with
         ``execute=True``; by default the in-process VirtualHome simulator. ``judge`` answers PET's
         subtask questions (e.g. the tracker node over ROS); by default the one ``pet_settings`` names."""
@@ -103,6 +105,7 @@ class PlanningService:
         self.pet = PetFactory(llm, embedder, self.demos, pet_settings, judge)
         self.translated = TranslatedPlanner(llm, self.demos, self.index_for, self.parser, defaults, self.pet)
         self.heuristic = HeuristicPlanner(llm, self.demos, heuristic_settings, seed=defaults.seed)
+        self.goal_directed = GoalDirectedPlanner(goal_directed)
 
     @classmethod
     def build(cls, backend: BackendSettings, defaults: PlannerSettings,
@@ -110,11 +113,12 @@ class PlanningService:
               pet_settings: PetSettings = PetSettings(), judge: Optional[SubtaskJudge] = None,
               heuristic_settings: HeuristicSettings = HeuristicSettings(),
               safety: SafetySettings = SafetySettings(), approver: Optional[Approver] = None,
-              trace: Optional[TraceLog] = None) -> "PlanningService":
+              trace: Optional[TraceLog] = None,
+              goal_directed: GoalDirectedSettings = GoalDirectedSettings()) -> "PlanningService":
         t0 = time.perf_counter()
         service = cls(build_llm(backend), build_embedder(backend), defaults, executor_factory=executor_factory,
                       pet_settings=pet_settings, judge=judge, heuristic_settings=heuristic_settings,
-                      safety=safety, approver=approver, trace=trace)
+                      safety=safety, approver=approver, trace=trace, goal_directed=goal_directed)
         log.info("planner ready in %.1fs (llm %s)", time.perf_counter() - t0, service.llm.name)
         return service
 
@@ -139,21 +143,32 @@ class PlanningService:
             return self._indexes[key]
 
     def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken) -> PlanResult:
-        if self.trace is None:
-            return self._plan(request, on_step, cancel)
-        self.trace.begin(request)
+        return self.plan_with_timings(request, on_step, cancel)[0]
+
+    def plan_with_timings(self, request: PlanRequest, on_step: StepCallback,
+                          cancel: CancelToken) -> tuple[PlanResult, dict[str, float]]:
+        """The result and this goal's time per stage (seconds)."""
+        timings: dict[str, float] = {}
+        if self.trace is not None:
+            self.trace.begin(request)
         t0 = time.perf_counter()
         try:
-            result = self._plan(request, on_step, cancel)
+            result = self._plan(request, on_step, cancel, timings)
         except BaseException as exc:
-            self.trace.end(None, error=f"{type(exc).__name__}: {exc}", timings={"wall_s": time.perf_counter() - t0})
+            if self.trace is not None:
+                self.trace.end(None, error=f"{type(exc).__name__}: {exc}",
+                               timings={"wall_s": time.perf_counter() - t0})
             raise
-        times = self.heuristic.last_times if request.method is Method.HEURISTIC else self.translated.last_times
-        self.trace.end(result, timings={"wall_s": time.perf_counter() - t0, "llm_s": times.llm_s,
-                                        "translation_s": times.translation_s, **times.extra})
-        return result
+        if request.method is not Method.PDDL:
+            times = self.heuristic.last_times if request.method is Method.HEURISTIC else self.translated.last_times
+            timings.update(llm_s=times.llm_s, translation_s=times.translation_s, **times.extra)
+        timings["wall_s"] = time.perf_counter() - t0
+        if self.trace is not None:
+            self.trace.end(result, timings=timings)
+        return result, timings
 
-    def _plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken) -> PlanResult:
+    def _plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
+              timings: dict[str, float]) -> PlanResult:
         method = request.method or Method.TRANSLATED
         if request.scene_id and request.scene_id not in resources.SCENES:
             raise InvalidGoal(f"scene_id: unknown scene {request.scene_id!r}; available: "
@@ -165,6 +180,11 @@ class PlanningService:
             raise InvalidGoal(f"method: '{method.value}' executes while it plans, so it cannot wait for approval "
                               "of the whole plan; use approval 'step' or an open-loop method")
         req = request if request.scene_id else request.model_copy(update={"scene_id": resources.SCENES[0]})
+        if method is Method.PDDL:
+            spec = req.goal_spec()
+            if not spec:
+                raise InvalidGoal("goal_conditions: method 'pddl' needs goal conditions or action goals, e.g. "
+                                  "goal_conditions: ['(on tv)'], action_goals: ['LOOKAT|WATCH']")
         executor = None
         if request.execute:
             try:
@@ -176,7 +196,10 @@ class PlanningService:
         gate = self.last_gate = SafetyGate(executor, self.safety, self.approver) if executor is not None else None
         if gate is not None and self.safety.approval == "plan":
             return self._approved_plan(req, on_step, cancel, gate)
-        if method is Method.HEURISTIC:
+        if method is Method.PDDL:
+            world_source = gate if gate is not None else in_process_executor(req.scene_id, req.task)
+            result = self.goal_directed.plan(spec, world_source, on_step, cancel, execute=req.execute, stats=timings)
+        elif method is Method.HEURISTIC:
             result = self.heuristic.plan(req, on_step, cancel, gate)
         else:
             result = self.translated.plan(req, on_step, cancel, gate)

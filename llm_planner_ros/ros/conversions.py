@@ -46,7 +46,8 @@ def request_from_goal(goal: PlanTask.Goal) -> PlanRequest:
     """Raises :class:`~llm_planner_ros.core.request.InvalidRequest` naming the bad field."""
     return parse_request(task=goal.task, description=goal.description, scene_id=goal.scene_id,
                          method=goal.method, options=options_from_msg(goal.options),
-                         execute=goal.execute)
+                         execute=goal.execute, goal_conditions=tuple(goal.goal_conditions),
+                         action_goals=tuple(goal.action_goals))
 
 
 def skill_to_msg(skill: Skill) -> SkillMsg:

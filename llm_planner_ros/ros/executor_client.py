@@ -10,11 +10,12 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
 from llm_planner_msgs.action import ExecuteSkill
-from llm_planner_msgs.srv import GetApplicableSkills, ResetScene
+from llm_planner_msgs.srv import GetApplicableSkills, GetWorldState, ResetScene
 
 from llm_planner_ros.core.errors import ExecutorError, PlanCanceled
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
+from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.wait import wait_for
 
@@ -28,6 +29,8 @@ class RosExecutor:
         self._action = ActionClient(node, ExecuteSkill, "execute_skill", callback_group=group)
         self._reset = node.create_client(ResetScene, "reset_scene", callback_group=group)
         self._applicable = node.create_client(GetApplicableSkills, "get_applicable_skills", callback_group=group)
+        self._world = node.create_client(GetWorldState, "get_world_state", callback_group=group)
+        self._domain = ""
         self.skill_timeout_s = skill_timeout_s
         self.wait_s = wait_s
         self.scene_id = ""
@@ -73,6 +76,18 @@ class RosExecutor:
 
     def state(self) -> dict:
         return {}
+
+    def world_state(self) -> WorldState:
+        response = self._call(self._world, GetWorldState.Request(), "get_world_state")
+        if not response.success:
+            raise ExecutorError(f"the executor cannot report its world: {response.message}")
+        self._domain = response.domain
+        return WorldState.from_lines(response.objects, response.facts)
+
+    def domain_text(self) -> str:
+        if not self._domain:
+            self.world_state()
+        return self._domain
 
     def applicable_skills(self, limit: Optional[int] = None) -> list[Skill]:
         if not self._applicable.service_is_ready():

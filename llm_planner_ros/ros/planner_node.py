@@ -43,7 +43,7 @@ class PlannerNodeParams(BaseModel):
         "queue", description="a goal arriving while one runs: 'queue' it, or 'reject' it")
     max_queued_goals: int = Field(16, ge=0, le=1000,
                                   description="goals waiting beyond this are rejected")
-    default_method: Literal["vanilla", "translated", "resample", "reprompt", "heuristic"] = Field(
+    default_method: Literal["vanilla", "translated", "resample", "reprompt", "heuristic", "pddl"] = Field(
         "translated", description="method used when a goal leaves 'method' empty")
     default_scene: str = Field("TrimmedTestScene1",
                                description="scene used when a goal leaves 'scene_id' empty")
@@ -217,6 +217,7 @@ def run_node(planner_factory: PlannerFactory, args: Optional[list[str]] = None) 
 def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
     """The real planner: LLM + ONNX translation, configured from the node's parameters."""
     from llm_planner_ros.pet.session import PetSettings
+    from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
     from llm_planner_ros.planning.heuristic import HeuristicSettings
     from llm_planner_ros.planning.service import BackendSettings, PlanningService
     from llm_planner_ros.planning.settings import PlannerSettings
@@ -227,6 +228,7 @@ def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
     defaults = declare_and_validate(node, PlannerSettings)
     pet = declare_and_validate(node, PetSettings)
     heuristic = declare_and_validate(node, HeuristicSettings)
+    goal_directed = declare_and_validate(node, GoalDirectedSettings)
     safety = declare_and_validate(node, SafetySettings)
     approver = None
     if safety.approval != "none":
@@ -252,6 +254,7 @@ def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
         factory = bridge_executor
     service = PlanningService.build(backend, defaults, executor_factory=factory, pet_settings=pet, judge=judge,
                                     heuristic_settings=heuristic, safety=safety, approver=approver,
+                                    goal_directed=goal_directed,
                                     trace=TraceLog(params.trace_log) if params.trace_log else None)
     if safety.dry_run:
         node.get_logger().warning("dry_run: skills run in the in-process simulator; nothing reaches the bridge")

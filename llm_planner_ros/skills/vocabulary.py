@@ -82,8 +82,15 @@ ACTIONS: dict[str, ActionSpec] = {a.name: a for a in [
     ActionSpec("WAKEUP", "wake up"),
 ]}
 
-# Objects the simulator lets an action take although their properties do not say so.
-EXTRA_ADMITTED = {"GRAB": {"water", "child"}, "OPEN": {"desk", "window"}, "CLOSE": {"desk", "window"}}
+# (action, argument) -> classes admitted whatever their properties: the simulator's own class
+# exceptions (GRAB, OPEN, CLOSE, TYPE, POUR), and the appliances EAI's goals put things ON
+# (PUTBACK onto dishwasher, washing machine, coffee maker, oven; the simulator admits any target).
+EXTRA_ADMITTED: dict[tuple[str, int], frozenset[str]] = {
+    ("GRAB", 0): frozenset({"water", "child"}), ("OPEN", 0): frozenset({"desk", "window"}),
+    ("CLOSE", 0): frozenset({"desk", "window"}), ("TYPE", 0): frozenset({"keyboard"}),
+    ("POUR", 1): frozenset({"hands_both", "sponge", "face"}),
+    ("PUTBACK", 1): frozenset({"dishwasher", "washing_machine", "coffe_maker", "oven"}),
+}
 
 
 def object_phrase(name: str) -> str:
@@ -107,7 +114,7 @@ def make_skill(action: str, objects: Iterable[str] = (), object_ids: Iterable[in
 
 def admits(spec: ActionSpec, arg: int, name: str, properties: frozenset[str]) -> bool:
     """Whether ``spec`` admits an object with ``properties`` as argument ``arg``."""
-    if name in EXTRA_ADMITTED.get(spec.name, ()):
+    if name in EXTRA_ADMITTED.get((spec.name, arg), ()):
         return True
     if arg == 0 and spec.arg_requires_all and not spec.arg_requires_all <= properties:
         return False

@@ -1,0 +1,123 @@
+"""What the planner reads from a domain file besides what Fast Downward reads: each action's
+parameters, its unconditional effects (to compare with what the executor then observes), and
+the skill it becomes (``; skill <action>: <VERB> ?param ...`` lines)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Union
+
+from llm_planner_ros.core.types import Skill
+from llm_planner_ros.pddl.world import Atom, WorldState
+from llm_planner_ros.skills.vocabulary import make_skill
+
+SExpr = Union[str, list]
+
+
+def parse_sexpr(text: str) -> list:
+    """A PDDL text (comments dropped) as nested lists of lower-case tokens."""
+    tokens = re.findall(r"\(|\)|[^\s()]+", re.sub(r";[^\n]*", "", text).lower())
+    stack: list[list] = [[]]
+    for tok in tokens:
+        if tok == "(":
+            stack.append([])
+        elif tok == ")":
+            if len(stack) < 2:
+                raise ValueError("unbalanced ')' in PDDL")
+            done = stack.pop()
+            stack[-1].append(done)
+        else:
+            stack[-1].append(tok)
+    if len(stack) != 1:
+        raise ValueError("unbalanced '(' in PDDL")
+    return stack[0]
+
+
+@dataclass(frozen=True)
+class ActionSchema:
+    name: str
+    parameters: tuple[str, ...]                  # ?c ?o ...
+    adds: tuple[tuple[str, ...], ...]            # unconditional positive effects, over parameters
+    deletes: tuple[tuple[str, ...], ...]
+    skill_verb: str = ""
+    skill_args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Domain:
+    name: str
+    text: str
+    actions: dict[str, ActionSchema]
+    unobserved: frozenset[str] = frozenset()
+
+    def skill(self, action: tuple[str, ...], world: WorldState) -> Skill:
+        """The executor's skill for a ground plan action, with instance ids where the world has them."""
+        schema = self.actions[action[0]]
+        binding = dict(zip(schema.parameters, action[1:]))
+        names = [binding[p] for p in schema.skill_args]
+        classes = [world.classes.get(n, n) for n in names]
+        ids = [world.ids[n] for n in names if n in world.ids]
+        return make_skill(schema.skill_verb, classes, ids if len(ids) == len(names) else ())
+
+    def expected(self, action: tuple[str, ...]) -> tuple[list[Atom], list[Atom]]:
+        """(atoms that must hold, atoms that must not) after the action, by its unconditional effects."""
+        schema = self.actions[action[0]]
+        binding = dict(zip(schema.parameters, action[1:]))
+        ground = lambda atom: tuple(binding.get(x, x) for x in atom)   # noqa: E731
+        observed = lambda atoms: [ground(a) for a in atoms if a[0] not in self.unobserved]   # noqa: E731
+        return observed(schema.adds), observed(schema.deletes)
+
+
+def _params(items: list) -> tuple[str, ...]:
+    return tuple(x for x in items if isinstance(x, str) and x.startswith("?"))
+
+
+def _effects(effect: SExpr) -> tuple[list, list]:
+    """Top-level literals of an effect; conditional and quantified parts are skipped."""
+    if not isinstance(effect, list) or not effect:
+        return [], []
+    if effect[0] == "and":
+        adds, dels = [], []
+        for part in effect[1:]:
+            a, d = _effects(part)
+            adds += a
+            dels += d
+        return adds, dels
+    if effect[0] == "not" and len(effect) == 2 and isinstance(effect[1], list) and \
+            all(isinstance(x, str) for x in effect[1]):
+        return [], [tuple(effect[1])]
+    if effect[0] in ("when", "forall", "not"):
+        return [], []
+    if all(isinstance(x, str) for x in effect):
+        return [tuple(effect)], []
+    return [], []
+
+
+def parse_domain(text: str) -> Domain:
+    skills = {m.group(1).lower(): m.group(2).split() for m in
+              re.finditer(r";\s*skill\s+([\w-]+)\s*:\s*([^\n]*)", text)}
+    tree = parse_sexpr(text)
+    if not tree or not isinstance(tree[0], list) or tree[0][:1] != ["define"]:
+        raise ValueError("not a PDDL domain: it does not start with (define ...)")
+    body = tree[0]
+    name = next((x[1] for x in body if isinstance(x, list) and x[:1] == ["domain"]), "domain")
+    actions = {}
+    for part in body:
+        if not (isinstance(part, list) and part[:1] == [":action"]):
+            continue
+        fields = {part[i]: part[i + 1] for i in range(2, len(part) - 1, 2)}
+        params = _params(fields.get(":parameters", []))
+        adds, dels = _effects(fields.get(":effect", []))
+        mapping = skills.get(part[1])
+        if mapping is None:
+            raise ValueError(f"domain action {part[1]!r} has no '; skill {part[1]}: VERB ?param ...' line")
+        actions[part[1]] = ActionSchema(part[1], params, tuple(adds), tuple(dels), mapping[0].upper(),
+                                        tuple(p.lower() for p in mapping[1:]))
+    unobserved = frozenset(w for m in re.finditer(r";\s*unobserved\s*:([^\n]*)", text) for w in m.group(1).split())
+    return Domain(name, text, actions, unobserved)
+
+
+@lru_cache(maxsize=16)
+def load_domain(text: str) -> Domain:
+    return parse_domain(text)

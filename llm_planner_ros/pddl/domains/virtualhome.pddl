@@ -1,0 +1,330 @@
+; VirtualHome (evolving graph) as PDDL, written against virtualhome-eval 0.1.1's
+; simulation/evolving_graph/execution.py: each action's precondition is the simulator's check,
+; each effect its state change. Closeness follows the simulator's "loose rule": the character
+; reaches an object it is close to, one close to an object it is close to, or one lying on it.
+; Effects the planner never needs are left out, so the model never claims a fact the simulator
+; lacks (test/test_pddl_domain.py replays the human programs to check both directions).
+; did_<verb> records that an action was done, for action goals.
+; Skills: each action becomes one skill of the executor, named by a line
+;   ; skill <action>: <VERB> <parameter> ...
+; (the contract a robot's own domain follows too; see README, "Goal-directed planning").
+; Predicates the model keeps for itself (the executor does not observe them; not checked after a step):
+; unobserved: sit_full lie_full grabbed
+; skill walk_to_room: WALK ?r
+; skill walk_to: WALK ?o
+; skill find: FIND ?o
+; skill sit: SIT ?o
+; skill lie: LIE ?o
+; skill standup: STANDUP
+; skill grab_rh: GRAB ?o
+; skill grab_lh: GRAB ?o
+; skill open_it: OPEN ?o
+; skill close_it: CLOSE ?o
+; skill putback: PUTBACK ?a ?b
+; skill putin: PUTIN ?a ?b
+; skill drop: DROP ?o
+; skill put_on_character: PUTON ?o
+; skill switch_on: SWITCHON ?o
+; skill switch_off: SWITCHOFF ?o
+; skill plug_in: PLUGIN ?o
+; skill plug_out: PLUGOUT ?o
+; skill turn_to: TURNTO ?o
+; skill look_at: LOOKAT ?o
+; skill watch: WATCH ?o
+; skill drink: DRINK ?o
+; skill read: READ ?o
+; skill touch: TOUCH ?o
+; skill type: TYPE ?o
+; skill push: PUSH ?o
+; skill wash: WASH ?o
+; skill rinse: RINSE ?o
+; skill scrub: SCRUB ?o
+; skill wipe: WIPE ?o
+; skill pour: POUR ?a ?b
+; skill eat: EAT ?o
+; skill sleep: SLEEP
+; skill wakeup: WAKEUP
+(define (domain virtualhome)
+  (:requirements :adl :typing :equality)
+  (:types character object)
+  (:predicates
+    ; states
+    (on ?o - object) (off ?o - object) (open ?o - object) (closed ?o - object)
+    (plugged_in ?o - object) (plugged_out ?o - object)
+    (sitting ?c - character) (lying ?c - character)
+    ; relations
+    (inside ?c - character ?r - object)         ; the character is in room ?r
+    (inside_room ?o - object ?r - object)       ; object ?o is in room ?r
+    (obj_inside ?a - object ?b - object)        ; ?a is inside ?b (not a room)
+    (obj_ontop ?a - object ?b - object)         ; ?a is on ?b
+    (obj_next_to ?a - object ?b - object)       ; the graph's CLOSE edge between objects
+    (obj_facing ?a - object ?b - object)        ; the graph's FACING edge between objects
+    (next_to ?c - character ?o - object)        ; the character is close to ?o
+    (facing ?c - character ?o - object)
+    (holds_rh ?c - character ?o - object) (holds_lh ?c - character ?o - object)
+    (ontop ?c - character ?o - object)          ; the character sits or lies on ?o
+    (on_char ?o - object ?c - character)        ; ?o (clothes) is worn
+    (grabbed ?o - object)                       ; grabbed and not yet put down
+    ; static properties
+    (is_room ?o - object) (grabbable ?o - object) (can_open ?o - object) (has_switch ?o - object)
+    (has_plug ?o - object) (lookable ?o - object) (readable ?o - object) (drinkable ?o - object)
+    (recipient ?o - object) (pourable ?o - object) (pour_target ?o - object) (sittable ?o - object)
+    (lieable ?o - object) (body_part ?o - object) (clothes ?o - object) (eatable ?o - object)
+    (typeable ?o - object) (surfaces ?o - object) (containers ?o - object)
+    (movable ?o - object) (is_water ?o - object) (sit_full ?o - object) (lie_full ?o - object)
+    ; actions done (action goals)
+    (did_drink) (did_lookat) (did_watch) (did_read) (did_touch) (did_type) (did_grab)
+    (did_wash) (did_rinse) (did_scrub) (did_wipe) (did_pour) (did_push) (did_sleep)
+    (did_wakeup) (did_switchon) (did_switchoff) (did_eat) (did_puton))
+
+  (:action walk_to_room
+    :parameters (?c - character ?r - object)
+    :precondition (and (is_room ?r) (not (sitting ?c)) (not (lying ?c)))
+    :effect (and
+      (inside ?c ?r)
+      (forall (?x - object) (when (not (= ?x ?r)) (not (inside ?c ?x))))
+      (forall (?x - object) (not (facing ?c ?x)))
+      (forall (?x - object) (when (and (not (holds_rh ?c ?x)) (not (holds_lh ?c ?x)))
+                                  (not (next_to ?c ?x))))))
+
+  (:action walk_to
+    :parameters (?c - character ?o - object ?r - object)
+    :precondition (and (not (is_room ?o)) (is_room ?r) (inside_room ?o ?r)
+                       (not (sitting ?c)) (not (lying ?c)))
+    :effect (and
+      (inside ?c ?r)
+      (forall (?x - object) (when (not (= ?x ?r)) (not (inside ?c ?x))))
+      (forall (?x - object) (not (facing ?c ?x)))
+      (next_to ?c ?o)
+      (forall (?x - object)
+        (when (or (obj_inside ?o ?x) (obj_ontop ?o ?x) (and (can_open ?o) (obj_inside ?x ?o))
+                  (holds_rh ?c ?x) (holds_lh ?c ?x) (body_part ?x))
+              (next_to ?c ?x)))
+      (forall (?x - object)
+        (when (and (not (= ?x ?o)) (not (obj_inside ?o ?x)) (not (obj_ontop ?o ?x))
+                   (not (and (can_open ?o) (obj_inside ?x ?o)))
+                   (not (holds_rh ?c ?x)) (not (holds_lh ?c ?x)) (not (body_part ?x)))
+              (not (next_to ?c ?x))))))
+
+  (:action find
+    :parameters (?c - character ?o - object)
+    :precondition (or (next_to ?c ?o)
+                      (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
+    :effect (and (next_to ?c ?o) (forall (?x - object) (not (facing ?c ?x)))))
+
+  (:action sit
+    :parameters (?c - character ?o - object)
+    :precondition (and (sittable ?o) (not (sit_full ?o)) (not (sitting ?c))
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+    :effect (and (sitting ?c) (not (lying ?c)) (ontop ?c ?o) (sit_full ?o) (lie_full ?o)
+                 (forall (?x - object) (when (obj_facing ?o ?x) (facing ?c ?x)))))
+
+  (:action lie
+    :parameters (?c - character ?o - object)
+    :precondition (and (lieable ?o) (not (lie_full ?o)) (not (lying ?c))
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+    :effect (and (lying ?c) (not (sitting ?c)) (ontop ?c ?o) (sit_full ?o) (lie_full ?o)))
+
+  (:action standup
+    :parameters (?c - character)
+    :precondition (or (sitting ?c) (lying ?c))
+    :effect (and (not (sitting ?c)) (not (lying ?c))))
+
+  (:action grab_rh
+    :parameters (?c - character ?o - object)
+    :precondition (and (grabbable ?o) (not (grabbed ?o))
+                       (not (exists (?x - object) (holds_rh ?c ?x)))
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
+                       (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b)))))
+    :effect (and (holds_rh ?c ?o) (grabbed ?o) (next_to ?c ?o) (did_grab)
+                 (forall (?x - object) (and (not (obj_ontop ?o ?x)) (not (obj_inside ?o ?x))
+                                            (not (obj_next_to ?o ?x)) (not (obj_next_to ?x ?o))
+                                            (not (inside_room ?o ?x))))))
+
+  (:action grab_lh
+    :parameters (?c - character ?o - object)
+    :precondition (and (grabbable ?o) (not (grabbed ?o))
+                       (exists (?x - object) (holds_rh ?c ?x))
+                       (not (exists (?x - object) (holds_lh ?c ?x)))
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
+                       (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b)))))
+    :effect (and (holds_lh ?c ?o) (grabbed ?o) (next_to ?c ?o) (did_grab)
+                 (forall (?x - object) (and (not (obj_ontop ?o ?x)) (not (obj_inside ?o ?x))
+                                            (not (obj_next_to ?o ?x)) (not (obj_next_to ?x ?o))
+                                            (not (inside_room ?o ?x))))))
+
+  (:action open_it
+    :parameters (?c - character ?o - object)
+    :precondition (and (can_open ?o) (closed ?o) (not (on ?o))
+                       (not (and (exists (?x - object) (holds_rh ?c ?x)) (exists (?x - object) (holds_lh ?c ?x))))
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+    :effect (and (open ?o) (not (closed ?o))))
+
+  (:action close_it
+    :parameters (?c - character ?o - object)
+    :precondition (and (can_open ?o) (open ?o)
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+    :effect (and (closed ?o) (not (open ?o))))
+
+  (:action putback
+    :parameters (?c - character ?a - object ?b - object)
+    :precondition (and (not (= ?a ?b)) (surfaces ?b) (or (holds_rh ?c ?a) (holds_lh ?c ?a))
+                       (or (next_to ?c ?b)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?b) (obj_ontop ?b ?x))))))
+    :effect (and (not (holds_rh ?c ?a)) (not (holds_lh ?c ?a)) (not (grabbed ?a))
+                 (obj_ontop ?a ?b) (obj_next_to ?a ?b) (obj_next_to ?b ?a) (next_to ?c ?b)
+                 (sit_full ?b) (lie_full ?b)))
+
+  (:action putin
+    :parameters (?c - character ?a - object ?b - object)
+    :precondition (and (not (= ?a ?b)) (or (containers ?b) (can_open ?b)) (or (holds_rh ?c ?a) (holds_lh ?c ?a))
+                       (or (not (can_open ?b)) (open ?b))
+                       (or (next_to ?c ?b)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?b) (obj_ontop ?b ?x))))))
+    :effect (and (not (holds_rh ?c ?a)) (not (holds_lh ?c ?a)) (not (grabbed ?a))
+                 (obj_inside ?a ?b) (obj_next_to ?a ?b) (obj_next_to ?b ?a) (next_to ?c ?b)))
+
+  (:action drop
+    :parameters (?c - character ?o - object ?r - object)
+    :precondition (and (inside ?c ?r) (or (holds_rh ?c ?o) (holds_lh ?c ?o)))
+    :effect (and (not (holds_rh ?c ?o)) (not (holds_lh ?c ?o)) (not (grabbed ?o)) (inside_room ?o ?r)))
+
+  (:action put_on_character
+    :parameters (?c - character ?o - object)
+    :precondition (and (clothes ?o) (or (holds_rh ?c ?o) (holds_lh ?c ?o)))
+    :effect (and (on_char ?o ?c) (not (holds_rh ?c ?o)) (not (holds_lh ?c ?o)) (did_puton)))
+
+  (:action switch_on
+    :parameters (?c - character ?o - object)
+    :precondition (and (has_switch ?o) (off ?o) (not (plugged_out ?o))
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+    :effect (and (on ?o) (not (off ?o)) (did_switchon)))
+
+  (:action switch_off
+    :parameters (?c - character ?o - object)
+    :precondition (and (has_switch ?o) (on ?o)
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+    :effect (and (off ?o) (not (on ?o)) (did_switchoff)))
+
+  (:action plug_in
+    :parameters (?c - character ?o - object)
+    :precondition (and (has_plug ?o) (plugged_out ?o)
+                       (not (and (exists (?x - object) (holds_rh ?c ?x)) (exists (?x - object) (holds_lh ?c ?x))))
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+    :effect (and (plugged_in ?o) (not (plugged_out ?o))))
+
+  (:action plug_out
+    :parameters (?c - character ?o - object)
+    :precondition (and (has_plug ?o) (plugged_in ?o) (not (on ?o))
+                       (not (and (exists (?x - object) (holds_rh ?c ?x)) (exists (?x - object) (holds_lh ?c ?x))))
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+    :effect (and (plugged_out ?o) (not (plugged_in ?o))))
+
+  (:action turn_to
+    :parameters (?c - character ?o - object)
+    :precondition (and)
+    :effect (and (facing ?c ?o) (forall (?x - object) (when (not (= ?x ?o)) (not (facing ?c ?x))))))
+
+  (:action look_at
+    :parameters (?c - character ?o - object)
+    :precondition (or (facing ?c ?o) (exists (?x - object) (and (facing ?c ?x) (obj_facing ?x ?o))))
+    :effect (did_lookat))
+
+  (:action watch
+    :parameters (?c - character ?o - object ?r - object)
+    :precondition (and (lookable ?o) (inside ?c ?r) (inside_room ?o ?r) (facing ?c ?o)
+                       (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b)))))
+    :effect (did_watch))
+
+  (:action drink
+    :parameters (?c - character ?o - object)
+    :precondition (and (or (drinkable ?o) (recipient ?o)) (or (holds_rh ?c ?o) (holds_lh ?c ?o)))
+    :effect (did_drink))
+
+  (:action read
+    :parameters (?c - character ?o - object)
+    :precondition (and (readable ?o) (or (holds_rh ?c ?o) (holds_lh ?c ?o)))
+    :effect (did_read))
+
+  (:action touch
+    :parameters (?c - character ?o - object)
+    :precondition (and (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b))))
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+    :effect (did_touch))
+
+  (:action type
+    :parameters (?c - character ?o - object)
+    :precondition (and (typeable ?o)
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+    :effect (did_type))
+
+  (:action push
+    :parameters (?c - character ?o - object)
+    :precondition (and (movable ?o) (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b))))
+                       (not (and (exists (?x - object) (holds_rh ?c ?x)) (exists (?x - object) (holds_lh ?c ?x))))
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+    :effect (did_push))
+
+  (:action wash
+    :parameters (?c - character ?o - object)
+    :precondition (or (next_to ?c ?o)
+                      (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
+    :effect (did_wash))
+
+  (:action rinse
+    :parameters (?c - character ?o - object)
+    :precondition (or (next_to ?c ?o)
+                      (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
+    :effect (did_rinse))
+
+  (:action scrub
+    :parameters (?c - character ?o - object)
+    :precondition (or (next_to ?c ?o)
+                      (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
+    :effect (did_scrub))
+
+  (:action wipe
+    :parameters (?c - character ?o - object)
+    :precondition (and (or (exists (?x - object) (holds_rh ?c ?x)) (exists (?x - object) (holds_lh ?c ?x)))
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+    :effect (did_wipe))
+
+  (:action pour
+    :parameters (?c - character ?a - object ?b - object)
+    :precondition (and (not (= ?a ?b)) (or (pourable ?a) (drinkable ?a)) (pour_target ?b)
+                       (or (holds_rh ?c ?a) (holds_lh ?c ?a))
+                       (or (next_to ?c ?b)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?b) (obj_ontop ?b ?x))))))
+    :effect (and (obj_inside ?a ?b) (did_pour)
+                 (when (is_water ?a) (and (not (holds_rh ?c ?a)) (not (holds_lh ?c ?a))))))
+
+  (:action eat
+    :parameters (?c - character ?o - object)
+    :precondition (and (eatable ?o)
+                       (or (next_to ?c ?o)
+                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+    :effect (did_eat))
+
+  (:action sleep
+    :parameters (?c - character)
+    :precondition (or (sitting ?c) (lying ?c))
+    :effect (did_sleep))
+
+  (:action wakeup
+    :parameters (?c - character)
+    :precondition (or (sitting ?c) (lying ?c))
+    :effect (did_wakeup)))

@@ -1,0 +1,83 @@
+"""The PDDL problem for one goal: the world restricted to what the goal needs, and the goal.
+
+Grounding a domain over a full VirtualHome graph (hundreds of objects, thousands of CLOSE
+edges) is slow, so the problem keeps the character, the rooms, the goal's objects, what the
+character holds or sits on, candidates for what the goal leaves unnamed (a seat for
+``(sitting character)``, a cup for ``DRINK``), and, transitively, the containers and surfaces
+of all of these.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llm_planner_ros.pddl.goals import GroundGoal
+from llm_planner_ros.pddl.world import WorldState, rooms_of
+
+# The object an action goal needs, where the goal may not name one: any of these properties
+VERB_OBJECTS = {
+    "DRINK": ("drinkable", "recipient"), "WATCH": ("lookable",), "LOOKAT": ("lookable",),
+    "READ": ("readable",), "TYPE": ("typeable",), "SWITCHOFF": ("has_switch",), "SWITCHON": ("has_switch",),
+    "EAT": ("eatable",), "PUTON": ("clothes",), "GRAB": ("grabbable",), "PUSH": ("movable",),
+    "POUR": ("pourable", "drinkable"), "SLEEP": ("sittable", "lieable"), "WAKEUP": ("sittable", "lieable"),
+    "WIPE": ("grabbable",), "TOUCH": ("grabbable",), "WASH": ("grabbable",), "RINSE": ("grabbable",),
+    "SCRUB": ("grabbable",),
+}
+CANDIDATES_PER_NEED = 6
+
+
+@dataclass(frozen=True)
+class Problem:
+    text: str
+    objects: frozenset[str]
+    num_facts: int
+
+
+def _candidates(world: WorldState, props: tuple[str, ...], near: set[str], limit: int) -> list[str]:
+    """Instances with any of ``props``, those in the character's room first, then by id."""
+    found = {a[1] for a in world.facts if a[0] in props and len(a) == 2}
+    return sorted(found, key=lambda n: (n not in near, world.ids.get(n, 0)))[:limit]
+
+
+def relevant_objects(world: WorldState, goal: GroundGoal) -> set[str]:
+    char = world.character
+    rooms = rooms_of(world)
+    here = {a[2] for a in world.facts if a[0] == "inside" and a[1] == char}
+    near = {a[1] for a in world.facts if a[0] == "inside_room" and a[2] in here}
+    keep = {char} | rooms | set(goal.objects)
+    keep |= {a[2] for a in world.facts if a[0] in ("holds_rh", "holds_lh", "ontop") and a[1] == char}
+    goal_preds = {atom[0] for alt in goal.alternatives for _, atoms in alt for atom in atoms}
+    if "sitting" in goal_preds:
+        keep |= set(_candidates(world, ("sittable",), near, CANDIDATES_PER_NEED))
+    if "lying" in goal_preds:
+        keep |= set(_candidates(world, ("lieable",), near, CANDIDATES_PER_NEED))
+    if "holds_lh" in goal_preds:   # the left hand takes what the right hand cannot: fill the right first
+        keep |= set(_candidates(world, ("grabbable",), near, CANDIDATES_PER_NEED))
+    for group in goal.actions:
+        for verb in group:
+            props = VERB_OBJECTS.get(verb)
+            if props is None:
+                continue
+            if any((p, o) in world.facts for p in props for o in keep):
+                continue
+            keep |= set(_candidates(world, props, near, CANDIDATES_PER_NEED))
+            if verb == "POUR":
+                keep |= set(_candidates(world, ("pour_target",), near, CANDIDATES_PER_NEED))
+    frontier = set(keep)
+    while frontier:   # containers and surfaces, transitively
+        nxt = {a[2] for a in world.facts if a[0] in ("obj_inside", "obj_ontop") and a[1] in frontier} - keep
+        keep |= nxt
+        frontier = nxt
+    return keep
+
+
+def build_problem(world: WorldState, goal: GroundGoal, name: str = "goal", domain: str = "virtualhome") -> Problem:
+    objects = relevant_objects(world, goal)
+    facts = sorted(a for a in world.facts if all(x in objects for x in a[1:]))
+    by_type: dict[str, list[str]] = {}
+    for o in sorted(objects):
+        by_type.setdefault(world.objects[o], []).append(o)
+    decl = "\n    ".join(f"{' '.join(names)} - {t}" for t, names in sorted(by_type.items()))
+    init = "\n    ".join(f"({' '.join(a)})" for a in facts)
+    text = (f"(define (problem {name}) (:domain {domain})\n  (:objects\n    {decl})\n"
+            f"  (:init\n    {init})\n  (:goal {goal.pddl()}))\n")
+    return Problem(text, frozenset(objects), len(facts))

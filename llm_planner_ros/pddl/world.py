@@ -1,0 +1,226 @@
+"""A world state as PDDL facts over a domain: what an executor reports and the planner plans from.
+
+PlanSys2's split: the domain (a PDDL file, fixed per robot) and the problem's instances and
+predicates (reported by the executor, live). :class:`WorldState` is the latter. For VirtualHome,
+:func:`from_virtualhome_graph` reads them off the evolving graph with the predicates of
+``domains/virtualhome.pddl``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Iterable, Mapping, Optional
+
+Atom = tuple[str, ...]   # ("on", "television_410"): predicate then arguments
+
+
+def domain_path(name: str = "virtualhome") -> str:
+    return str(resources.files("llm_planner_ros.pddl") / "domains" / f"{name}.pddl")
+
+
+def domain_text(name: str = "virtualhome") -> str:
+    with open(domain_path(name)) as f:
+        return f.read()
+
+
+@dataclass(frozen=True)
+class WorldState:
+    """Instances (name -> type), true ground atoms, and, per instance, its class and numeric id
+    where the executor has them (VirtualHome: ``television``, 410)."""
+
+    objects: Mapping[str, str]
+    facts: frozenset[Atom]
+    classes: Mapping[str, str] = field(default_factory=dict)
+    ids: Mapping[str, int] = field(default_factory=dict)
+
+    def holds(self, atom: Atom) -> bool:
+        return atom in self.facts
+
+    def by_id(self) -> dict[int, str]:
+        return {i: name for name, i in self.ids.items()}
+
+    def instances_of(self, class_name: str) -> list[str]:
+        return sorted((n for n, c in self.classes.items() if c == class_name), key=lambda n: self.ids.get(n, 0))
+
+    @property
+    def character(self) -> str:
+        return next(n for n, t in self.objects.items() if t == "character")
+
+    def to_lines(self) -> tuple[list[str], list[str]]:
+        """("name - type" lines, "(pred arg ...)" lines): the form the bridge sends over ROS."""
+        return ([f"{n} - {t}" for n, t in sorted(self.objects.items())],
+                [f"({' '.join(a)})" for a in sorted(self.facts)])
+
+    @classmethod
+    def from_lines(cls, objects: Iterable[str], facts: Iterable[str]) -> "WorldState":
+        """The inverse of :meth:`to_lines`; class and id come from names of the form ``class_id``."""
+        objs, classes, ids = {}, {}, {}
+        for line in objects:
+            name, _, type_ = (p.strip() for p in line.partition(" - "))
+            objs[name] = type_ or "object"
+            m = re.fullmatch(r"(.+)_(\d+)", name)
+            if m:
+                classes[name], ids[name] = m.group(1), int(m.group(2))
+        atoms = frozenset(tuple(f.strip().strip("()").split()) for f in facts if f.strip())
+        return cls(objs, atoms, classes, ids)
+
+
+# -- VirtualHome -------------------------------------------------------------------------------
+
+# Affordance predicates: what the simulator's checks allow (node properties and its class
+# exceptions) AND what the safety gate admits (skills.vocabulary, by class), so a plan never
+# holds a skill the gate would refuse. predicate -> (node properties, sim class exceptions, gate rule)
+_AFFORDANCES = {
+    "grabbable": ({"GRABBABLE"}, {"water", "child"}, ("GRAB", 0)),
+    "can_open": ({"CAN_OPEN"}, {"desk", "window"}, ("OPEN", 0)),
+    "has_switch": ({"HAS_SWITCH"}, set(), ("SWITCHON", 0)),
+    "has_plug": ({"HAS_PLUG"}, set(), ("PLUGIN", 0)),
+    "lookable": ({"LOOKABLE"}, set(), ("WATCH", 0)),
+    "readable": ({"READABLE"}, set(), ("READ", 0)),
+    "drinkable": ({"DRINKABLE"}, set(), ("DRINK", 0)),
+    "recipient": ({"RECIPIENT"}, set(), ("DRINK", 0)),
+    "pourable": ({"POURABLE", "DRINKABLE"}, set(), ("POUR", 0)),
+    "pour_target": ({"RECIPIENT"}, {"hands_both", "sponge", "face"}, ("POUR", 1)),
+    "sittable": ({"SITTABLE"}, set(), ("SIT", 0)),
+    "lieable": ({"LIEABLE"}, set(), ("LIE", 0)),
+    "clothes": ({"CLOTHES"}, set(), ("PUTON", 0)),
+    "eatable": ({"EATABLE"}, set(), ("EAT", 0)),
+    "surfaces": (None, set(), ("PUTBACK", 1)),           # the simulator puts on anything
+    "containers": (None, set(), ("PUTIN", 1)),
+    "movable": ({"MOVABLE"}, set(), ("PUSH", 0)),
+    "typeable": ({"HAS_SWITCH"}, {"keyboard"}, ("TYPE", 0)),
+    "body_part": ({"BODY_PART"}, set(), None),
+}
+_CLASS_PROPERTIES = {"water": ("is_water",)}
+
+
+@lru_cache(maxsize=4096)
+def _affordances(class_name: str, node_props: frozenset[str]) -> tuple[str, ...]:
+    from llm_planner_ros.skills import resources
+    from llm_planner_ros.skills.vocabulary import ACTIONS, admits
+
+    class_props = resources.object_properties().get(class_name, frozenset(node_props))
+    out = []
+    for pred, (props, exceptions, gate) in _AFFORDANCES.items():
+        sim_ok = props is None or bool(props & node_props) or class_name in exceptions
+        gate_ok = gate is None or admits(ACTIONS[gate[0]], gate[1], class_name, class_props)
+        if sim_ok and gate_ok:
+            out.append(pred)
+    return tuple(out)
+
+
+_STATES = {"ON": "on", "OFF": "off", "OPEN": "open", "CLOSED": "closed",
+           "PLUGGED_IN": "plugged_in", "PLUGGED_OUT": "plugged_out"}
+# Sit / lie occupancy limits of the simulator (SitExecutor / LieExecutor); other classes: 1
+SIT_LIMITS = {"couch": 4, "bed": 4, "chair": 1, "loveseat": 2, "sofa": 4, "toilet": 1, "pianobench": 2, "bench": 2}
+LIE_LIMITS = {"couch": 2, "bathtub": 2, "bed": 3, "loveseat": 2, "sofa": 2, "bench": 1}
+
+
+def object_name(class_name: str, node_id: int) -> str:
+    return f"{re.sub(r'[^a-z0-9_]', '_', class_name.lower())}_{node_id}"
+
+
+def from_virtualhome_graph(graph: Mapping) -> WorldState:
+    """The facts of an evolving-graph state (``EnvironmentState.to_dict()`` or a recorded graph).
+
+    Held objects keep no CLOSE or room facts: the simulator drops them on the next walk, so the
+    model claims neither (it never states a fact the simulator may not have)."""
+    nodes = {n["id"]: n for n in graph["nodes"]}
+    names = {i: object_name(n["class_name"], i) for i, n in nodes.items()}
+    rooms = {i for i, n in nodes.items() if n.get("category") == "Rooms"}
+    chars = {i for i, n in nodes.items() if n["class_name"] == "character"}
+    objects = {names[i]: ("character" if i in chars else "object") for i in nodes}
+    facts: set[Atom] = set()
+    for i, n in nodes.items():
+        if i in chars:
+            for s in n.get("states", ()):
+                if s in ("SITTING", "LYING"):
+                    facts.add((s.lower(), names[i]))
+            continue
+        if i in rooms:
+            facts.add(("is_room", names[i]))
+        for p in _affordances(n["class_name"], frozenset(n.get("properties", ()))) if i not in rooms else ():
+            facts.add((p, names[i]))
+        for p in _CLASS_PROPERTIES.get(n["class_name"], ()):
+            facts.add((p, names[i]))
+        for s in n.get("states", ()):
+            if s in _STATES:
+                facts.add((_STATES[s], names[i]))
+    held: set[int] = set()
+    on_count: dict[int, int] = {}
+    for e in graph["edges"]:
+        a, b, r = e["from_id"], e["to_id"], e["relation_type"]
+        if r in ("HOLDS_RH", "HOLDS_LH") and a in chars:
+            held.add(b)
+        if r == "ON":
+            on_count[b] = on_count.get(b, 0) + 1
+    for e in graph["edges"]:
+        a, b, r = e["from_id"], e["to_id"], e["relation_type"]
+        if a not in nodes or b not in nodes:
+            continue
+        na, nb = names[a], names[b]
+        if a in chars:
+            if r == "INSIDE" and b in rooms:
+                facts.add(("inside", na, nb))
+            elif r == "CLOSE":
+                facts.add(("next_to", na, nb))
+            elif r == "FACING":
+                facts.add(("facing", na, nb))
+            elif r in ("HOLDS_RH", "HOLDS_LH"):
+                facts.add((r.lower(), na, nb))
+            elif r == "ON":
+                facts.add(("ontop", na, nb))
+        elif b in chars:
+            if r == "ON":
+                facts.add(("on_char", na, nb))
+        elif r == "INSIDE":
+            if b in rooms:
+                if a not in held:
+                    facts.add(("inside_room", na, nb))
+            else:
+                facts.add(("obj_inside", na, nb))
+        elif r == "ON":
+            facts.add(("obj_ontop", na, nb))
+        elif r == "CLOSE" and a not in held and b not in held:
+            facts.add(("obj_next_to", na, nb))
+        elif r == "FACING":
+            facts.add(("obj_facing", na, nb))
+    for i in held:
+        facts.add(("grabbed", names[i]))
+    for i, count in on_count.items():
+        cls = nodes[i]["class_name"]
+        if count >= SIT_LIMITS.get(cls, 1):
+            facts.add(("sit_full", names[i]))
+        if count >= LIE_LIMITS.get(cls, 1):
+            facts.add(("lie_full", names[i]))
+    return WorldState(objects, frozenset(facts), {names[i]: n["class_name"] for i, n in nodes.items()},
+                      {names[i]: i for i in nodes})
+
+
+def with_done(world: WorldState, verbs: Iterable[str]) -> WorldState:
+    """``world`` plus a ``did_<verb>`` fact per action done since the reset (for action goals)."""
+    from llm_planner_ros.pddl.goals import action_verbs
+
+    known = action_verbs()
+    done = {("did_" + v.lower(),) for v in verbs if v.upper() in known}
+    return WorldState(world.objects, world.facts | done, world.classes, world.ids)
+
+
+def rooms_of(world: WorldState) -> set[str]:
+    return {a[1] for a in world.facts if a[0] == "is_room"}
+
+
+def neighbours(world: WorldState, name: str, predicates: Iterable[str] = ("obj_inside", "obj_ontop")) -> set[str]:
+    preds = set(predicates)
+    return {a[2] for a in world.facts if a[0] in preds and len(a) == 3 and a[1] == name}
+
+
+def with_properties(world: WorldState, *predicates: str) -> set[str]:
+    preds = set(predicates)
+    return {a[1] for a in world.facts if a[0] in preds and len(a) == 2}
+
+
+def object_id(world: WorldState, name: str) -> Optional[int]:
+    return world.ids.get(name)

@@ -1,0 +1,137 @@
+"""Goal-directed planning: goal conditions in, Fast Downward's plan out, executed and repaired.
+
+The executor reports its world as facts over its PDDL domain (PlanSys2's domain / problem
+split). The goal is grounded in that world, the problem is cut to what the goal needs, Fast
+Downward sequences it, and each plan action runs as a skill through the safety gate. A failed
+skill, or an observation that lacks an effect the domain promised, triggers a new plan from
+the observed state, up to ``pddl_max_replans`` times.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from llm_planner_ros.core.errors import CancelToken, InvalidGoal
+from llm_planner_ros.core.executor import Executor
+from llm_planner_ros.core.planner import StepCallback
+from llm_planner_ros.core.types import GoalStatus, PlanResult, PlanStep, StepEvent, TerminationReason
+from llm_planner_ros.pddl import fast_downward
+from llm_planner_ros.pddl.domain import load_domain
+from llm_planner_ros.pddl.goals import GoalSpec, contradictions, ground_goal
+from llm_planner_ros.pddl.problem import build_problem
+from llm_planner_ros.pddl.world import WorldState
+
+
+class GoalDirectedSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pddl_time_limit_s: float = Field(10.0, gt=0.0, le=600.0, description="Fast Downward's limit per plan")
+    pddl_max_replans: int = Field(5, ge=0, le=100, description="new plans after a failed or surprising step")
+    pddl_max_steps: int = Field(60, ge=1, le=1000, description="executed steps per goal")
+    pddl_search: str = Field("lama-first", pattern=r"^[a-z0-9-]+$",
+                             description="Fast Downward alias (driver/aliases.py), e.g. lama-first")
+
+
+class GoalDirectedPlanner:
+    def __init__(self, settings: GoalDirectedSettings = GoalDirectedSettings()) -> None:
+        self.settings = settings
+
+    def plan(self, spec: GoalSpec, executor: Executor, on_step: StepCallback, cancel: CancelToken,
+             execute: bool = True, stats: Optional[dict] = None) -> PlanResult:
+        """Plan for ``spec`` from the executor's current world; with ``execute``, run the plan
+        through ``executor`` (a safety gate) and re-plan on surprises. ``stats`` collects timings."""
+        s = self.settings
+        stats = stats if stats is not None else {}
+        stats.update(planner_s=0.0, plans=0, problem_objects=0, problem_facts=0)
+        domain = load_domain(executor.domain_text())
+        t0 = time.perf_counter()
+        world = executor.world_state()
+        goal = ground_goal(spec, world)
+        stats["world_s"] = time.perf_counter() - t0
+        steps: list[PlanStep] = []
+        corrections = 0
+        notes: list[str] = []
+
+        def end(reason: TerminationReason, detail: str) -> PlanResult:
+            met = goal.holds(world)
+            if met and reason is not TerminationReason.GOAL_REACHED and execute:
+                reason = TerminationReason.GOAL_REACHED
+            full = "; ".join([detail] + notes) if notes else detail
+            return PlanResult(termination_reason=reason, detail=full, steps=steps, executing=execute,
+                              executed=bool(steps) and all(st.executed for st in steps),
+                              goal_status=(GoalStatus.MET if met else GoalStatus.NOT_MET) if execute
+                              else GoalStatus.UNKNOWN, num_corrections=corrections)
+
+        if goal.holds(world):
+            return end(TerminationReason.GOAL_REACHED, "the goal already holds; nothing to do")
+        conflicts = contradictions(goal)
+        if conflicts:
+            return end(TerminationReason.NO_PLAN, f"the goal contradicts itself: {conflicts[0]}")
+        while True:
+            cancel.check()
+            problem = build_problem(world, goal, domain=domain.name)
+            stats["problem_objects"], stats["problem_facts"] = len(problem.objects), problem.num_facts
+            outcome = fast_downward.solve(domain.text, problem.text, s.pddl_time_limit_s, s.pddl_search)
+            stats["planner_s"] += outcome.seconds
+            stats["plans"] += 1
+            if outcome.status != "solved":
+                return end(TerminationReason.NO_PLAN, f"{outcome.status}: {outcome.detail} "
+                           f"({len(problem.objects)} objects, {problem.num_facts} facts)")
+            if not execute:
+                for action in outcome.actions:
+                    step = PlanStep(index=len(steps) + 1, generated_text=_pddl(action),
+                                    skill=domain.skill(action, world), score=1.0, similarity=math.nan)
+                    steps.append(step)
+                    on_step(StepEvent(step=step, num_corrections=0))
+                return end(TerminationReason.END_OF_PLAN, f"planned {len(steps)} steps with Fast Downward "
+                           f"in {outcome.seconds:.2f}s; not executed")
+            surprise = ""
+            for action in outcome.actions:
+                cancel.check()
+                if len(steps) >= s.pddl_max_steps:
+                    return end(TerminationReason.MAX_STEPS, f"{s.pddl_max_steps} steps executed")
+                step = PlanStep(index=len(steps) + 1, generated_text=_pddl(action),
+                                skill=domain.skill(action, world), score=1.0, similarity=math.nan,
+                                corrections=corrections)
+                result = executor.execute(step.skill)
+                step.executed, step.error = result.success, result.failure
+                t1 = time.perf_counter()
+                world = executor.world_state()
+                stats["world_s"] += time.perf_counter() - t1
+                if not result.success:
+                    on_step(StepEvent(step=step, num_corrections=corrections))
+                    surprise = f"step {step.index} {step.skill.script()} failed: {result.failure.message}"
+                    break
+                steps.append(step)
+                on_step(StepEvent(step=step, num_corrections=corrections))
+                adds, dels = domain.expected(action)
+                missing = [a for a in adds if a not in world.facts] + [d for d in dels if d in world.facts]
+                if goal.holds(world):
+                    return end(TerminationReason.GOAL_REACHED,
+                               f"{len(steps)} steps, {stats['plans']} plan(s) by Fast Downward")
+                if missing:
+                    surprise = (f"after {step.skill.script()} the world does not show "
+                                f"{', '.join('(' + ' '.join(a) + ')' for a in missing[:3])}")
+                    break
+            else:
+                surprise = "the plan ran out but the goal does not hold"
+            corrections += 1
+            notes.append(f"re-planned: {surprise}")
+            if corrections > s.pddl_max_replans:
+                return end(TerminationReason.REPLAN_LIMIT,
+                           f"{s.pddl_max_replans} re-plans used; last: {surprise}")
+
+
+def _pddl(action: tuple[str, ...]) -> str:
+    return f"({' '.join(action)})"
+
+
+def check_goal(spec: GoalSpec, world: WorldState) -> None:
+    """Raise :class:`InvalidGoal` if ``spec`` names what ``world`` lacks (before any side effect)."""
+    if not spec:
+        raise InvalidGoal("goal_conditions: method 'pddl' needs goal conditions or action goals, e.g. "
+                          "goal_conditions: ['(on tv)'], action_goals: ['LOOKAT|WATCH']")
+    ground_goal(spec, world)

@@ -1,0 +1,173 @@
+"""Goal-directed planning on the real simulator with the real planner (Fast Downward)."""
+from __future__ import annotations
+
+import pytest
+
+from llm_planner_ros.core.errors import CancelToken, InvalidGoal
+from llm_planner_ros.core.executor import ExecutionResult
+from llm_planner_ros.core.request import InvalidRequest, parse_request
+from llm_planner_ros.core.types import ErrorType, GoalStatus, Skill, TerminationReason
+from llm_planner_ros.evaluation.eai import eai_tasks
+from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+from llm_planner_ros.pddl import fast_downward
+from llm_planner_ros.pddl.domain import parse_domain
+from llm_planner_ros.pddl.goals import eai_goal_spec, ground_goal, parse_goal
+from llm_planner_ros.pddl.problem import build_problem
+from llm_planner_ros.pddl.world import domain_text, from_virtualhome_graph
+from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner, GoalDirectedSettings
+from llm_planner_ros.safety.gate import SafetyGate, SafetySettings
+
+
+def task(identifier: str):
+    return next(t for t in eai_tasks() if t.identifier == identifier)
+
+
+def run(spec, executor, **settings):
+    events = []
+    result = GoalDirectedPlanner(GoalDirectedSettings(**settings)).plan(
+        spec, SafetyGate(executor, SafetySettings()), events.append, CancelToken())
+    return result, events
+
+
+def test_problem_from_a_recorded_graph_keeps_what_the_goal_needs():
+    t = task("1057_1")   # Watch TV: television 410 on and plugged in, facing it, LOOKAT|WATCH
+    world = from_virtualhome_graph(t.graph)
+    goal = ground_goal(eai_goal_spec(t.goal, t.graph), world)
+    problem = build_problem(world, goal)
+    assert len(world.objects) > 250 and len(world.facts) > 5000
+    assert {"television_410", "character_65", "home_office_319"} <= problem.objects
+    assert len(problem.objects) < 30 and problem.num_facts < 200
+    assert "(on television_410)" in problem.text and "(or (did_lookat) (did_watch))" in problem.text
+    assert "television_248" not in problem.objects          # the other TV, already on, is not the goal's
+
+
+def test_a_plan_meets_its_goal_on_the_instance_the_goal_names():
+    t = task("1057_1")
+    sim = VirtualHomeExecutor(graph=t.graph, goal=t.goal)
+    result, events = run(eai_goal_spec(t.goal, t.graph), sim)
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    assert sim.goal_met() and result.success and result.goal_status is GoalStatus.MET
+    assert all(s.executed for s in result.steps) and len(events) == len(result.steps)
+    assert "[SWITCHON] <television> (410)" in result.program
+    assert any(line.startswith(("[WATCH]", "[LOOKAT]")) for line in result.program)
+
+
+def test_an_action_goal_is_compiled_into_the_problem_and_done():
+    t = task("1064_1")   # Drink: HOLDS_RH water_glass, plus the action DRINK
+    assert t.goal["actions"] == ["DRINK"]
+    sim = VirtualHomeExecutor(graph=t.graph, goal=t.goal)
+    result, _ = run(eai_goal_spec(t.goal, t.graph), sim)
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    assert any(line.startswith("[DRINK]") for line in result.program) and sim.goal_met()
+    assert ("did_drink",) in sim.world_state().facts
+
+
+def test_goals_written_by_hand_with_class_names_and_synonyms():
+    sim = VirtualHomeExecutor()
+    spec = parse_goal(["(on tv)", "(facing character tv)"], ["LOOKAT|WATCH"])
+    result, _ = run(spec, sim)
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    world = sim.world_state()
+    tv = next(a[2] for a in world.facts if a[0] == "facing" and a[2].startswith("television"))
+    assert ("on", tv) in world.facts
+
+
+@pytest.mark.parametrize("conditions, actions, message", [
+    (["on tv"], [], "is not a literal"),
+    (["(on tv"], [], "is not a literal"),
+    (["(switched_on tv)"], [], "unknown predicate 'switched_on'"),
+    (["(on tv kitchen extra)"], [], "takes 1 argument"),
+    ([], ["LOOKAT|TELEPORT"], "names no known action (TELEPORT)"),
+])
+def test_a_malformed_goal_is_an_invalid_request_naming_it(conditions, actions, message):
+    with pytest.raises(InvalidRequest, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_request(task="Watch TV", method="pddl", goal_conditions=conditions, action_goals=actions)
+
+
+def test_an_unknown_object_or_a_misplaced_character_is_invalid_in_the_world():
+    world = VirtualHomeExecutor().world_state()
+    with pytest.raises(InvalidGoal, match="unknown object 'spaceship'"):
+        ground_goal(parse_goal(["(on spaceship)"]), world)
+    with pytest.raises(InvalidGoal, match="no object 'television.9999'"):
+        ground_goal(parse_goal(["(on television.9999)"]), world)
+    with pytest.raises(InvalidGoal, match="'character_65' cannot be an argument of 'obj_facing'"):
+        ground_goal(parse_goal(["(facing tv character)"]), world)
+
+
+class DisturbedExecutor:
+    """The real simulator, with a person in the room: after the robot's first OPEN, the person
+    closes it again (a real simulator step the planner did not command), and the first GRAB
+    attempt fails as a robot's grasp can (nothing is executed for it)."""
+
+    def __init__(self, inner: VirtualHomeExecutor) -> None:
+        self.inner = inner
+        self.closed_behind = False
+        self.grasp_failed = False
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def execute(self, skill: Skill) -> ExecutionResult:
+        if skill.action == "GRAB" and not self.grasp_failed:
+            self.grasp_failed = True
+            return ExecutionResult.failed(ErrorType.OTHER_PRECONDITION, "grasp slipped", "the grasp slipped")
+        result = self.inner.execute(skill)
+        if result.success and skill.action == "OPEN" and not self.closed_behind:
+            self.closed_behind = True
+            assert self.inner.execute(Skill("CLOSE", skill.objects, skill.object_ids)).success
+        return result
+
+
+def test_re_planning_after_a_failed_skill_and_a_surprising_observation():
+    world = VirtualHomeExecutor().world_state()
+    assert {("obj_inside", "tea_2000", "microwave_297"), ("closed", "microwave_297")} <= world.facts
+    sim = DisturbedExecutor(VirtualHomeExecutor())
+    result, events = run(parse_goal(["(holds_rh character tea_2000)"]), sim)
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    assert sim.closed_behind and sim.grasp_failed and result.num_corrections >= 2, result.detail
+    assert "re-planned" in result.detail and "failed: grasp slipped" in result.detail
+    assert any(not e.step.executed for e in events)            # the failure was reported as it happened
+    assert all(s.executed for s in result.steps)               # the result keeps the executed program
+
+
+def test_an_unsolvable_goal_ends_with_a_clear_reason():
+    sim = VirtualHomeExecutor()
+    result, _ = run(parse_goal(["(on pillow)"]), sim)          # a pillow has no switch
+    assert result.termination_reason is TerminationReason.NO_PLAN and not result.success
+    assert "unsolvable" in result.detail and not result.steps
+    result, _ = run(parse_goal(["(on tv)", "(off tv)"]), sim)
+    assert result.termination_reason is TerminationReason.NO_PLAN and "contradicts itself" in result.detail
+
+
+def test_replan_limit_is_a_reason_with_the_last_surprise():
+    class AlwaysSlips(DisturbedExecutor):
+        def execute(self, skill):
+            if skill.action == "GRAB":
+                return ExecutionResult.failed(ErrorType.OTHER_PRECONDITION, "grasp slipped", "the grasp slipped")
+            return self.inner.execute(skill)
+
+    result, _ = run(parse_goal(["(holds_rh character tea)"]), AlwaysSlips(VirtualHomeExecutor()), pddl_max_replans=2)
+    assert result.termination_reason is TerminationReason.REPLAN_LIMIT
+    assert "2 re-plans used" in result.detail and "grasp slipped" in result.detail
+
+
+def test_the_domain_names_a_skill_for_every_action_and_the_solver_times_out_cleanly():
+    domain = parse_domain(domain_text())
+    assert {"walk_to", "grab_rh", "putin", "switch_on", "watch"} <= set(domain.actions)
+    assert domain.actions["putin"].skill_verb == "PUTIN" and domain.actions["putin"].skill_args == ("?a", "?b")
+    assert "sit_full" in domain.unobserved
+    t = task("1057_1")
+    world = from_virtualhome_graph(t.graph)
+    problem = build_problem(world, ground_goal(eai_goal_spec(t.goal, t.graph), world))
+    outcome = fast_downward.solve(domain.text, problem.text, time_limit_s=0.001)
+    assert outcome.status == "timeout" and "no plan within" in outcome.detail
+
+
+def test_plan_only_returns_the_plan_without_touching_the_world():
+    t = task("1057_1")
+    sim = VirtualHomeExecutor(graph=t.graph, goal=t.goal)
+    before = sim.world_state()
+    result = GoalDirectedPlanner().plan(eai_goal_spec(t.goal, t.graph), sim, lambda e: None, CancelToken(),
+                                        execute=False)
+    assert result.termination_reason is TerminationReason.END_OF_PLAN and result.steps
+    assert not any(s.executed for s in result.steps) and sim.world_state() == before
