@@ -29,12 +29,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tqdm import tqdm  # noqa: E402
 
 from llm_planner_ros.evaluation import eai  # noqa: E402
-from llm_planner_ros.evaluation.benchmark import (METHODS, BenchmarkRunner, RunCache, anchor_records,  # noqa: E402
-                                                  eai_summary, summarise)
+from llm_planner_ros.evaluation.benchmark import (EAI_JSON, EAI_PDDL, METHODS, BenchmarkRunner,  # noqa: E402
+                                                  RunCache, anchor_records, eai_summary, summarise)
 from llm_planner_ros.pet.session import PetFactory, PetSettings  # noqa: E402
 from llm_planner_ros.planning.examples import DemonstrationBank  # noqa: E402
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings  # noqa: E402
-from llm_planner_ros.planning.service import BackendSettings, build_llm  # noqa: E402
+from llm_planner_ros.planning.service import BackendSettings, PlanningService, build_llm  # noqa: E402
 from llm_planner_ros.planning.settings import PlannerSettings  # noqa: E402
 from llm_planner_ros.planning.translated import TranslatedPlanner  # noqa: E402
 from llm_planner_ros.skills import bank as banks  # noqa: E402
@@ -80,7 +80,7 @@ def pct(x) -> str:
 
 def markdown(report: dict) -> str:
     head = ("| row | setting | n | success | executable | EAI success | EAI executable | EAI n | state / relation / "
-            "action goals | LCS | length | corrections | s/goal (LLM / translation / execution) |\n"
+            "action goals | LCS | length | corrections | s/goal (LLM / translation / planner / execution) |\n"
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     lines = []
     for row in report["rows"]:
@@ -88,7 +88,8 @@ def markdown(report: dict) -> str:
         goals = " / ".join(pct(theirs.get(k)) for k in ("state_goal", "relation_goal", "action_goal")) \
             if theirs else "-"
         timing = (f"{ours['wall_s']:.2f} ({ours['llm_s']:.2f} / {ours['translation_s']:.3f} / "
-                  f"{ours['execution_s']:.3f})") if row["kind"] == "method" else "-"
+                  f"{ours.get('planner_s', 0.0):.3f} / {ours['execution_s']:.3f}); median "
+                  f"{ours.get('median_wall_s', float('nan')):.2f}") if row["kind"] == "method" else "-"
         lines.append(f"| {row['name']} | {row['setting']} | {ours['programs']} | {pct(ours['success'])} | "
                      f"{pct(ours['executability'])} | {pct(theirs.get('success'))} | "
                      f"{pct(theirs.get('executability'))} | {theirs.get('programs_counted', '-')} | {goals} | "
@@ -210,7 +211,8 @@ def main(argv=None) -> dict:
     cache = RunCache(cache_dir / "records.jsonl")
     runner = BenchmarkRunner(llm, planner_for, cache, config, pet_config=pet.settings.model_dump(mode="json"),
                              heuristic=HeuristicPlanner(llm, demos, HeuristicSettings(
-                                 heuristic_max_length=args.heuristic_max_length), seed=args.seed))
+                                 heuristic_max_length=args.heuristic_max_length), seed=args.seed),
+                             service=PlanningService(llm, embedder, settings, demos=demos))
 
     jobs = [(METHODS[m], s, t) for s in args.settings for m in args.methods if s in METHODS[m].settings
             for t in (tasks[:args.eai_json_limit] if METHODS[m].method == "eai_json" and args.eai_json_limit
@@ -239,8 +241,9 @@ def main(argv=None) -> dict:
             if row["kind"] == "method":
                 # a plan's own steps, untranslated ones included (EAI counts them as hallucinations);
                 # the eai-json row's answer as the LLM wrote it
-                responses[str(i)] = [{"identifier": r["identifier"], "llm_output": r["llm_output"] if r["method"] ==
-                                      "eai-json" else eai.eai_output(r["program"])} for r in row["records"]]
+                as_written = METHODS[row["name"]].method in (EAI_JSON, EAI_PDDL)
+                responses[str(i)] = [{"identifier": r["identifier"], "llm_output": r["llm_output"] if as_written
+                                      else eai.eai_output(r["program"])} for r in row["records"]]
             else:
                 responses[str(i)] = [r for r in eai.shipped_responses(row["name"]) if r["identifier"] in ids]
         for key, recs in tqdm(responses.items(), desc="EAI scorer", unit="row", file=sys.stderr):

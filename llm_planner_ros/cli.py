@@ -18,8 +18,7 @@ import yaml
 from llm_planner_ros.core.errors import CancelToken, PlanningError
 from llm_planner_ros.core.request import InvalidRequest, parse_request
 from llm_planner_ros.core.types import Method, PlanResult, StepEvent
-from llm_planner_ros.planning.service import BackendSettings, PlanningService
-from llm_planner_ros.planning.settings import PlannerSettings
+from llm_planner_ros.wiring import PlannerNodeParams, ServiceConfig, build_service
 
 
 def load_config(path: Optional[str]) -> dict[str, Any]:
@@ -32,12 +31,6 @@ def load_config(path: Optional[str]) -> dict[str, Any]:
         if isinstance(value, dict) and "ros__parameters" in value:
             return dict(value["ros__parameters"])
     return data
-
-
-def split_settings(flat: dict[str, Any]) -> tuple[BackendSettings, PlannerSettings]:
-    backend = {k: v for k, v in flat.items() if k in BackendSettings.model_fields}
-    planner = {k: v for k, v in flat.items() if k in PlannerSettings.model_fields}
-    return BackendSettings(**backend), PlannerSettings(**planner)
 
 
 def format_step(event: StepEvent) -> str:
@@ -65,6 +58,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--method", default="translated", choices=[m.value for m in Method])
     p.add_argument("--goal", action="append", default=[], metavar="LITERAL",
                    help="goal condition for --method pddl, e.g. '(on tv)'; repeat for more")
+    p.add_argument("--object", action="append", default=[], dest="objects", metavar="NAME",
+                   help="--method pddl plans only with these objects (instances or classes); repeat for more")
     p.add_argument("--action-goal", action="append", default=[], metavar="VERBS",
                    help="action goal for --method pddl, alternatives with '|', e.g. 'LOOKAT|WATCH'")
     p.add_argument("--execute", action="store_true", help="execute each step on the VirtualHome simulator")
@@ -84,27 +79,28 @@ def main(argv: Optional[list[str]] = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
 
-    flat = load_config(args.config)
-    for key, value in (("llm_backend", args.backend), ("llm_model_path", args.model_path),
-                       ("openai_base_url", args.openai_base_url), ("openai_model", args.openai_model)):
-        if value is not None:
-            flat[key] = value
     try:
-        backend, defaults = split_settings(flat)
+        flat = load_config(args.config)
+        for key, value in (("llm_backend", args.backend), ("llm_model_path", args.model_path),
+                           ("openai_base_url", args.openai_base_url), ("openai_model", args.openai_model)):
+            if value is not None:
+                flat[key] = value
+        config = ServiceConfig.from_flat(flat, also_known=PlannerNodeParams.model_fields)
         options = {k: v for k, v in (("num_samples", args.samples), ("max_steps", args.max_steps),
                                      ("correction_level", args.level)) if v}
         options.update({k: True for k in ("no_translation", "fixed_example", "no_trajectory_correction")
                         if getattr(args, k)})
         request = parse_request(task=args.task, description=args.description, scene_id=args.scene,
                                 method=args.method, options=options, execute=args.execute,
-                                goal_conditions=tuple(args.goal), action_goals=tuple(args.action_goal))
-    except (InvalidRequest, ValueError) as exc:
+                                goal_conditions=tuple(args.goal), action_goals=tuple(args.action_goal),
+                                objects=tuple(args.objects))
+    except (InvalidRequest, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
     t0 = time.perf_counter()
     try:
-        service = PlanningService.build(backend, defaults)
+        service = build_service(config)
     except PlanningError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import unicodedata
-from typing import TYPE_CHECKING, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from llm_planner_ros.core.types import Method
 
@@ -31,32 +31,42 @@ def _check_text(value: str, name: str, max_chars: int, allow_newlines: bool) -> 
     return value
 
 
-class MethodOptions(BaseModel):
-    """Per-goal overrides; ``None`` means the planner's configured default."""
+class GoalOnlyOptions(BaseModel):
+    """Per-goal switches that have no node-wide default (ablations, PET, the heuristic's guide)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    num_samples: Optional[int] = Field(None, ge=1, le=64)
-    temperature: Optional[float] = Field(None, ge=0.0, le=2.0)
-    top_p: Optional[float] = Field(None, gt=0.0, le=1.0)
-    frequency_penalty: Optional[float] = Field(None, ge=0.0, le=2.0)
-    presence_penalty: Optional[float] = Field(None, ge=0.0, le=2.0)
-    max_steps: Optional[int] = Field(None, ge=1, le=100)
-    ranking: Optional[Literal["huang", "raman"]] = None
-    beta: Optional[float] = Field(None, ge=0.0, le=10.0)
-    epsilon: Optional[float] = Field(None, ge=0.0, le=1.0)
     no_translation: bool = False
     fixed_example: bool = False
     no_trajectory_correction: bool = False
-    correction_level: Optional[Literal["notion", "inference", "cause"]] = None
-    max_corrections_per_step: Optional[int] = Field(None, ge=1, le=50)
-    max_corrections_per_plan: Optional[int] = Field(None, ge=1, le=500)
     plan_subtasks: bool = False
     track_subtasks: bool = False
     eliminate_objects: bool = False
     guide: Optional[Literal["none", "high_level", "low_level"]] = None
     guide_info: Optional[Literal["none", "objects", "static", "dynamic"]] = None
-    seed: Optional[int] = Field(None, ge=1)
+
+
+# Planner settings a goal may override: the type, bounds and description come from
+# PlannerSettings, declared once; ``None`` means the planner's configured value.
+OVERRIDABLE = ("num_samples", "temperature", "top_p", "frequency_penalty", "presence_penalty", "max_steps",
+               "ranking", "beta", "epsilon", "correction_level", "max_corrections_per_step",
+               "max_corrections_per_plan", "seed")
+
+
+def _overrides() -> dict:
+    from llm_planner_ros.planning.settings import PlannerSettings
+
+    out = {}
+    for name in OVERRIDABLE:
+        info = PlannerSettings.model_fields[name]
+        typ = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+        out[name] = (Optional[typ], Field(None, description=info.description))
+    return out
+
+
+MethodOptions = create_model("MethodOptions", __base__=GoalOnlyOptions, __doc__=(
+    "Per-goal options: overrides of the planner's settings (None = configured value) and switches."),
+    **_overrides())
 
 
 class PlanRequest(BaseModel):
@@ -72,8 +82,9 @@ class PlanRequest(BaseModel):
     execute: bool = False
     goal_conditions: tuple[str, ...] = ()
     action_goals: tuple[str, ...] = ()
+    objects: tuple[str, ...] = ()     # method pddl: plan only with these (instances or classes)
 
-    @field_validator("goal_conditions", "action_goals")
+    @field_validator("goal_conditions", "action_goals", "objects")
     @classmethod
     def _conditions(cls, v: tuple[str, ...], info) -> tuple[str, ...]:
         for item in v:

@@ -17,7 +17,7 @@ import math
 import statistics
 import time
 from pathlib import Path
-from typing import Callable, Iterable, Literal, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict
 
@@ -31,8 +31,12 @@ from llm_planner_ros.llm.base import LLMBackend, SamplingParams
 from llm_planner_ros.planning.heuristic import HeuristicPlanner
 from llm_planner_ros.planning.translated import TranslatedPlanner
 
+if TYPE_CHECKING:
+    from llm_planner_ros.planning.service import PlanningService
+
 Setting = Literal["eai", "task"]
 EAI_JSON = "eai_json"   # the LLM answers EAI's own prompt with a JSON program (as the anchor rows)
+EAI_PDDL = "eai_pddl"   # no LLM: Fast Downward on EAI's own PDDL problem files (the anchor of method pddl)
 
 
 class MethodSpec(BaseModel):
@@ -75,6 +79,8 @@ METHODS: dict[str, MethodSpec] = {m.name: m for m in (
     MethodSpec(name="reprompt cause +PET", method=Method.REPROMPT.value, closed_loop=True,
                options={"correction_level": "cause", "plan_subtasks": True, "track_subtasks": True,
                         "eliminate_objects": True}),
+    MethodSpec(name="pddl, goals given", method=Method.PDDL.value, closed_loop=True, settings=("eai",)),
+    MethodSpec(name="fast-downward on EAI's PDDL", method=EAI_PDDL, settings=("eai",)),
 )}
 
 
@@ -101,6 +107,7 @@ class GoalRecord(BaseModel):
     translation_s: float
     execution_s: float
     wall_s: float
+    planner_s: float = 0.0             # the classical planner (method pddl and its anchor)
     error: str = ""                    # the planner raised: the goal counts as failed
     pet: dict = {}                     # PET rows: subtasks, tracker outcome, Eliminate's effect
 
@@ -130,6 +137,18 @@ class RunCache:
             f.write(record.model_dump_json() + "\n")
 
 
+def _goal_directed_digest() -> str:
+    """The domain and the code of goal-directed planning: a change re-runs its rows."""
+    root = Path(__file__).resolve().parents[1]
+    files = sorted((root / "pddl").rglob("*.p*")) + [root / "planning" / "goal_directed.py",
+                                                      root / "evaluation" / "eai_pddl.py"]
+    digest = hashlib.sha256()
+    for f in files:
+        if f.suffix in (".py", ".pddl"):
+            digest.update(f.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def record_key(config: dict, spec: MethodSpec, setting: str, identifier: str) -> str:
     blob = json.dumps([config, spec.model_dump(), setting, identifier], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
@@ -141,7 +160,10 @@ class BenchmarkRunner:
 
     def __init__(self, llm: LLMBackend, planner_for: Callable[[eai.EaiTask], TranslatedPlanner],
                  cache: RunCache, config: dict, eai_max_tokens: int = 256, pet_config: Optional[dict] = None,
-                 heuristic: Optional[HeuristicPlanner] = None) -> None:
+                 heuristic: Optional[HeuristicPlanner] = None, service: Optional["PlanningService"] = None) -> None:
+        """``service`` runs the goal-directed rows through the same path as the planner node
+        (request validation, safety gate, trace)."""
+        self.service = service
         self.llm = llm
         self.heuristic = heuristic
         self.pet_config = pet_config or {}
@@ -157,13 +179,24 @@ class BenchmarkRunner:
             extra["heuristic"] = self.heuristic.settings.model_dump()
         if any(spec.options.get(k) for k in ("plan_subtasks", "track_subtasks", "eliminate_objects")):
             extra["pet"] = self.pet_config
-        key = record_key({**self.config, **extra}, spec, setting, task.identifier)
+        if spec.method in (Method.PDDL.value, EAI_PDDL):   # no LLM: the planner's settings and the domain matter
+            extra = {"code": _goal_directed_digest(),
+                     "goal_directed": self.service.goal_directed.settings.model_dump() if self.service else {}}
+        llm_free = spec.method in (Method.PDDL.value, EAI_PDDL)
+        key = record_key({**({} if llm_free else self.config), **extra}, spec, setting, task.identifier)
         cached = self.cache.get(key)
         if cached is not None:
             return cached, True
         t0 = time.perf_counter()
         try:
-            fields = self._eai_json(task) if spec.method == EAI_JSON else self._plan(spec, setting, task)
+            if spec.method == EAI_JSON:
+                fields = self._eai_json(task)
+            elif spec.method == EAI_PDDL:
+                fields = self._eai_pddl(task)
+            elif spec.method == Method.PDDL.value:
+                fields = self._goal_directed(task)
+            else:
+                fields = self._plan(spec, setting, task)
         except Exception as exc:   # one goal's failure is recorded, never fatal to the run
             fields = dict(program=[], generated=[], llm_output="{}", executable=False, goal_met=False,
                           corrections=0, llm_calls=0, termination="error", detail="", llm_s=0.0,
@@ -198,6 +231,39 @@ class BenchmarkRunner:
                     llm_calls=result.num_llm_calls, termination=result.termination_reason.value,
                     detail=result.detail, llm_s=times.llm_s, translation_s=times.translation_s,
                     execution_s=execution_s)
+
+    def _goal_directed(self, task: eai.EaiTask) -> dict:
+        """Method pddl with EAI's goal conditions, through the planning service."""
+        from llm_planner_ros.pddl.goals import eai_goal_spec
+
+        if self.service is None:
+            raise RuntimeError("the goal-directed rows need the planning service")
+        spec = eai_goal_spec(task.goal, task.graph)
+        request = parse_request(task=task.task, method=Method.PDDL.value, execute=True,
+                                goal_conditions=tuple(str(lit) for lit in spec.literals),
+                                action_goals=tuple("|".join(group) for group in spec.actions),
+                                objects=tuple(f"{name}.{i}" for name, i in eai.relevant_ids(task.identifier).items()))
+        executor = VirtualHomeExecutor(graph=task.graph, goal=task.goal)
+        result, timings = self.service.plan_with_timings(request, lambda event: None, CancelToken(), executor)
+        program = [st.skill.script() for st in result.steps]
+        planner_s = timings.get("planner_s", 0.0)
+        return dict(program=program, generated=[st.generated_text for st in result.steps],
+                    llm_output=eai.eai_output(program), executable=result.executed,
+                    goal_met=bool(executor.goal_met()), corrections=result.num_corrections, llm_calls=0,
+                    termination=result.termination_reason.value, detail=result.detail, llm_s=0.0,
+                    translation_s=0.0, planner_s=planner_s,
+                    execution_s=max(0.0, timings.get("wall_s", 0.0) - planner_s))
+
+    def _eai_pddl(self, task: eai.EaiTask) -> dict:
+        from llm_planner_ros.evaluation.eai_pddl import plan_with_eai_pddl
+
+        answer, outcome = plan_with_eai_pddl(task)
+        t0 = time.perf_counter()
+        skills, scored = eai.score_answer(task, answer)
+        return dict(program=[s.script() for s in skills], generated=[answer], llm_output=answer,
+                    executable=scored["executable"], goal_met=scored["goal_met"], corrections=0, llm_calls=0,
+                    termination=outcome.status, detail=outcome.detail or scored["error"], llm_s=0.0,
+                    translation_s=0.0, planner_s=outcome.seconds, execution_s=time.perf_counter() - t0)
 
     def _eai_json(self, task: eai.EaiTask) -> dict:
         params = SamplingParams(temperature=0.0, max_tokens=self.eai_max_tokens, stop=("<|im_end|>",),
@@ -263,6 +329,8 @@ def summarise(records: Iterable[GoalRecord]) -> dict:
             "llm_calls": mean(r.llm_calls for r in rs), "errors": sum(bool(r.error) for r in rs),
             "llm_s": mean(r.llm_s for r in rs), "translation_s": mean(r.translation_s for r in rs),
             "execution_s": mean(r.execution_s for r in rs), "wall_s": mean(r.wall_s for r in rs),
+            "planner_s": mean(r.planner_s for r in rs),
+            "median_wall_s": statistics.median(r.wall_s for r in rs),
             **pet_summary(rs)}
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from llm_planner_ros.pddl.domain import parse_domain
-from llm_planner_ros.pddl.world import Atom, WorldState, domain_path, domain_text, from_virtualhome_graph
+from llm_planner_ros.pddl.world import Atom, WorldState, domain_path, domain_text
 
 EXACT = {"on", "off", "open", "closed", "plugged_in", "plugged_out", "sitting", "lying", "holds_rh", "holds_lh"}
 SOUND = EXACT | {"next_to", "facing", "inside", "obj_inside", "obj_ontop", "ontop", "on_char", "inside_room"}
@@ -109,11 +109,20 @@ def _groundings(fluent, problem):
     return itertools.product(*pools)
 
 
+def _sim_walks_to_find(executor, node_id: int) -> bool:
+    """The simulator's FIND walks first unless the character already reaches the object."""
+    from virtualhome_eval.simulation.evolving_graph.execution import _is_character_close_to
+
+    state = executor._state
+    return not _is_character_close_to(state, state.get_node(node_id), 0)
+
+
 def _candidates(domain, verb: str, names: list[str], world: WorldState, objects: set[str]):
     """Ground domain actions for a script step: those whose skill is ``verb`` on ``names``;
-    the character and any room parameter are filled in."""
+    the character and any room parameter are filled in. ``FIND+WALK`` is a FIND the simulator
+    runs as a walk."""
     rooms = sorted(o for o in objects if ("is_room", o) in world.facts)
-    verbs = {"FIND": ("FIND", "WALK"), "RUN": ("WALK",)}.get(verb, (verb,))
+    verbs = {"FIND+WALK": ("WALK",), "RUN": ("WALK",)}.get(verb, (verb,))
     for v in verbs:
         for schema in domain.actions.values():
             if schema.skill_verb != v or len(schema.skill_args) != len(names):
@@ -149,7 +158,10 @@ def replay(program_id: str, script: tuple[str, ...], graph: dict) -> ReplayRepor
         pairs = re.findall(r"<([^>]+)>\s*\((?:\d+\.)?(\d+)\)", m.group(2))
         by_id = world.by_id()
         names = [by_id.get(int(i), "") for _, i in pairs]
-        result = executor.execute(Skill(verb, tuple(c for c, _ in pairs), tuple(int(i) for _, i in pairs)))
+        if verb == "FIND" and pairs and _sim_walks_to_find(executor, int(pairs[0][1])):
+            verb = "FIND+WALK"
+        result = executor.execute(Skill(verb.split("+")[0], tuple(c for c, _ in pairs),
+                                        tuple(int(i) for _, i in pairs)))
         if not result.success:
             report.simulator_failed = f"step {n} {line}: {result.failure.message}"
             break

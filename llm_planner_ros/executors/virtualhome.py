@@ -118,8 +118,7 @@ class VirtualHomeExecutor:
 
     def world_state(self) -> world.WorldState:
         """The current state as facts over :meth:`domain_text`, with the actions done since the reset."""
-        return world.with_done(world.from_virtualhome_graph(self._state.to_dict()),
-                               (line[1:line.index("]")] for line in self.history))
+        return world.with_done(world.from_virtualhome_graph(self._state.to_dict()), self.history)
 
     def goal_met(self) -> Optional[bool]:
         """EAI-style goal conditions (``self.goal``): node states, relations between node ids

@@ -14,7 +14,6 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Literal, Optional
 
@@ -34,16 +33,22 @@ class SolveOutcome:
     stats: dict = field(default_factory=dict)
 
 
+@lru_cache(maxsize=None)
 def _downward_dir() -> Path:
-    try:
-        return Path(str(resources.files("up_fast_downward"))) / "downward"
-    except ModuleNotFoundError as exc:   # an install problem, named clearly
-        raise RuntimeError("up-fast-downward is not installed; run scripts/bootstrap.sh") from exc
+    """The Fast Downward build inside up-fast-downward, found without importing the package (its
+    unified-planning plug-in takes over a second to import)."""
+    spec = importlib.util.find_spec("up_fast_downward")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("up-fast-downward is not installed; run scripts/bootstrap.sh")
+    return Path(list(spec.submodule_search_locations)[0]) / "downward"
 
 
 @lru_cache(maxsize=None)
 def search_options(alias: str) -> tuple[str, ...]:
-    """The search configuration the Fast Downward driver names ``alias`` (its driver/aliases.py)."""
+    """The search configuration the Fast Downward driver names ``alias`` (its driver/aliases.py);
+    a configuration written out (``astar(ff())``) is passed as it is."""
+    if "(" in alias:
+        return ("--search", alias)
     folder = _downward_dir() / "driver"
     spec = importlib.util.spec_from_file_location("_fd_driver", folder / "__init__.py",
                                                   submodule_search_locations=[str(folder)])

@@ -13,7 +13,7 @@ import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from llm_planner_ros.core.errors import InvalidGoal
 from llm_planner_ros.pddl.world import Atom, WorldState, domain_text
@@ -141,6 +141,16 @@ def eai_goal_spec(goal: Mapping, graph: Mapping) -> GoalSpec:
     return GoalSpec(tuple(dict.fromkeys(literals)), actions)
 
 
+# An action goal on an object is done on one of the goal's objects that the action takes
+# (watch the TV the goal switches on, not any TV); with none that fits, on any object.
+# verb -> properties its object needs (any of them); absent: any object
+ACTION_OBJECTS = {
+    "DRINK": ("drinkable", "recipient"), "WATCH": ("lookable",), "READ": ("readable",), "TYPE": ("typeable",),
+    "SWITCHON": ("has_switch",), "SWITCHOFF": ("has_switch",), "EAT": ("eatable",), "PUTON": ("clothes",),
+    "GRAB": ("grabbable",), "PUSH": ("movable",), "POUR": ("pourable", "drinkable"),
+}
+
+
 # (friendly name, arity) -> resolver of (arg kinds) to domain predicates (a disjunction)
 _ALIASES = {("on", 2), ("inside", 2), ("in", 2), ("close", 2), ("holds", 2), ("facing", 2), ("near", 2)}
 
@@ -171,8 +181,9 @@ class GroundGoal:
     of atoms) plus the action goals."""
 
     alternatives: tuple[tuple[tuple[bool, tuple[Atom, ...]], ...], ...]
-    actions: tuple[tuple[str, ...], ...]
-    objects: frozenset[str]                      # every instance a goal alternative names
+    # per action goal, its alternatives: (verb, objects it may be done on; () = any object)
+    actions: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...]
+    objects: frozenset[str]                      # every instance the goal names
 
     def pddl(self) -> str:
         def lit(negated: bool, atoms: tuple[Atom, ...]) -> str:
@@ -182,12 +193,26 @@ class GroundGoal:
 
         alts = [" ".join(lit(n, a) for n, a in alt) for alt in self.alternatives]
         parts = [alts[0] if len(alts) == 1 else "(or " + " ".join(f"(and {a})" for a in alts) + ")"] if alts else []
-        parts += ["(or " + " ".join(f"(did_{v.lower()})" for v in group) + ")" for group in self.actions]
+        for group in self.actions:
+            options = []
+            for verb, objects in group:
+                pred = "did_" + verb.lower()
+                if not domain_signature().get(pred):
+                    options.append(f"({pred})")
+                elif objects:
+                    options += [f"({pred} {o})" for o in objects]
+                else:
+                    options.append(f"(exists (?o - object) ({pred} ?o))")
+            parts.append("(or " + " ".join(options) + ")")
         return "(and " + " ".join(p for p in parts if p) + ")"
+
+    def action_done(self, world: WorldState, verb: str, objects: tuple[str, ...]) -> bool:
+        pred = "did_" + verb.lower()
+        return any(a[0] == pred and (not objects or (len(a) > 1 and a[1] in objects)) for a in world.facts)
 
     def holds(self, world: WorldState) -> bool:
         """Whether the world meets the goal; action goals are ``did_<verb>`` facts of the world."""
-        if not all(any(("did_" + v.lower(),) in world.facts for v in group) for group in self.actions):
+        if not all(any(self.action_done(world, v, objs) for v, objs in group) for group in self.actions):
             return False
         return not self.alternatives or any(
             all(any(a in world.facts for a in atoms) != negated for negated, atoms in alt)
@@ -258,6 +283,14 @@ def _resolve_arg(arg: str, world: WorldState, text: str) -> tuple[str, tuple[str
                          f"e.g. {', '.join(known[:10])}"))
 
 
+def resolve_objects(names: Sequence[str], world: WorldState) -> set[str]:
+    """Instances named by ``names`` (instances or classes: every instance of a class)."""
+    out: set[str] = set()
+    for name in names:
+        out |= set(_resolve_arg(name.strip().lower(), world, f"objects: {name!r}")[1])
+    return out
+
+
 def ground_goal(spec: GoalSpec, world: WorldState, prefer: Optional[Sequence[str]] = None) -> GroundGoal:
     """Ground a spec in a world. A class stands for any one of its instances, the same one in every
     literal; combinations beyond MAX_ALTERNATIVES keep the instances listed first (``prefer``
@@ -292,4 +325,13 @@ def ground_goal(spec: GoalSpec, world: WorldState, prefer: Optional[Sequence[str
             alt.append((lit.negated, tuple((p,) + ground for p in preds)))
         alternatives.append(tuple(alt))
     objects = frozenset(a for alt in alternatives for _, atoms in alt for atom in atoms for a in atom[1:])
-    return GroundGoal(tuple(alternatives), spec.actions, objects)
+    things = sorted(o for o in objects if world.objects.get(o) != "character" and ("is_room", o) not in world.facts)
+    actions = []
+    for group in spec.actions:
+        options = []
+        for verb in group:
+            props = ACTION_OBJECTS.get(verb)
+            fit = tuple(o for o in things if props is None or any((p, o) in world.facts for p in props))
+            options.append((verb, fit))
+        actions.append(tuple(options))
+    return GroundGoal(tuple(alternatives), tuple(actions), objects | {o for g in actions for _, os in g for o in os})

@@ -9,6 +9,7 @@ of all of these.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from llm_planner_ros.pddl.goals import GroundGoal
 from llm_planner_ros.pddl.world import WorldState, rooms_of
@@ -38,7 +39,13 @@ def _candidates(world: WorldState, props: tuple[str, ...], near: set[str], limit
     return sorted(found, key=lambda n: (n not in near, world.ids.get(n, 0)))[:limit]
 
 
-def relevant_objects(world: WorldState, goal: GroundGoal) -> set[str]:
+def relevant_objects(world: WorldState, goal: GroundGoal, allowed: Optional[set[str]] = None) -> set[str]:
+    """What the problem keeps; with ``allowed``, only those (plus the character, the rooms and the
+    goal's own objects)."""
+    if allowed is not None:
+        world = WorldState(world.objects, frozenset(a for a in world.facts if all(
+            x in allowed or x == world.character or ("is_room", x) in world.facts for x in a[1:])),
+            world.classes, world.ids)
     char = world.character
     rooms = rooms_of(world)
     here = {a[2] for a in world.facts if a[0] == "inside" and a[1] == char}
@@ -53,7 +60,9 @@ def relevant_objects(world: WorldState, goal: GroundGoal) -> set[str]:
     if "holds_lh" in goal_preds:   # the left hand takes what the right hand cannot: fill the right first
         keep |= set(_candidates(world, ("grabbable",), near, CANDIDATES_PER_NEED))
     for group in goal.actions:
-        for verb in group:
+        if any(objects for _, objects in group):
+            continue   # done on an object the goal names
+        for verb, _ in group:
             props = VERB_OBJECTS.get(verb)
             if props is None:
                 continue
@@ -62,6 +71,8 @@ def relevant_objects(world: WorldState, goal: GroundGoal) -> set[str]:
             keep |= set(_candidates(world, props, near, CANDIDATES_PER_NEED))
             if verb == "POUR":
                 keep |= set(_candidates(world, ("pour_target",), near, CANDIDATES_PER_NEED))
+    if allowed is not None:
+        keep &= allowed | {char} | rooms | set(goal.objects)
     frontier = set(keep)
     while frontier:   # containers and surfaces, transitively
         nxt = {a[2] for a in world.facts if a[0] in ("obj_inside", "obj_ontop") and a[1] in frontier} - keep
@@ -70,8 +81,9 @@ def relevant_objects(world: WorldState, goal: GroundGoal) -> set[str]:
     return keep
 
 
-def build_problem(world: WorldState, goal: GroundGoal, name: str = "goal", domain: str = "virtualhome") -> Problem:
-    objects = relevant_objects(world, goal)
+def build_problem(world: WorldState, goal: GroundGoal, name: str = "goal", domain: str = "virtualhome",
+                  allowed: Optional[set[str]] = None) -> Problem:
+    objects = relevant_objects(world, goal, allowed)
     facts = sorted(a for a in world.facts if all(x in objects for x in a[1:]))
     by_type: dict[str, list[str]] = {}
     for o in sorted(objects):

@@ -199,12 +199,25 @@ def from_virtualhome_graph(graph: Mapping) -> WorldState:
                       {names[i]: i for i in nodes})
 
 
-def with_done(world: WorldState, verbs: Iterable[str]) -> WorldState:
-    """``world`` plus a ``did_<verb>`` fact per action done since the reset (for action goals)."""
-    from llm_planner_ros.pddl.goals import action_verbs
+def with_done(world: WorldState, script: Iterable[str]) -> WorldState:
+    """``world`` plus a ``did_<verb>`` fact per action of ``script`` (the lines executed since the
+    reset, e.g. ``[WATCH] <television> (410)``): on its first object, where the verb takes one."""
+    from llm_planner_ros.pddl.goals import domain_signature
 
-    known = action_verbs()
-    done = {("did_" + v.lower(),) for v in verbs if v.upper() in known}
+    signature = domain_signature()
+    by_id = world.by_id()
+    done = set()
+    for line in script:
+        m = re.match(r"\[(\w+)\]\s*(?:<[^>]+>\s*\((?:\d+\.)?(\d+)\))?", line.strip())
+        if not m:
+            continue
+        pred = "did_" + m.group(1).lower()
+        if pred not in signature:
+            continue
+        if not signature[pred]:
+            done.add((pred,))
+        elif m.group(2) and int(m.group(2)) in by_id:
+            done.add((pred, by_id[int(m.group(2))]))
     return WorldState(world.objects, world.facts | done, world.classes, world.ids)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Optional
+from typing import Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,7 +20,7 @@ from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.types import GoalStatus, PlanResult, PlanStep, StepEvent, TerminationReason
 from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pddl.domain import load_domain
-from llm_planner_ros.pddl.goals import GoalSpec, contradictions, ground_goal
+from llm_planner_ros.pddl.goals import GoalSpec, contradictions, ground_goal, resolve_objects
 from llm_planner_ros.pddl.problem import build_problem
 from llm_planner_ros.pddl.world import WorldState
 
@@ -40,9 +40,10 @@ class GoalDirectedPlanner:
         self.settings = settings
 
     def plan(self, spec: GoalSpec, executor: Executor, on_step: StepCallback, cancel: CancelToken,
-             execute: bool = True, stats: Optional[dict] = None) -> PlanResult:
+             execute: bool = True, stats: Optional[dict] = None, objects: Sequence[str] = ()) -> PlanResult:
         """Plan for ``spec`` from the executor's current world; with ``execute``, run the plan
-        through ``executor`` (a safety gate) and re-plan on surprises. ``stats`` collects timings."""
+        through ``executor`` (a safety gate) and re-plan on surprises. ``objects`` (instances or
+        classes) limits what the plan may use. ``stats`` collects timings."""
         s = self.settings
         stats = stats if stats is not None else {}
         stats.update(planner_s=0.0, plans=0, problem_objects=0, problem_facts=0)
@@ -50,6 +51,7 @@ class GoalDirectedPlanner:
         t0 = time.perf_counter()
         world = executor.world_state()
         goal = ground_goal(spec, world)
+        allowed = resolve_objects(objects, world) if objects else None
         stats["world_s"] = time.perf_counter() - t0
         steps: list[PlanStep] = []
         corrections = 0
@@ -72,7 +74,7 @@ class GoalDirectedPlanner:
             return end(TerminationReason.NO_PLAN, f"the goal contradicts itself: {conflicts[0]}")
         while True:
             cancel.check()
-            problem = build_problem(world, goal, domain=domain.name)
+            problem = build_problem(world, goal, domain=domain.name, allowed=allowed)
             stats["problem_objects"], stats["problem_facts"] = len(problem.objects), problem.num_facts
             outcome = fast_downward.solve(domain.text, problem.text, s.pddl_time_limit_s, s.pddl_search)
             stats["planner_s"] += outcome.seconds

@@ -145,15 +145,16 @@ class PlanningService:
     def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken) -> PlanResult:
         return self.plan_with_timings(request, on_step, cancel)[0]
 
-    def plan_with_timings(self, request: PlanRequest, on_step: StepCallback,
-                          cancel: CancelToken) -> tuple[PlanResult, dict[str, float]]:
-        """The result and this goal's time per stage (seconds)."""
+    def plan_with_timings(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
+                          executor: Optional[Executor] = None) -> tuple[PlanResult, dict[str, float]]:
+        """The result and this goal's time per stage (seconds). ``executor``, already reset, replaces
+        the configured factory for this goal (the benchmark starts each program from its own graph)."""
         timings: dict[str, float] = {}
         if self.trace is not None:
             self.trace.begin(request)
         t0 = time.perf_counter()
         try:
-            result = self._plan(request, on_step, cancel, timings)
+            result = self._plan(request, on_step, cancel, timings, executor)
         except BaseException as exc:
             if self.trace is not None:
                 self.trace.end(None, error=f"{type(exc).__name__}: {exc}",
@@ -168,7 +169,7 @@ class PlanningService:
         return result, timings
 
     def _plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-              timings: dict[str, float]) -> PlanResult:
+              timings: dict[str, float], given: Optional[Executor] = None) -> PlanResult:
         method = request.method or Method.TRANSLATED
         if request.scene_id and request.scene_id not in resources.SCENES:
             raise InvalidGoal(f"scene_id: unknown scene {request.scene_id!r}; available: "
@@ -185,8 +186,8 @@ class PlanningService:
             if not spec:
                 raise InvalidGoal("goal_conditions: method 'pddl' needs goal conditions or action goals, e.g. "
                                   "goal_conditions: ['(on tv)'], action_goals: ['LOOKAT|WATCH']")
-        executor = None
-        if request.execute:
+        executor = given
+        if request.execute and executor is None:
             try:
                 executor = self.executor_factory(req.scene_id, req.task)
             except PlanningError:
@@ -198,7 +199,8 @@ class PlanningService:
             return self._approved_plan(req, on_step, cancel, gate)
         if method is Method.PDDL:
             world_source = gate if gate is not None else in_process_executor(req.scene_id, req.task)
-            result = self.goal_directed.plan(spec, world_source, on_step, cancel, execute=req.execute, stats=timings)
+            result = self.goal_directed.plan(spec, world_source, on_step, cancel, execute=req.execute, stats=timings,
+                                             objects=req.objects)
         elif method is Method.HEURISTIC:
             result = self.heuristic.plan(req, on_step, cancel, gate)
         else:

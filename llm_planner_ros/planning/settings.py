@@ -1,12 +1,14 @@
 """Planner defaults (ROS parameters / config YAML) and their per-goal resolution."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from llm_planner_ros.core.request import MethodOptions
 from llm_planner_ros.llm.base import SamplingParams
+
+if TYPE_CHECKING:
+    from llm_planner_ros.core.request import MethodOptions
 
 
 class PlannerSettings(BaseModel):
@@ -58,7 +60,7 @@ class EffectiveSettings(BaseModel):
     no_trajectory_correction: bool = False
 
     @classmethod
-    def resolve(cls, defaults: PlannerSettings, options: MethodOptions) -> "EffectiveSettings":
+    def resolve(cls, defaults: PlannerSettings, options: "MethodOptions") -> "EffectiveSettings":
         overrides = {k: v for k, v in options.model_dump().items()
                      if v is not None and k in PlannerSettings.model_fields}
         return cls(base=defaults.model_copy(update=overrides),

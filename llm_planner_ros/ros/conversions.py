@@ -9,36 +9,27 @@ from llm_planner_msgs.msg import PlanStep as PlanStepMsg
 from llm_planner_msgs.msg import PreconditionFailure as FailureMsg
 from llm_planner_msgs.msg import Skill as SkillMsg
 
-from llm_planner_ros.core.request import InvalidRequest, PlanRequest, parse_request
+from llm_planner_ros.core.request import InvalidRequest, MethodOptions, PlanRequest, parse_request
 from llm_planner_ros.core.types import (
     ErrorType, PlanResult, PlanStep, PreconditionFailure, Skill, StepEvent, TerminationReason,
 )
 
-_COUNTS = ("num_samples", "max_steps", "max_corrections_per_step", "max_corrections_per_plan", "seed")
-_NON_NEGATIVE = ("temperature", "top_p", "frequency_penalty", "presence_penalty", "beta", "epsilon")
-_STRINGS = ("ranking", "correction_level", "guide", "guide_info")
-_FLAGS = ("no_translation", "fixed_example", "no_trajectory_correction",
-          "plan_subtasks", "track_subtasks", "eliminate_objects")
-
-
 def options_from_msg(msg: MethodOptionsMsg) -> dict:
-    """Drop the message's 'use the default' sentinels (0, negative, empty)."""
+    """The options a goal set, by the message's "use the default" sentinels: false, 0, a negative
+    number, an empty string. Generated from the fields of :class:`MethodOptions`."""
     out: dict = {}
-    for name in _COUNTS:
-        if getattr(msg, name) != 0:
-            out[name] = getattr(msg, name)
-    for name in _NON_NEGATIVE:
+    for name in MethodOptions.model_fields:
         value = getattr(msg, name)
-        if math.isnan(value):
+        if isinstance(value, float) and math.isnan(value):
             raise InvalidRequest(f"options.{name}: NaN is not a number; use a negative value for the default")
-        if value >= 0.0:
+        if isinstance(value, bool):
+            if value:
+                out[name] = True
+        elif isinstance(value, float):
+            if value >= 0.0:
+                out[name] = value
+        elif value:
             out[name] = value
-    for name in _STRINGS:
-        if getattr(msg, name):
-            out[name] = getattr(msg, name)
-    for name in _FLAGS:
-        if getattr(msg, name):
-            out[name] = True
     return out
 
 
@@ -47,7 +38,7 @@ def request_from_goal(goal: PlanTask.Goal) -> PlanRequest:
     return parse_request(task=goal.task, description=goal.description, scene_id=goal.scene_id,
                          method=goal.method, options=options_from_msg(goal.options),
                          execute=goal.execute, goal_conditions=tuple(goal.goal_conditions),
-                         action_goals=tuple(goal.action_goals))
+                         action_goals=tuple(goal.action_goals), objects=tuple(goal.objects))
 
 
 def skill_to_msg(skill: Skill) -> SkillMsg:

@@ -34,7 +34,7 @@ from llm_planner_msgs.srv import GetApplicableSkills, GetWorldState, ResetScene
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.ros import conversions
-from llm_planner_ros.ros.params import declare_and_validate
+from llm_planner_ros.ros.params import declare_and_validate, refuse_unknown_parameters
 from llm_planner_ros.ros.spin import spin_node
 from llm_planner_ros.ros.wait import wait_for
 from llm_planner_ros.skills import resources
@@ -163,6 +163,7 @@ class ExecutorBridgeNode(Node):
     def __init__(self, node_name: str = "executor_bridge") -> None:
         super().__init__(node_name)
         self.params = declare_and_validate(self, BridgeParams)
+        refuse_unknown_parameters(self)
         group = ReentrantCallbackGroup()
         self._sim: Optional[SimulatedSkillServer] = None
         self._robot: Optional[ActionClient] = None

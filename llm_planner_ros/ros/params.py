@@ -30,3 +30,17 @@ def declare_and_validate(node: Node, model: type[ModelT]) -> ModelT:
     except ValidationError as exc:
         raise ParameterError(f"invalid parameter on node '{node.get_name()}': "
                              f"{describe_validation_error(exc)}") from None
+
+
+def refuse_unknown_parameters(node: Node) -> None:
+    """Raise :class:`ParameterError` for a parameter given to ``node`` (params file, launch,
+    command line) that it never declared, e.g. a misspelt key; call after every declaration."""
+    import difflib
+
+    declared = list(node._parameters)
+    unknown = sorted(name for name in node._parameter_overrides
+                     if not node.has_parameter(name) and not name.startswith("qos_overrides."))
+    if unknown:
+        hints = [f"{u!r}" + (f" (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(u, declared, 1)) else "")
+                 for u in unknown]
+        raise ParameterError(f"unknown parameter(s) on node '{node.get_name()}': {', '.join(hints)}")

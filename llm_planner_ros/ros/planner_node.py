@@ -9,9 +9,8 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from typing import Callable, Literal, Optional
+from typing import Callable, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -27,36 +26,12 @@ from llm_planner_ros.core.planner import Planner
 from llm_planner_ros.core.request import InvalidRequest, PlanRequest
 from llm_planner_ros.core.types import Method, StepEvent, TerminationReason
 from llm_planner_ros.ros import conversions
-from llm_planner_ros.ros.params import declare_and_validate
+from llm_planner_ros.ros.params import declare_and_validate, refuse_unknown_parameters
 from llm_planner_ros.ros.spin import spin_node
+from llm_planner_ros.wiring import PlannerNodeParams
 
 # Latched topics: late joiners get the last message.
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
-
-
-class PlannerNodeParams(BaseModel):
-    """ROS parameters of the planner node (see config/planner.yaml)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    goal_policy: Literal["queue", "reject"] = Field(
-        "queue", description="a goal arriving while one runs: 'queue' it, or 'reject' it")
-    max_queued_goals: int = Field(16, ge=0, le=1000,
-                                  description="goals waiting beyond this are rejected")
-    default_method: Literal["vanilla", "translated", "resample", "reprompt", "heuristic", "pddl"] = Field(
-        "translated", description="method used when a goal leaves 'method' empty")
-    default_scene: str = Field("TrimmedTestScene1",
-                               description="scene used when a goal leaves 'scene_id' empty")
-    executor_mode: Literal["bridge", "in_process"] = Field(
-        "bridge", description="execute skills through the executor bridge over ROS, or in-process")
-    skill_timeout_s: float = Field(60.0, gt=0.0, le=3600.0, description="limit for one skill on the bridge")
-    bridge_wait_s: float = Field(5.0, gt=0.0, le=600.0, description="wait for the bridge's servers")
-    trace_log: str = Field("~/.ros/llm_planner_ros/traces.jsonl",
-                           description="JSONL trace of every goal (prompts, samples, scores, skills, errors); "
-                                       "empty = off")
-    tracker_mode: Literal["ros", "in_process"] = Field(
-        "in_process", description="PET's subtask questions: the tracker node's check_subtask, or in-process")
-    tracker_timeout_s: float = Field(30.0, gt=0.0, le=600.0, description="limit for one check_subtask call")
 
 
 PlannerFactory = Callable[[PlannerNodeParams, Node], Planner]
@@ -69,6 +44,7 @@ class PlannerNode(Node):
         super().__init__(node_name)
         self.params = declare_and_validate(self, PlannerNodeParams)
         self._planner = planner_factory(self.params, self)
+        refuse_unknown_parameters(self)
         self._lock = threading.Lock()
         self._active: Optional[ServerGoalHandle] = None
         self._queue: collections.deque[ServerGoalHandle] = collections.deque()
@@ -215,32 +191,24 @@ def run_node(planner_factory: PlannerFactory, args: Optional[list[str]] = None) 
 
 
 def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
-    """The real planner: LLM + ONNX translation, configured from the node's parameters."""
-    from llm_planner_ros.pet.session import PetSettings
-    from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
-    from llm_planner_ros.planning.heuristic import HeuristicSettings
-    from llm_planner_ros.planning.service import BackendSettings, PlanningService
-    from llm_planner_ros.planning.settings import PlannerSettings
-    from llm_planner_ros.safety.gate import SafetySettings
+    """The real planner, wired by :mod:`llm_planner_ros.wiring` from the node's parameters."""
     from llm_planner_ros.trace.log import TraceLog
+    from llm_planner_ros.wiring import SERVICE_MODELS, ServiceConfig, build_service
 
-    backend = declare_and_validate(node, BackendSettings)
-    defaults = declare_and_validate(node, PlannerSettings)
-    pet = declare_and_validate(node, PetSettings)
-    heuristic = declare_and_validate(node, HeuristicSettings)
-    goal_directed = declare_and_validate(node, GoalDirectedSettings)
-    safety = declare_and_validate(node, SafetySettings)
+    parts = {model: declare_and_validate(node, model) for model in SERVICE_MODELS}
+    refuse_unknown_parameters(node)   # before anything slow is loaded
+    config = ServiceConfig(*parts.values())
     approver = None
-    if safety.approval != "none":
+    if config.safety.approval != "none":
         from llm_planner_ros.ros.approval import RosApprover
 
-        approver = RosApprover(node, safety.approval_timeout_s, node.active_goal_info)
+        approver = RosApprover(node, config.safety.approval_timeout_s, node.active_goal_info)
     judge = None
     if params.tracker_mode == "ros":
         from llm_planner_ros.ros.tracker_client import RosSubtaskJudge
 
         judge = RosSubtaskJudge(node, timeout_s=params.tracker_timeout_s, wait_s=params.bridge_wait_s)
-    node.get_logger().info(f"loading planner (llm backend '{backend.llm_backend}')")
+    node.get_logger().info(f"loading planner (llm backend '{config.backend.llm_backend}')")
     factory: Optional[Callable[[str, str], object]] = None
     if params.executor_mode == "bridge":
         from llm_planner_ros.ros.executor_client import RosExecutor
@@ -252,13 +220,11 @@ def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
             bridge.reset(scene_id, task=task)
             return bridge
         factory = bridge_executor
-    service = PlanningService.build(backend, defaults, executor_factory=factory, pet_settings=pet, judge=judge,
-                                    heuristic_settings=heuristic, safety=safety, approver=approver,
-                                    goal_directed=goal_directed,
-                                    trace=TraceLog(params.trace_log) if params.trace_log else None)
-    if safety.dry_run:
+    service = build_service(config, executor_factory=factory, judge=judge, approver=approver,
+                            trace=TraceLog(params.trace_log) if params.trace_log else None)
+    if config.safety.dry_run:
         node.get_logger().warning("dry_run: skills run in the in-process simulator; nothing reaches the bridge")
-    service.index_for(params.default_scene, defaults.bank)   # embed the default bank before serving
+    service.index_for(params.default_scene, config.planner.bank)   # embed the default bank before serving
     node.get_logger().info(f"planner ready: {service.llm.name}")
     return service
 

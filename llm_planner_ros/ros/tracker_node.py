@@ -32,10 +32,11 @@ class TrackerNode(Node):
         group = ReentrantCallbackGroup()
         from llm_planner_ros.pet.session import PetSettings
         from llm_planner_ros.planning.service import BackendSettings, build_embedder, build_llm
-        from llm_planner_ros.ros.params import declare_and_validate
+        from llm_planner_ros.ros.params import declare_and_validate, refuse_unknown_parameters
 
         pet = declare_and_validate(self, PetSettings)
         backend = declare_and_validate(self, BackendSettings)
+        refuse_unknown_parameters(self)
         if pet.pet_judge == "llm":
             from llm_planner_ros.pet.judges import LLMSubtaskJudge
 

@@ -2,9 +2,10 @@
 ; simulation/evolving_graph/execution.py: each action's precondition is the simulator's check,
 ; each effect its state change. Closeness follows the simulator's "loose rule": the character
 ; reaches an object it is close to, one close to an object it is close to, or one lying on it.
+; Grabbing an object cuts every ON / INSIDE / CLOSE edge it has, both ways, as the simulator does.
 ; Effects the planner never needs are left out, so the model never claims a fact the simulator
 ; lacks (test/test_pddl_domain.py replays the human programs to check both directions).
-; did_<verb> records that an action was done, for action goals.
+; did_<verb> records that an action was done (on an object, where it takes one), for action goals.
 ; Skills: each action becomes one skill of the executor, named by a line
 ;   ; skill <action>: <VERB> <parameter> ...
 ; (the contract a robot's own domain follows too; see README, "Goal-directed planning").
@@ -73,9 +74,11 @@
     (typeable ?o - object) (surfaces ?o - object) (containers ?o - object)
     (movable ?o - object) (is_water ?o - object) (sit_full ?o - object) (lie_full ?o - object)
     ; actions done (action goals)
-    (did_drink) (did_lookat) (did_watch) (did_read) (did_touch) (did_type) (did_grab)
-    (did_wash) (did_rinse) (did_scrub) (did_wipe) (did_pour) (did_push) (did_sleep)
-    (did_wakeup) (did_switchon) (did_switchoff) (did_eat) (did_puton))
+    (did_drink ?o - object) (did_lookat ?o - object) (did_watch ?o - object) (did_read ?o - object)
+    (did_touch ?o - object) (did_type ?o - object) (did_grab ?o - object) (did_wash ?o - object)
+    (did_rinse ?o - object) (did_scrub ?o - object) (did_wipe ?o - object) (did_pour ?o - object)
+    (did_push ?o - object) (did_switchon ?o - object) (did_switchoff ?o - object) (did_eat ?o - object)
+    (did_puton ?o - object) (did_sleep) (did_wakeup))
 
   (:action walk_to_room
     :parameters (?c - character ?r - object)
@@ -139,8 +142,9 @@
                        (or (next_to ?c ?o)
                            (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
                        (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b)))))
-    :effect (and (holds_rh ?c ?o) (grabbed ?o) (next_to ?c ?o) (did_grab)
+    :effect (and (holds_rh ?c ?o) (grabbed ?o) (next_to ?c ?o) (did_grab ?o)
                  (forall (?x - object) (and (not (obj_ontop ?o ?x)) (not (obj_inside ?o ?x))
+                                            (not (obj_ontop ?x ?o)) (not (obj_inside ?x ?o))
                                             (not (obj_next_to ?o ?x)) (not (obj_next_to ?x ?o))
                                             (not (inside_room ?o ?x))))))
 
@@ -152,8 +156,9 @@
                        (or (next_to ?c ?o)
                            (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
                        (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b)))))
-    :effect (and (holds_lh ?c ?o) (grabbed ?o) (next_to ?c ?o) (did_grab)
+    :effect (and (holds_lh ?c ?o) (grabbed ?o) (next_to ?c ?o) (did_grab ?o)
                  (forall (?x - object) (and (not (obj_ontop ?o ?x)) (not (obj_inside ?o ?x))
+                                            (not (obj_ontop ?x ?o)) (not (obj_inside ?x ?o))
                                             (not (obj_next_to ?o ?x)) (not (obj_next_to ?x ?o))
                                             (not (inside_room ?o ?x))))))
 
@@ -198,21 +203,21 @@
   (:action put_on_character
     :parameters (?c - character ?o - object)
     :precondition (and (clothes ?o) (or (holds_rh ?c ?o) (holds_lh ?c ?o)))
-    :effect (and (on_char ?o ?c) (not (holds_rh ?c ?o)) (not (holds_lh ?c ?o)) (did_puton)))
+    :effect (and (on_char ?o ?c) (not (holds_rh ?c ?o)) (not (holds_lh ?c ?o)) (did_puton ?o)))
 
   (:action switch_on
     :parameters (?c - character ?o - object)
     :precondition (and (has_switch ?o) (off ?o) (not (plugged_out ?o))
                        (or (next_to ?c ?o)
                            (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
-    :effect (and (on ?o) (not (off ?o)) (did_switchon)))
+    :effect (and (on ?o) (not (off ?o)) (did_switchon ?o)))
 
   (:action switch_off
     :parameters (?c - character ?o - object)
     :precondition (and (has_switch ?o) (on ?o)
                        (or (next_to ?c ?o)
                            (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
-    :effect (and (off ?o) (not (on ?o)) (did_switchoff)))
+    :effect (and (off ?o) (not (on ?o)) (did_switchoff ?o)))
 
   (:action plug_in
     :parameters (?c - character ?o - object)
@@ -238,37 +243,37 @@
   (:action look_at
     :parameters (?c - character ?o - object)
     :precondition (or (facing ?c ?o) (exists (?x - object) (and (facing ?c ?x) (obj_facing ?x ?o))))
-    :effect (did_lookat))
+    :effect (did_lookat ?o))
 
   (:action watch
     :parameters (?c - character ?o - object ?r - object)
     :precondition (and (lookable ?o) (inside ?c ?r) (inside_room ?o ?r) (facing ?c ?o)
                        (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b)))))
-    :effect (did_watch))
+    :effect (did_watch ?o))
 
   (:action drink
     :parameters (?c - character ?o - object)
     :precondition (and (or (drinkable ?o) (recipient ?o)) (or (holds_rh ?c ?o) (holds_lh ?c ?o)))
-    :effect (did_drink))
+    :effect (did_drink ?o))
 
   (:action read
     :parameters (?c - character ?o - object)
     :precondition (and (readable ?o) (or (holds_rh ?c ?o) (holds_lh ?c ?o)))
-    :effect (did_read))
+    :effect (did_read ?o))
 
   (:action touch
     :parameters (?c - character ?o - object)
     :precondition (and (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b))))
                        (or (next_to ?c ?o)
                            (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
-    :effect (did_touch))
+    :effect (did_touch ?o))
 
   (:action type
     :parameters (?c - character ?o - object)
     :precondition (and (typeable ?o)
                        (or (next_to ?c ?o)
                            (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
-    :effect (did_type))
+    :effect (did_type ?o))
 
   (:action push
     :parameters (?c - character ?o - object)
@@ -276,32 +281,32 @@
                        (not (and (exists (?x - object) (holds_rh ?c ?x)) (exists (?x - object) (holds_lh ?c ?x))))
                        (or (next_to ?c ?o)
                            (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
-    :effect (did_push))
+    :effect (did_push ?o))
 
   (:action wash
     :parameters (?c - character ?o - object)
     :precondition (or (next_to ?c ?o)
                       (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
-    :effect (did_wash))
+    :effect (did_wash ?o))
 
   (:action rinse
     :parameters (?c - character ?o - object)
     :precondition (or (next_to ?c ?o)
                       (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
-    :effect (did_rinse))
+    :effect (did_rinse ?o))
 
   (:action scrub
     :parameters (?c - character ?o - object)
     :precondition (or (next_to ?c ?o)
                       (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
-    :effect (did_scrub))
+    :effect (did_scrub ?o))
 
   (:action wipe
     :parameters (?c - character ?o - object)
     :precondition (and (or (exists (?x - object) (holds_rh ?c ?x)) (exists (?x - object) (holds_lh ?c ?x)))
                        (or (next_to ?c ?o)
                            (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
-    :effect (did_wipe))
+    :effect (did_wipe ?o))
 
   (:action pour
     :parameters (?c - character ?a - object ?b - object)
@@ -309,7 +314,7 @@
                        (or (holds_rh ?c ?a) (holds_lh ?c ?a))
                        (or (next_to ?c ?b)
                            (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?b) (obj_ontop ?b ?x))))))
-    :effect (and (obj_inside ?a ?b) (did_pour)
+    :effect (and (obj_inside ?a ?b) (did_pour ?a)
                  (when (is_water ?a) (and (not (holds_rh ?c ?a)) (not (holds_lh ?c ?a))))))
 
   (:action eat
@@ -317,7 +322,7 @@
     :precondition (and (eatable ?o)
                        (or (next_to ?c ?o)
                            (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
-    :effect (did_eat))
+    :effect (did_eat ?o))
 
   (:action sleep
     :parameters (?c - character)

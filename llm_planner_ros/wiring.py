@@ -1,0 +1,92 @@
+"""The one place that turns settings into a planning service: used by the planner node, the
+command line and the benchmark. Settings come as one flat mapping (a node's parameters, or the
+``ros__parameters`` of config/planner.yaml); each key belongs to exactly one settings model,
+and an unknown key is an error."""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Literal, Mapping, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from llm_planner_ros.core.executor import Executor
+from llm_planner_ros.core.request import describe_validation_error
+from llm_planner_ros.pet.session import PetSettings
+from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
+from llm_planner_ros.planning.heuristic import HeuristicSettings
+from llm_planner_ros.planning.service import BackendSettings, PlanningService
+from llm_planner_ros.planning.settings import PlannerSettings
+from llm_planner_ros.safety.gate import Approver, SafetySettings
+from llm_planner_ros.trace.log import TraceLog
+
+SERVICE_MODELS: tuple[type[BaseModel], ...] = (BackendSettings, PlannerSettings, PetSettings, HeuristicSettings,
+                                               GoalDirectedSettings, SafetySettings)
+
+
+class PlannerNodeParams(BaseModel):
+    """ROS parameters of the planner node (see config/planner.yaml)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    goal_policy: Literal["queue", "reject"] = Field(
+        "queue", description="a goal arriving while one runs: 'queue' it, or 'reject' it")
+    max_queued_goals: int = Field(16, ge=0, le=1000,
+                                  description="goals waiting beyond this are rejected")
+    default_method: Literal["vanilla", "translated", "resample", "reprompt", "heuristic", "pddl"] = Field(
+        "translated", description="method used when a goal leaves 'method' empty")
+    default_scene: str = Field("TrimmedTestScene1",
+                               description="scene used when a goal leaves 'scene_id' empty")
+    executor_mode: Literal["bridge", "in_process"] = Field(
+        "bridge", description="execute skills through the executor bridge over ROS, or in-process")
+    skill_timeout_s: float = Field(60.0, gt=0.0, le=3600.0, description="limit for one skill on the bridge")
+    bridge_wait_s: float = Field(5.0, gt=0.0, le=600.0, description="wait for the bridge's servers")
+    trace_log: str = Field("~/.ros/llm_planner_ros/traces.jsonl",
+                           description="JSONL trace of every goal (prompts, samples, scores, skills, errors); "
+                                       "empty = off")
+    tracker_mode: Literal["ros", "in_process"] = Field(
+        "in_process", description="PET's subtask questions: the tracker node's check_subtask, or in-process")
+    tracker_timeout_s: float = Field(30.0, gt=0.0, le=600.0, description="limit for one check_subtask call")
+
+
+class SettingsError(ValueError):
+    """An unknown key or an invalid value; the message names it."""
+
+
+@dataclass(frozen=True)
+class ServiceConfig:
+    backend: BackendSettings = BackendSettings()
+    planner: PlannerSettings = PlannerSettings()
+    pet: PetSettings = PetSettings()
+    heuristic: HeuristicSettings = HeuristicSettings()
+    goal_directed: GoalDirectedSettings = GoalDirectedSettings()
+    safety: SafetySettings = SafetySettings()
+
+    @classmethod
+    def from_flat(cls, flat: Mapping[str, Any], also_known: Iterable[str] = ()) -> "ServiceConfig":
+        """Split ``flat`` over the settings models; keys in ``also_known`` belong to someone else
+        (e.g. the node's own parameters) and are skipped; any other unknown key is an error."""
+        known = {name for m in SERVICE_MODELS for name in m.model_fields} | set(also_known)
+        unknown = sorted(set(flat) - known)
+        if unknown:
+            hints = [f"{u!r}" + (f" (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(u, known, 1))
+                                 else "") for u in unknown]
+            raise SettingsError(f"unknown setting(s): {', '.join(hints)}")
+        parts = []
+        for model in SERVICE_MODELS:
+            values = {k: (tuple(v) if isinstance(v, list) and k == "fixed_examples" else v)
+                      for k, v in flat.items() if k in model.model_fields}
+            try:
+                parts.append(model(**values))
+            except ValidationError as exc:
+                raise SettingsError(describe_validation_error(exc)) from None
+        return cls(*parts)
+
+
+def build_service(config: ServiceConfig, executor_factory: Optional[Callable[[str, str], Executor]] = None,
+                  judge=None, approver: Optional[Approver] = None,
+                  trace: Optional[TraceLog] = None) -> PlanningService:
+    return PlanningService.build(config.backend, config.planner, executor_factory=executor_factory,
+                                 pet_settings=config.pet, judge=judge, heuristic_settings=config.heuristic,
+                                 safety=config.safety, approver=approver, trace=trace,
+                                 goal_directed=config.goal_directed)

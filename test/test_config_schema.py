@@ -1,0 +1,74 @@
+"""One option schema: the interfaces, the settings models and config/*.yaml agree, and an
+unknown key is refused wherever settings come in."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from helpers.processes import console_script
+from llm_planner_ros.core.request import GoalOnlyOptions, MethodOptions, OVERRIDABLE, PlanRequest
+from llm_planner_ros.planning.settings import PlannerSettings
+from llm_planner_ros.ros.executor_bridge import BridgeParams
+from llm_planner_ros.wiring import SERVICE_MODELS, PlannerNodeParams, ServiceConfig, SettingsError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def params(file: str, node: str) -> dict:
+    return yaml.safe_load((ROOT / "config" / file).read_text())[node]["ros__parameters"]
+
+
+def test_method_options_message_and_model_have_the_same_fields():
+    from llm_planner_msgs.msg import MethodOptions as Msg
+
+    assert set(Msg.get_fields_and_field_types()) == set(MethodOptions.model_fields)
+
+
+def test_plan_task_goal_and_the_request_have_the_same_fields():
+    from llm_planner_msgs.action import PlanTask
+
+    assert set(PlanTask.Goal.get_fields_and_field_types()) == set(PlanRequest.model_fields)
+
+
+def test_per_goal_overrides_take_their_bounds_from_the_settings():
+    ours, theirs = MethodOptions.model_json_schema()["properties"], PlannerSettings.model_json_schema()["properties"]
+    for name in OVERRIDABLE:
+        bounds = {k: v for k, v in theirs[name].items() if k not in ("default", "title", "description")}
+        assert bounds in ours[name]["anyOf"] and ours[name].get("description") == theirs[name].get("description"), name
+    assert set(MethodOptions.model_fields) == set(OVERRIDABLE) | set(GoalOnlyOptions.model_fields)
+    # the drift the old hand-written copy had: seed 0 was refused per goal, allowed as a default
+    assert MethodOptions(seed=0).seed == 0
+
+
+def test_planner_yaml_sets_every_parameter_and_nothing_else():
+    fields = set(PlannerNodeParams.model_fields) | {f for m in SERVICE_MODELS for f in m.model_fields}
+    assert set(params("planner.yaml", "planner")) == fields
+    ServiceConfig.from_flat(params("planner.yaml", "planner"), also_known=PlannerNodeParams.model_fields)
+    assert set(params("executor_bridge.yaml", "executor_bridge")) == set(BridgeParams.model_fields)
+
+
+def test_an_unknown_setting_is_refused_with_a_suggestion():
+    with pytest.raises(SettingsError, match="'temprature' \\(did you mean 'temperature'\\?\\)"):
+        ServiceConfig.from_flat({"temprature": 0.3})
+    with pytest.raises(SettingsError, match="num_samples"):
+        ServiceConfig.from_flat({"num_samples": 0})
+
+
+def test_the_cli_refuses_an_unknown_key_in_its_config(tmp_path):
+    bad = tmp_path / "planner.yaml"
+    bad.write_text("planner:\n  ros__parameters:\n    epsilon: 0.2\n    epslion: 0.3\n")
+    done = subprocess.run([sys.executable, "-m", "llm_planner_ros", "plan", "Watch TV", "--config", str(bad)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "unknown setting(s): 'epslion' (did you mean 'epsilon'?)" in done.stderr
+
+
+def test_a_node_refuses_an_unknown_parameter():
+    done = subprocess.run([str(console_script("executor_bridge")), "--ros-args", "-p", "robot_timout_s:=3.0"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "unknown parameter(s) on node 'executor_bridge': 'robot_timout_s' (did you mean 'robot_timeout_s'?)" \
+        in done.stdout + done.stderr
