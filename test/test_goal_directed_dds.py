@@ -57,3 +57,16 @@ def test_a_pddl_goal_is_planned_executed_and_reported_over_ros():
             status, result = client.send_plan(bad, timeout=60).result(timeout=60)
             assert result.termination_reason == PlanTask.Result.REASON_INVALID_GOAL and "not a literal" in result.detail
         assert "goal ended: goal_reached" in planner.output
+
+
+def test_a_robot_backend_passes_the_robots_own_world_through():
+    ns = f"/robotworld_{uuid.uuid4().hex[:6]}"
+    with ros_node("sim_robot", f"{ns}/robot", "simulated robot serving"), \
+            ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=robot", "robot_action:=robot/execute_skill",
+                     "robot_world_service:=robot/get_world_state"):
+        with RosTestClient(ns) as client:
+            srv = client.node.create_client(GetWorldState, "get_world_state")
+            assert srv.wait_for_service(timeout_sec=30)
+            reply = wait_future(srv.call_async(GetWorldState.Request()), 30)
+            assert reply.success, reply.message
+            assert reply.domain_name == "virtualhome" and any(f.startswith("(inside character_") for f in reply.facts)

@@ -20,8 +20,8 @@ VERB_OBJECTS = {
     "READ": ("readable",), "TYPE": ("typeable",), "SWITCHOFF": ("has_switch",), "SWITCHON": ("has_switch",),
     "EAT": ("eatable",), "PUTON": ("clothes",), "GRAB": ("grabbable",), "PUSH": ("movable",),
     "POUR": ("pourable", "drinkable"), "SLEEP": ("sittable", "lieable"), "WAKEUP": ("sittable", "lieable"),
-    "WIPE": ("grabbable",), "TOUCH": ("grabbable",), "WASH": ("grabbable",), "RINSE": ("grabbable",),
-    "SCRUB": ("grabbable",),
+    "WIPE": ("grabbable",), "TOUCH": ("grabbable",), "WASH": ("body_part", "grabbable"),
+    "RINSE": ("body_part", "grabbable"), "SCRUB": ("body_part", "grabbable"),
 }
 CANDIDATES_PER_NEED = 6
 
@@ -62,6 +62,9 @@ def relevant_objects(world: WorldState, goal: GroundGoal, allowed: Optional[set[
     for group in goal.actions:
         if any(objects for _, objects in group):
             continue   # done on an object the goal names
+        if allowed is not None:
+            keep |= allowed   # the objects given are few: all are candidates
+            continue
         for verb, _ in group:
             props = VERB_OBJECTS.get(verb)
             if props is None:

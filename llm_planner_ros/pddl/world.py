@@ -189,6 +189,20 @@ def from_virtualhome_graph(graph: Mapping) -> WorldState:
             facts.add(("obj_facing", na, nb))
     for i in held:
         facts.add(("grabbed", names[i]))
+    # the simulator's loose closeness rule (_is_character_close_to), from the edges as they are
+    close_edges: dict[int, set[int]] = {}
+    on_edges: dict[int, set[int]] = {}
+    for e in graph["edges"]:
+        if e["relation_type"] == "CLOSE":
+            close_edges.setdefault(e["from_id"], set()).add(e["to_id"])
+        elif e["relation_type"] == "ON":
+            on_edges.setdefault(e["to_id"], set()).add(e["from_id"])
+    for c in chars:
+        near = close_edges.get(c, set())
+        reach = set(near)
+        for n in near:
+            reach |= close_edges.get(n, set()) | on_edges.get(n, set())
+        facts.update(("reachable", names[c], names[x]) for x in reach if x in names and x not in chars)
     for i, count in on_count.items():
         cls = nodes[i]["class_name"]
         if count >= SIT_LIMITS.get(cls, 1):

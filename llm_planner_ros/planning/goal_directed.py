@@ -31,8 +31,9 @@ class GoalDirectedSettings(BaseModel):
     pddl_time_limit_s: float = Field(10.0, gt=0.0, le=600.0, description="Fast Downward's limit per plan")
     pddl_max_replans: int = Field(5, ge=0, le=100, description="new plans after a failed or surprising step")
     pddl_max_steps: int = Field(60, ge=1, le=1000, description="executed steps per goal")
-    pddl_search: str = Field("lama-first", pattern=r"^[a-z0-9-]+$",
-                             description="Fast Downward alias (driver/aliases.py), e.g. lama-first")
+    pddl_search: str = Field("astar(ff())", pattern=r"^[a-z0-9_\-\[\]\(\),=. ]+$",
+                             description="Fast Downward search: an alias (driver/aliases.py, e.g. "
+                                         "lama-first) or a search expression (astar(ff()): shorter plans)")
 
 
 class GoalDirectedPlanner:

@@ -93,7 +93,6 @@ class PlanningService:
         self.llm = llm
         self.safety = safety
         self.approver = approver
-        self.last_gate: Optional[SafetyGate] = None
         self.executor_factory = in_process_executor if safety.dry_run or executor_factory is None \
             else executor_factory
         self.embedder = embedder
@@ -194,7 +193,7 @@ class PlanningService:
                 raise
             except Exception as exc:
                 raise ExecutorError(f"cannot start the executor for scene {req.scene_id!r}: {exc}") from exc
-        gate = self.last_gate = SafetyGate(executor, self.safety, self.approver) if executor is not None else None
+        gate = SafetyGate(executor, self.safety, self.approver) if executor is not None else None
         if gate is not None and self.safety.approval == "plan":
             return self._approved_plan(req, on_step, cancel, gate)
         if method is Method.PDDL:

@@ -1,6 +1,7 @@
 """Send one PlanTask goal, stream its feedback and print the result.
 
 Usage: ``ros2 run llm_planner_ros send_goal "make breakfast" [--method translated] [--execute]``
+or, goal-directed: ``send_goal "Watch TV" --method pddl --goal "(on tv)" --action-goal "LOOKAT|WATCH" --execute``
 Ctrl-C cancels the goal. Exit code 0 when the goal succeeded.
 """
 from __future__ import annotations
@@ -81,11 +82,18 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--scene", default="")
     parser.add_argument("--method", default="")
     parser.add_argument("--execute", action="store_true", help="execute the skills, not only plan")
+    parser.add_argument("--goal", action="append", default=[], metavar="LITERAL",
+                        help="goal condition for --method pddl, e.g. '(on tv)'; repeat for more")
+    parser.add_argument("--action-goal", action="append", default=[], metavar="VERBS",
+                        help="action goal for --method pddl, e.g. 'LOOKAT|WATCH'")
+    parser.add_argument("--object", action="append", default=[], dest="objects", metavar="NAME",
+                        help="--method pddl plans only with these objects")
     parser.add_argument("--action", default="plan_task", help="action name (relative)")
     parser.add_argument("--server-timeout", type=float, default=30.0)
     args = parser.parse_args(ros_args)
     goal = PlanTask.Goal(task=args.task, description=args.description, scene_id=args.scene,
-                         method=args.method, execute=args.execute)
+                         method=args.method, execute=args.execute, goal_conditions=args.goal,
+                         action_goals=args.action_goal, objects=args.objects)
     rclpy.init(args=["send_goal", *args_all])
     node = rclpy.create_node("send_goal")
     try:

@@ -1,7 +1,9 @@
 ; VirtualHome (evolving graph) as PDDL, written against virtualhome-eval 0.1.1's
 ; simulation/evolving_graph/execution.py: each action's precondition is the simulator's check,
-; each effect its state change. Closeness follows the simulator's "loose rule": the character
-; reaches an object it is close to, one close to an object it is close to, or one lying on it.
+; each effect its state change. (reachable ?c ?o) is the simulator's "loose" closeness rule: the
+; character reaches an object it is close to, one close to an object it is close to, or one lying
+; on it. It is set when the character arrives (walk, grab, put) and cut when a walk or a grab
+; removes the closeness it came from; one predicate keeps grounding small (no disjunction to split).
 ; Grabbing an object cuts every ON / INSIDE / CLOSE edge it has, both ways, as the simulator does.
 ; Effects the planner never needs are left out, so the model never claims a fact the simulator
 ; lacks (test/test_pddl_domain.py replays the human programs to check both directions).
@@ -10,7 +12,7 @@
 ;   ; skill <action>: <VERB> <parameter> ...
 ; (the contract a robot's own domain follows too; see README, "Goal-directed planning").
 ; Predicates the model keeps for itself (the executor does not observe them; not checked after a step):
-; unobserved: sit_full lie_full grabbed
+; unobserved: sit_full lie_full grabbed reachable
 ; skill walk_to_room: WALK ?r
 ; skill walk_to: WALK ?o
 ; skill find: FIND ?o
@@ -60,7 +62,8 @@
     (obj_ontop ?a - object ?b - object)         ; ?a is on ?b
     (obj_next_to ?a - object ?b - object)       ; the graph's CLOSE edge between objects
     (obj_facing ?a - object ?b - object)        ; the graph's FACING edge between objects
-    (next_to ?c - character ?o - object)        ; the character is close to ?o
+    (next_to ?c - character ?o - object)        ; the character is close to ?o (a CLOSE edge)
+    (reachable ?c - character ?o - object)      ; the loose rule holds for ?o
     (facing ?c - character ?o - object)
     (holds_rh ?c - character ?o - object) (holds_lh ?c - character ?o - object)
     (ontop ?c - character ?o - object)          ; the character sits or lies on ?o
@@ -88,7 +91,7 @@
       (forall (?x - object) (when (not (= ?x ?r)) (not (inside ?c ?x))))
       (forall (?x - object) (not (facing ?c ?x)))
       (forall (?x - object) (when (and (not (holds_rh ?c ?x)) (not (holds_lh ?c ?x)))
-                                  (not (next_to ?c ?x))))))
+                                  (and (not (next_to ?c ?x)) (not (reachable ?c ?x)))))))
 
   (:action walk_to
     :parameters (?c - character ?o - object ?r - object)
@@ -98,36 +101,43 @@
       (inside ?c ?r)
       (forall (?x - object) (when (not (= ?x ?r)) (not (inside ?c ?x))))
       (forall (?x - object) (not (facing ?c ?x)))
-      (next_to ?c ?o)
+      (next_to ?c ?o) (reachable ?c ?o)
       (forall (?x - object)
         (when (or (obj_inside ?o ?x) (obj_ontop ?o ?x) (and (can_open ?o) (obj_inside ?x ?o))
                   (holds_rh ?c ?x) (holds_lh ?c ?x) (body_part ?x))
-              (next_to ?c ?x)))
+              (and (next_to ?c ?x) (reachable ?c ?x))))
       (forall (?x - object)
         (when (and (not (= ?x ?o)) (not (obj_inside ?o ?x)) (not (obj_ontop ?o ?x))
                    (not (and (can_open ?o) (obj_inside ?x ?o)))
                    (not (holds_rh ?c ?x)) (not (holds_lh ?c ?x)) (not (body_part ?x)))
-              (not (next_to ?c ?x))))))
+              (not (next_to ?c ?x))))
+      ; the loose rule through ?o itself: what is close to it or lies on it (the rule through the
+      ; other objects the walk brings close is left out: a reach the model misses costs a walk)
+      (forall (?x - object)
+        (when (or (obj_next_to ?o ?x) (obj_ontop ?x ?o)) (reachable ?c ?x)))
+      (forall (?x - object)
+        (when (and (not (= ?x ?o)) (not (obj_inside ?o ?x)) (not (obj_ontop ?o ?x))
+                   (not (and (can_open ?o) (obj_inside ?x ?o)))
+                   (not (holds_rh ?c ?x)) (not (holds_lh ?c ?x)) (not (body_part ?x))
+                   (not (obj_next_to ?o ?x)) (not (obj_ontop ?x ?o)))
+              (not (reachable ?c ?x))))))
 
   (:action find
     :parameters (?c - character ?o - object)
-    :precondition (or (next_to ?c ?o)
-                      (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
+    :precondition (reachable ?c ?o)
     :effect (and (next_to ?c ?o) (forall (?x - object) (not (facing ?c ?x)))))
 
   (:action sit
     :parameters (?c - character ?o - object)
     :precondition (and (sittable ?o) (not (sit_full ?o)) (not (sitting ?c))
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+                       (reachable ?c ?o))
     :effect (and (sitting ?c) (not (lying ?c)) (ontop ?c ?o) (sit_full ?o) (lie_full ?o)
                  (forall (?x - object) (when (obj_facing ?o ?x) (facing ?c ?x)))))
 
   (:action lie
     :parameters (?c - character ?o - object)
     :precondition (and (lieable ?o) (not (lie_full ?o)) (not (lying ?c))
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+                       (reachable ?c ?o))
     :effect (and (lying ?c) (not (sitting ?c)) (ontop ?c ?o) (sit_full ?o) (lie_full ?o)))
 
   (:action standup
@@ -139,10 +149,12 @@
     :parameters (?c - character ?o - object)
     :precondition (and (grabbable ?o) (not (grabbed ?o))
                        (not (exists (?x - object) (holds_rh ?c ?x)))
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
+                       (reachable ?c ?o)
                        (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b)))))
-    :effect (and (holds_rh ?c ?o) (grabbed ?o) (next_to ?c ?o) (did_grab ?o)
+    :effect (and (holds_rh ?c ?o) (grabbed ?o) (next_to ?c ?o) (reachable ?c ?o) (did_grab ?o)
+                 (forall (?x - object) (when (and (or (obj_next_to ?o ?x) (obj_ontop ?x ?o) (obj_inside ?x ?o))
+                                                  (not (next_to ?c ?x)) (not (= ?x ?o)))
+                                             (not (reachable ?c ?x))))
                  (forall (?x - object) (and (not (obj_ontop ?o ?x)) (not (obj_inside ?o ?x))
                                             (not (obj_ontop ?x ?o)) (not (obj_inside ?x ?o))
                                             (not (obj_next_to ?o ?x)) (not (obj_next_to ?x ?o))
@@ -153,10 +165,12 @@
     :precondition (and (grabbable ?o) (not (grabbed ?o))
                        (exists (?x - object) (holds_rh ?c ?x))
                        (not (exists (?x - object) (holds_lh ?c ?x)))
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
+                       (reachable ?c ?o)
                        (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b)))))
-    :effect (and (holds_lh ?c ?o) (grabbed ?o) (next_to ?c ?o) (did_grab ?o)
+    :effect (and (holds_lh ?c ?o) (grabbed ?o) (next_to ?c ?o) (reachable ?c ?o) (did_grab ?o)
+                 (forall (?x - object) (when (and (or (obj_next_to ?o ?x) (obj_ontop ?x ?o) (obj_inside ?x ?o))
+                                                  (not (next_to ?c ?x)) (not (= ?x ?o)))
+                                             (not (reachable ?c ?x))))
                  (forall (?x - object) (and (not (obj_ontop ?o ?x)) (not (obj_inside ?o ?x))
                                             (not (obj_ontop ?x ?o)) (not (obj_inside ?x ?o))
                                             (not (obj_next_to ?o ?x)) (not (obj_next_to ?x ?o))
@@ -166,34 +180,30 @@
     :parameters (?c - character ?o - object)
     :precondition (and (can_open ?o) (closed ?o) (not (on ?o))
                        (not (and (exists (?x - object) (holds_rh ?c ?x)) (exists (?x - object) (holds_lh ?c ?x))))
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+                       (reachable ?c ?o))
     :effect (and (open ?o) (not (closed ?o))))
 
   (:action close_it
     :parameters (?c - character ?o - object)
     :precondition (and (can_open ?o) (open ?o)
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+                       (reachable ?c ?o))
     :effect (and (closed ?o) (not (open ?o))))
 
   (:action putback
     :parameters (?c - character ?a - object ?b - object)
     :precondition (and (not (= ?a ?b)) (surfaces ?b) (or (holds_rh ?c ?a) (holds_lh ?c ?a))
-                       (or (next_to ?c ?b)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?b) (obj_ontop ?b ?x))))))
+                       (reachable ?c ?b))
     :effect (and (not (holds_rh ?c ?a)) (not (holds_lh ?c ?a)) (not (grabbed ?a))
-                 (obj_ontop ?a ?b) (obj_next_to ?a ?b) (obj_next_to ?b ?a) (next_to ?c ?b)
+                 (obj_ontop ?a ?b) (obj_next_to ?a ?b) (obj_next_to ?b ?a) (next_to ?c ?b) (reachable ?c ?b)
                  (sit_full ?b) (lie_full ?b)))
 
   (:action putin
     :parameters (?c - character ?a - object ?b - object)
     :precondition (and (not (= ?a ?b)) (or (containers ?b) (can_open ?b)) (or (holds_rh ?c ?a) (holds_lh ?c ?a))
                        (or (not (can_open ?b)) (open ?b))
-                       (or (next_to ?c ?b)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?b) (obj_ontop ?b ?x))))))
+                       (reachable ?c ?b))
     :effect (and (not (holds_rh ?c ?a)) (not (holds_lh ?c ?a)) (not (grabbed ?a))
-                 (obj_inside ?a ?b) (obj_next_to ?a ?b) (obj_next_to ?b ?a) (next_to ?c ?b)))
+                 (obj_inside ?a ?b) (obj_next_to ?a ?b) (obj_next_to ?b ?a) (next_to ?c ?b) (reachable ?c ?b)))
 
   (:action drop
     :parameters (?c - character ?o - object ?r - object)
@@ -208,31 +218,27 @@
   (:action switch_on
     :parameters (?c - character ?o - object)
     :precondition (and (has_switch ?o) (off ?o) (not (plugged_out ?o))
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+                       (reachable ?c ?o))
     :effect (and (on ?o) (not (off ?o)) (did_switchon ?o)))
 
   (:action switch_off
     :parameters (?c - character ?o - object)
     :precondition (and (has_switch ?o) (on ?o)
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+                       (reachable ?c ?o))
     :effect (and (off ?o) (not (on ?o)) (did_switchoff ?o)))
 
   (:action plug_in
     :parameters (?c - character ?o - object)
     :precondition (and (has_plug ?o) (plugged_out ?o)
                        (not (and (exists (?x - object) (holds_rh ?c ?x)) (exists (?x - object) (holds_lh ?c ?x))))
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+                       (reachable ?c ?o))
     :effect (and (plugged_in ?o) (not (plugged_out ?o))))
 
   (:action plug_out
     :parameters (?c - character ?o - object)
     :precondition (and (has_plug ?o) (plugged_in ?o) (not (on ?o))
                        (not (and (exists (?x - object) (holds_rh ?c ?x)) (exists (?x - object) (holds_lh ?c ?x))))
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+                       (reachable ?c ?o))
     :effect (and (plugged_out ?o) (not (plugged_in ?o))))
 
   (:action turn_to
@@ -264,64 +270,55 @@
   (:action touch
     :parameters (?c - character ?o - object)
     :precondition (and (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b))))
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+                       (reachable ?c ?o))
     :effect (did_touch ?o))
 
   (:action type
     :parameters (?c - character ?o - object)
     :precondition (and (typeable ?o)
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+                       (reachable ?c ?o))
     :effect (did_type ?o))
 
   (:action push
     :parameters (?c - character ?o - object)
     :precondition (and (movable ?o) (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b))))
                        (not (and (exists (?x - object) (holds_rh ?c ?x)) (exists (?x - object) (holds_lh ?c ?x))))
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+                       (reachable ?c ?o))
     :effect (did_push ?o))
 
   (:action wash
     :parameters (?c - character ?o - object)
-    :precondition (or (next_to ?c ?o)
-                      (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
+    :precondition (reachable ?c ?o)
     :effect (did_wash ?o))
 
   (:action rinse
     :parameters (?c - character ?o - object)
-    :precondition (or (next_to ?c ?o)
-                      (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
+    :precondition (reachable ?c ?o)
     :effect (did_rinse ?o))
 
   (:action scrub
     :parameters (?c - character ?o - object)
-    :precondition (or (next_to ?c ?o)
-                      (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x)))))
+    :precondition (reachable ?c ?o)
     :effect (did_scrub ?o))
 
   (:action wipe
     :parameters (?c - character ?o - object)
     :precondition (and (or (exists (?x - object) (holds_rh ?c ?x)) (exists (?x - object) (holds_lh ?c ?x)))
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+                       (reachable ?c ?o))
     :effect (did_wipe ?o))
 
   (:action pour
     :parameters (?c - character ?a - object ?b - object)
     :precondition (and (not (= ?a ?b)) (or (pourable ?a) (drinkable ?a)) (pour_target ?b)
                        (or (holds_rh ?c ?a) (holds_lh ?c ?a))
-                       (or (next_to ?c ?b)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?b) (obj_ontop ?b ?x))))))
+                       (reachable ?c ?b))
     :effect (and (obj_inside ?a ?b) (did_pour ?a)
                  (when (is_water ?a) (and (not (holds_rh ?c ?a)) (not (holds_lh ?c ?a))))))
 
   (:action eat
     :parameters (?c - character ?o - object)
     :precondition (and (eatable ?o)
-                       (or (next_to ?c ?o)
-                           (exists (?x - object) (and (next_to ?c ?x) (or (obj_next_to ?x ?o) (obj_ontop ?o ?x))))))
+                       (reachable ?c ?o))
     :effect (did_eat ?o))
 
   (:action sleep

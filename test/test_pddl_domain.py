@@ -1,0 +1,52 @@
+"""The PDDL domain agrees with the simulator: human programs replayed in both (a sample here;
+bench/domain_agreement.py runs all 518)."""
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+from llm_planner_ros.evaluation.domain_agreement import replay
+from llm_planner_ros.skills import resources
+
+# one program of each of these tasks: walking, containers, switches, plugs, sitting, lying, hands
+SAMPLE_TASKS = ("Watch TV", "Put groceries in Fridge", "Wash dishes with dishwasher", "Go to sleep", "Drink",
+                "Work", "Make coffee", "Read book")
+
+
+def sample() -> list:
+    programs = resources.human_programs()
+    return [next(p for p in programs if p.task == task) for task in SAMPLE_TASKS]
+
+
+@pytest.mark.parametrize("program", sample(), ids=lambda p: f"{p.task}:{p.program_id}")
+def test_every_human_step_is_allowed_and_no_effect_is_invented(program):
+    report = replay(program.program_id, program.script, resources.scene_graphs(program.program_id)[0])
+    assert report.simulator_failed is None
+    assert report.checked >= len(program.script) - 2          # nearly every step is within the domain
+    assert report.disagreements == [], report.disagreements
+
+
+def test_a_wrong_domain_is_caught(monkeypatch):
+    """The check can fail: a domain whose switch_on forgets that a switched-on thing is no longer
+    off claims a fact the simulator lacks."""
+    from llm_planner_ros.evaluation import domain_agreement as agreement
+
+    text = agreement.domain_text()
+    broken = text.replace("(on ?o) (not (off ?o)) (did_switchon ?o)", "(on ?o) (did_switchon ?o)")
+    assert broken != text
+    monkeypatch.setattr(agreement, "domain_text", lambda name="virtualhome": broken)
+    monkeypatch.setattr(agreement, "domain_path", lambda name="virtualhome": _write(broken))
+    program = next(p for p in resources.human_programs() if p.task == "Watch TV"
+                   and any("[SWITCHON]" in line for line in p.script))
+    report = replay(program.program_id, program.script, resources.scene_graphs(program.program_id)[0])
+    assert any(d.kind == "effect" and "('off'," in d.detail for d in report.disagreements), report.disagreements
+
+
+def _write(text: str) -> str:
+    import tempfile
+
+    f = tempfile.NamedTemporaryFile("w", suffix=".pddl", delete=False)
+    f.write(text)
+    f.close()
+    return f.name
