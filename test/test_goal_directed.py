@@ -172,3 +172,11 @@ def test_plan_only_returns_the_plan_without_touching_the_world():
                                         execute=False)
     assert result.termination_reason is TerminationReason.END_OF_PLAN and result.steps
     assert not any(s.executed for s in result.steps) and sim.world_state() == before
+
+
+def test_an_action_goal_on_nothing_is_met_once_done():
+    t = next(x for x in eai_tasks() if x.task == "Go to sleep" and "SLEEP" in x.goal["actions"])
+    sim = VirtualHomeExecutor(graph=t.graph, goal=t.goal)
+    result, _ = run(eai_goal_spec(t.goal, t.graph), sim)
+    assert result.termination_reason is TerminationReason.GOAL_REACHED and result.num_corrections == 0, result.detail
+    assert "[SLEEP]" in result.program and sim.goal_met()

@@ -330,6 +330,9 @@ def ground_goal(spec: GoalSpec, world: WorldState, prefer: Optional[Sequence[str
     for group in spec.actions:
         options = []
         for verb in group:
+            if not signature.get("did_" + verb.lower()):   # done on nothing (SLEEP, WAKEUP)
+                options.append((verb, ()))
+                continue
             props = ACTION_OBJECTS.get(verb)
             fit = tuple(o for o in things if props is None or any((p, o) in world.facts for p in props))
             options.append((verb, fit))

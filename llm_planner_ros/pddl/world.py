@@ -197,6 +197,17 @@ def from_virtualhome_graph(graph: Mapping) -> WorldState:
             close_edges.setdefault(e["from_id"], set()).add(e["to_id"])
         elif e["relation_type"] == "ON":
             on_edges.setdefault(e["to_id"], set()).add(e["from_id"])
+    # reach_via(o, x): walking to o brings x within the loose rule through o's containers and surfaces
+    holders: dict[int, set[int]] = {}
+    for e in graph["edges"]:
+        if e["relation_type"] in ("ON", "INSIDE") and e["to_id"] not in rooms and e["from_id"] not in chars \
+                and e["to_id"] not in chars and e["from_id"] not in held:
+            holders.setdefault(e["from_id"], set()).add(e["to_id"])
+    for o, supports in holders.items():
+        for sup in supports:
+            for x in close_edges.get(sup, set()) | on_edges.get(sup, set()):
+                if x != o and x in names and x not in chars and x not in held and x not in rooms:
+                    facts.add(("reach_via", names[o], names[x]))
     for c in chars:
         near = close_edges.get(c, set())
         reach = set(near)

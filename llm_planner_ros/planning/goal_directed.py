@@ -62,7 +62,8 @@ class GoalDirectedPlanner:
             met = goal.holds(world)
             if met and reason is not TerminationReason.GOAL_REACHED and execute:
                 reason = TerminationReason.GOAL_REACHED
-            full = "; ".join([detail] + notes) if notes else detail
+            shown = notes if len(notes) <= 3 else [f"re-planned {len(notes)} times; the last 3:"] + notes[-3:]
+            full = "; ".join([detail] + shown) if notes else detail
             return PlanResult(termination_reason=reason, detail=full, steps=steps, executing=execute,
                               executed=bool(steps) and all(st.executed for st in steps),
                               goal_status=(GoalStatus.MET if met else GoalStatus.NOT_MET) if execute

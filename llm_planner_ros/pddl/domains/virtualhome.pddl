@@ -64,6 +64,7 @@
     (obj_facing ?a - object ?b - object)        ; the graph's FACING edge between objects
     (next_to ?c - character ?o - object)        ; the character is close to ?o (a CLOSE edge)
     (reachable ?c - character ?o - object)      ; the loose rule holds for ?o
+    (reach_via ?o - object ?x - object)         ; ?x is close to or on a container or surface of ?o
     (facing ?c - character ?o - object)
     (holds_rh ?c - character ?o - object) (holds_lh ?c - character ?o - object)
     (ontop ?c - character ?o - object)          ; the character sits or lies on ?o
@@ -101,26 +102,27 @@
       (inside ?c ?r)
       (forall (?x - object) (when (not (= ?x ?r)) (not (inside ?c ?x))))
       (forall (?x - object) (not (facing ?c ?x)))
-      (next_to ?c ?o) (reachable ?c ?o)
+      (next_to ?c ?o)
       (forall (?x - object)
         (when (or (obj_inside ?o ?x) (obj_ontop ?o ?x) (and (can_open ?o) (obj_inside ?x ?o))
                   (holds_rh ?c ?x) (holds_lh ?c ?x) (body_part ?x))
-              (and (next_to ?c ?x) (reachable ?c ?x))))
+              (next_to ?c ?x)))
       (forall (?x - object)
         (when (and (not (= ?x ?o)) (not (obj_inside ?o ?x)) (not (obj_ontop ?o ?x))
                    (not (and (can_open ?o) (obj_inside ?x ?o)))
                    (not (holds_rh ?c ?x)) (not (holds_lh ?c ?x)) (not (body_part ?x)))
               (not (next_to ?c ?x))))
-      ; the loose rule through ?o itself: what is close to it or lies on it (the rule through the
-      ; other objects the walk brings close is left out: a reach the model misses costs a walk)
+      ; reach: all of it is recomputed (an add wins over the delete of the same atom, in Fast
+      ; Downward as in unified-planning): the new close set, and the loose rule through ?o and
+      ; through what holds ?o (reach_via, read off the world with it)
+      (forall (?x - object) (not (reachable ?c ?x)))
+      (reachable ?c ?o)
       (forall (?x - object)
-        (when (or (obj_next_to ?o ?x) (obj_ontop ?x ?o)) (reachable ?c ?x)))
-      (forall (?x - object)
-        (when (and (not (= ?x ?o)) (not (obj_inside ?o ?x)) (not (obj_ontop ?o ?x))
-                   (not (and (can_open ?o) (obj_inside ?x ?o)))
-                   (not (holds_rh ?c ?x)) (not (holds_lh ?c ?x)) (not (body_part ?x))
-                   (not (obj_next_to ?o ?x)) (not (obj_ontop ?x ?o)))
-              (not (reachable ?c ?x))))))
+        (when (or (obj_inside ?o ?x) (obj_ontop ?o ?x) (and (can_open ?o) (obj_inside ?x ?o))
+                  (holds_rh ?c ?x) (holds_lh ?c ?x) (body_part ?x)
+                  (obj_next_to ?o ?x) (obj_ontop ?x ?o))
+              (reachable ?c ?x)))
+      (forall (?x - object) (when (reach_via ?o ?x) (reachable ?c ?x)))))
 
   (:action find
     :parameters (?c - character ?o - object)
@@ -152,6 +154,7 @@
                        (reachable ?c ?o)
                        (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b)))))
     :effect (and (holds_rh ?c ?o) (grabbed ?o) (next_to ?c ?o) (reachable ?c ?o) (did_grab ?o)
+                 (forall (?x - object) (and (not (reach_via ?x ?o)) (not (reach_via ?o ?x))))
                  (forall (?x - object) (when (and (or (obj_next_to ?o ?x) (obj_ontop ?x ?o) (obj_inside ?x ?o))
                                                   (not (next_to ?c ?x)) (not (= ?x ?o)))
                                              (not (reachable ?c ?x))))
@@ -168,6 +171,7 @@
                        (reachable ?c ?o)
                        (not (exists (?b - object) (and (obj_inside ?o ?b) (closed ?b)))))
     :effect (and (holds_lh ?c ?o) (grabbed ?o) (next_to ?c ?o) (reachable ?c ?o) (did_grab ?o)
+                 (forall (?x - object) (and (not (reach_via ?x ?o)) (not (reach_via ?o ?x))))
                  (forall (?x - object) (when (and (or (obj_next_to ?o ?x) (obj_ontop ?x ?o) (obj_inside ?x ?o))
                                                   (not (next_to ?c ?x)) (not (= ?x ?o)))
                                              (not (reachable ?c ?x))))
@@ -195,6 +199,8 @@
                        (reachable ?c ?b))
     :effect (and (not (holds_rh ?c ?a)) (not (holds_lh ?c ?a)) (not (grabbed ?a))
                  (obj_ontop ?a ?b) (obj_next_to ?a ?b) (obj_next_to ?b ?a) (next_to ?c ?b) (reachable ?c ?b)
+                 (forall (?y - object) (when (and (or (obj_ontop ?y ?b) (obj_inside ?y ?b)) (not (= ?y ?a)))
+                                             (reach_via ?y ?a)))
                  (sit_full ?b) (lie_full ?b)))
 
   (:action putin
@@ -203,7 +209,9 @@
                        (or (not (can_open ?b)) (open ?b))
                        (reachable ?c ?b))
     :effect (and (not (holds_rh ?c ?a)) (not (holds_lh ?c ?a)) (not (grabbed ?a))
-                 (obj_inside ?a ?b) (obj_next_to ?a ?b) (obj_next_to ?b ?a) (next_to ?c ?b) (reachable ?c ?b)))
+                 (obj_inside ?a ?b) (obj_next_to ?a ?b) (obj_next_to ?b ?a) (next_to ?c ?b) (reachable ?c ?b)
+                 (forall (?y - object) (when (and (or (obj_ontop ?y ?b) (obj_inside ?y ?b)) (not (= ?y ?a)))
+                                             (reach_via ?y ?a)))))
 
   (:action drop
     :parameters (?c - character ?o - object ?r - object)

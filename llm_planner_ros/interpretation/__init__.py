@@ -1,0 +1,1 @@
+"""From words to goal conditions: rendered conditions, embedding translation, LLM interpretation."""
