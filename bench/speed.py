@@ -126,13 +126,12 @@ def first_plans(llm: LlamaCppBackend, embedder: OnnxSentenceEmbedder) -> list[di
     plans = []
     for task in TASKS:
         t0 = time.perf_counter()
-        result = service.plan(parse_request(task=task), lambda e: None, CancelToken())
+        result, report = service.plan_with_report(parse_request(task=task), lambda e: None, CancelToken())
         plans.append({"task": task, "seconds": time.perf_counter() - t0,
                       "termination": result.termination_reason.value, "example": result.detail,
                       "program": result.program,
                       "generated": [s.generated_text for s in result.steps],
-                      "llm_s": service.translated.last_times.llm_s,
-                      "translation_s": service.translated.last_times.translation_s})
+                      "llm_s": report.times.llm_s, "translation_s": report.times.translation_s})
     return plans
 
 

@@ -109,15 +109,16 @@ def main(argv: Optional[list[str]] = None) -> int:
           + (f"  goal: {' '.join(request.goal_spec().lines())}" if request.goal_spec() else "") + f"  llm: {service.llm.name}  (set-up {load_s:.1f}s)")
     t0 = time.perf_counter()
     try:
-        result, timings = service.plan_with_timings(request, lambda e: print(format_step(e), flush=True),
-                                                    CancelToken())
+        result, report = service.plan_with_report(request, lambda e: print(format_step(e), flush=True),
+                                                  CancelToken())
     except PlanningError as exc:
         print(f"aborted: {exc.reason.value}: {exc}", file=sys.stderr)
         return 1
     seconds = time.perf_counter() - t0
     print_result(result, seconds)
     stats = service.llm.stats
-    print("timing: " + ", ".join(f"{k} {v:.3f}s" if k.endswith("_s") else f"{k} {v}" for k, v in timings.items())
+    print("timing: " + ", ".join(f"{k} {v:.3f}s" if k.endswith("_s") else f"{k} {v}"
+                                 for k, v in report.timings().items())
           + f"; llm {stats.tokens} tokens, {stats.tokens_per_second:.1f} tok/s")
     return 0
 

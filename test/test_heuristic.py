@@ -9,7 +9,7 @@ import pytest
 from helpers.scripted_llm import ScriptedChat
 from llm_planner_ros.core.errors import CancelToken, PlanningError
 from llm_planner_ros.core.request import parse_request
-from llm_planner_ros.core.types import TerminationReason
+from llm_planner_ros.core.types import GoalReport, TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.planning.heuristic import (HeuristicPlanner, HeuristicSettings, action_string, parse_reply,
                                                 repair)
@@ -124,9 +124,10 @@ def test_final_query_repairs_a_disagreeing_answer():
 
     llm = ScriptedChat(answer)
     planner = HeuristicPlanner(llm, None, HeuristicSettings(heuristic_chunk_size=150, heuristic_max_length=1))
+    report = GoalReport()
     result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
-                          CancelToken(), executor())
-    assert planner.last_trace.repeats == 1
+                          CancelToken(), executor(), report)
+    assert report.stats["search"].repeats == 1
     assert action_string(result.steps[0].skill) == "[WALK] <light>"
 
 
@@ -142,13 +143,14 @@ def test_embedded_model_runs_the_search(smollm2, demos):
     ex = CheckedExecutor(executor())
     request = parse_request(task=TASK, method="heuristic", execute=True,
                             options={"guide": guide, "guide_info": info})
-    result = planner.plan(request, lambda e: None, CancelToken(), ex)
+    report = GoalReport()
+    result = planner.plan(request, lambda e: None, CancelToken(), ex, report)
     assert not ex.violations
     assert all(s.executed for s in result.steps)
     assert result.termination_reason in (TerminationReason.MAX_STEPS, TerminationReason.GOAL_REACHED,
                                          TerminationReason.CORRECTIONS_EXHAUSTED)
     prompt = planner.guide_prompt(request, guide, info, ex)
-    assert planner.last_trace.queries >= 1
+    assert report.stats["search"].queries >= 1 and report.times.llm_s > 0
     assert "Walk to an item before interacting with it." in prompt and "\nfloor_lamp: " in prompt
     assert "walk | " in prompt     # the worked examples in the guide's language
 

@@ -132,9 +132,9 @@ def test_pet_goal_through_the_planning_service(embedder, smollm2, demos):
     service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos)
     events = []
     options = {"plan_subtasks": True, "track_subtasks": True, "eliminate_objects": True}
-    result = service.plan(parse_request(task="Watch TV", method="reprompt", execute=True, options=options),
-                          events.append, CancelToken())
-    session = service.translated.last_pet
+    result, report = service.plan_with_report(
+        parse_request(task="Watch TV", method="reprompt", execute=True, options=options), events.append, CancelToken())
+    session = report.stats["pet"]
     assert result.subtasks == session.subtasks
     assert session.tracker is not None and len(session.tracker.history) == sum(s.executed for s in result.steps)
     assert session.eliminations and session.eliminations[0].skills_after < session.eliminations[0].skills_before

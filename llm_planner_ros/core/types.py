@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 from enum import Enum, IntEnum
 
 
@@ -146,3 +147,27 @@ class StepEvent:
     step: PlanStep
     num_corrections: int
     subtask: str = ""
+
+
+@dataclass
+class StageTimes:
+    """Wall time per stage of one goal."""
+
+    llm_s: float = 0.0
+    translation_s: float = 0.0
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class GoalReport:
+    """What one goal measured besides its result: time per stage, and what the method did
+    (``stats``: e.g. the PET session, the heuristic search's trace, the goal-directed planner's
+    problem sizes). The caller passes one in; planners keep nothing per goal on themselves."""
+
+    times: StageTimes = field(default_factory=StageTimes)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def timings(self) -> dict[str, float]:
+        out = {"llm_s": self.times.llm_s, "translation_s": self.times.translation_s, **self.times.extra}
+        out.update({k: v for k, v in self.stats.items() if isinstance(v, (int, float))})
+        return out

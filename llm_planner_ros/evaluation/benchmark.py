@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import MAX_DESCRIPTION_CHARS, parse_request
-from llm_planner_ros.core.types import Method
+from llm_planner_ros.core.types import GoalReport, Method
 from llm_planner_ros.evaluation import eai
 from llm_planner_ros.evaluation.metrics import as_steps, executable, lcs_ratio
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
@@ -213,8 +213,9 @@ class BenchmarkRunner:
                                 method=spec.method, execute=spec.closed_loop, options=spec.options)
         planner = self.heuristic if spec.method == Method.HEURISTIC.value else self.planner_for(task)
         executor = VirtualHomeExecutor(graph=task.graph, goal=task.goal) if spec.closed_loop else None
-        result = planner.plan(request, lambda event: None, CancelToken(), executor)
-        times = planner.last_times
+        report = GoalReport()
+        result = planner.plan(request, lambda event: None, CancelToken(), executor, report)
+        times = report.times
         program = [st.skill.script() if st.skill.action else st.generated_text for st in result.steps]
         if spec.closed_loop:
             ok, goal = result.executed, bool(executor.goal_met())
@@ -224,7 +225,7 @@ class BenchmarkRunner:
             ok, goal = executable([st.skill if st.skill.action else st.generated_text for st in result.steps],
                                   task.graph, task.goal)
             execution_s, goal = time.perf_counter() - t0, bool(goal)
-        pet = pet_stats(planner.last_pet, task) if getattr(planner, "last_pet", None) else {}
+        pet = pet_stats(report.stats["pet"], task) if "pet" in report.stats else {}
         return dict(pet=pet, program=program, generated=[st.generated_text for st in result.steps],
                     llm_output=eai.eai_output(program),   # untranslated steps stay, as EAI hallucinations
                     executable=ok, goal_met=goal, corrections=result.num_corrections,
@@ -244,7 +245,8 @@ class BenchmarkRunner:
                                 action_goals=tuple("|".join(group) for group in spec.actions),
                                 objects=tuple(f"{name}.{i}" for name, i in eai.relevant_ids(task.identifier).items()))
         executor = VirtualHomeExecutor(graph=task.graph, goal=task.goal)
-        result, timings = self.service.plan_with_timings(request, lambda event: None, CancelToken(), executor)
+        result, report = self.service.plan_with_report(request, lambda event: None, CancelToken(), executor)
+        timings = report.timings()
         program = [st.skill.script() for st in result.steps]
         planner_s = timings.get("planner_s", 0.0)
         return dict(program=program, generated=[st.generated_text for st in result.steps],

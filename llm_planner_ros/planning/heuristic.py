@@ -20,10 +20,9 @@ from llm_planner_ros.core.errors import CancelToken, InvalidGoal
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.types import GoalStatus, PlanResult, PlanStep, Skill, StepEvent, TerminationReason
+from llm_planner_ros.core.types import GoalReport, GoalStatus, PlanResult, PlanStep, Skill, StepEvent, TerminationReason
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
 from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
-from llm_planner_ros.planning.translated import StageTimes
 from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import ACTIONS
 
@@ -98,6 +97,11 @@ class SearchTrace:
     candidates_per_step: list[int] = field(default_factory=list)
 
 
+def search_trace(report: GoalReport) -> SearchTrace:
+    """The search's counters in a goal's report."""
+    return report.stats.setdefault("search", SearchTrace())
+
+
 class RepeatsExhausted(Exception):
     pass
 
@@ -109,9 +113,6 @@ class HeuristicPlanner:
         self.demos = demos
         self.settings = settings
         self.seed = seed
-        self.last_times = StageTimes()
-        self.last_trace = SearchTrace()
-        self.last_guide = ""
 
     # -- guides ---------------------------------------------------------------------------
     def guide_prompt(self, request: PlanRequest, kind: Guide, info: GuideInfo, executor: Executor) -> str:
@@ -156,12 +157,15 @@ class HeuristicPlanner:
         return "Objects:\n" + "\n".join(lines) + "\n"
 
     def guide(self, request: PlanRequest, kind: Guide, info: GuideInfo, executor: Executor,
-              cancel: CancelToken) -> str:
+              cancel: CancelToken, report: Optional[GoalReport] = None) -> str:
         if kind == "none":
             return ""
         params = SamplingParams(temperature=0.0, max_tokens=self.settings.heuristic_guide_tokens,
                                 stop=("\n\n", "Task:"), seed=self.seed)
+        t0 = time.perf_counter()
         text = self.llm.complete(self.guide_prompt(request, kind, info, executor), 1, params, cancel)[0].text
+        if report is not None:
+            report.times.llm_s += time.perf_counter() - t0
         return "\n".join(line.strip() for line in text.strip().splitlines()[:self.settings.heuristic_max_length])
 
     # -- search ---------------------------------------------------------------------------
@@ -174,14 +178,14 @@ class HeuristicPlanner:
         parts.append("Actions taken so far: " + ("; ".join(taken) if taken else "none") + "\n")
         return "".join(parts)
 
-    def _ask(self, prompt: str, cancel: CancelToken, step: int, query: int) -> str:
+    def _ask(self, prompt: str, cancel: CancelToken, step: int, query: int, report: GoalReport) -> str:
         params = SamplingParams(temperature=self.settings.heuristic_temperature,
                                 max_tokens=self.settings.heuristic_max_tokens, stop=("\n\n",),
                                 seed=self.seed + 1000 * step + query)
         t0 = time.perf_counter()
         text = self.llm.chat(prompt, 1, params, cancel)[0].text
-        self.last_times.llm_s += time.perf_counter() - t0
-        self.last_trace.queries += 1
+        report.times.llm_s += time.perf_counter() - t0
+        search_trace(report).queries += 1
         return text
 
     @staticmethod
@@ -189,8 +193,10 @@ class HeuristicPlanner:
         return "\n".join(f"{i} {options[i]}" for i in indices)
 
     def choose(self, request: PlanRequest, guide: str, taken: Sequence[str], options: Sequence[str],
-               cancel: CancelToken, step: int) -> int:
-        """Index of the chosen option: candidates per chunk, then a final pick."""
+               cancel: CancelToken, step: int, report: Optional[GoalReport] = None) -> int:
+        """Index of the chosen option: candidates per chunk, then a final pick; ``report`` counts
+        the queries and repeats (:func:`search_trace`)."""
+        report = report if report is not None else GoalReport()
         size = self.settings.heuristic_chunk_size
         header = self._header(request, guide, taken)
         ask_line = "Reply with the index and the action of the best next action, e.g. {3 [WALK] <kitchen>}.\n"
@@ -199,32 +205,33 @@ class HeuristicPlanner:
         for start in range(0, len(options), size):
             chunk = list(range(start, min(start + size, len(options))))
             reply = self._ask(f"{header}Next possible actions:\n{self._listing(chunk, options)}\n{ask_line}",
-                              cancel, step, query)
+                              cancel, step, query, report)
             query += 1
             candidates += [i for i in repair(*parse_reply(reply), options, chunk) if i not in candidates]
-        self.last_trace.candidates_per_step.append(len(candidates))
+        search_trace(report).candidates_per_step.append(len(candidates))
         if not candidates:   # no chunk gave a usable answer: ask over the first chunk again
             candidates = [self._repeat(header + "Next possible actions:\n", list(range(min(size, len(options)))),
-                                       options, ask_line, "no usable answer", cancel, step, query)]
+                                       options, ask_line, "no usable answer", cancel, step, query, report)]
         if len(candidates) == 1:
             return candidates[0]
         prompt = f"{header}Choose one of these candidate actions:\n{self._listing(candidates, options)}\n{ask_line}"
-        reply = self._ask(prompt, cancel, step, query)
+        reply = self._ask(prompt, cancel, step, query, report)
         picked = accepted(reply, options, candidates)
         if picked is not None:
             return picked
         return self._repeat(header + "Choose one of these candidate actions:\n", candidates, options, ask_line,
-                            reply.strip()[:200], cancel, step, query + 1)
+                            reply.strip()[:200], cancel, step, query + 1, report)
 
     def _repeat(self, body: str, allowed: list[int], options: Sequence[str], ask_line: str, previous: str,
-                cancel: CancelToken, step: int, query: int) -> int:
+                cancel: CancelToken, step: int, query: int, report: GoalReport) -> int:
         """Re-ask with Borro's B.6 prefix until a reply names an allowed option exactly."""
         while True:
-            if self.last_trace.repeats >= self.settings.heuristic_max_repeats:
+            trace = search_trace(report)
+            if trace.repeats >= self.settings.heuristic_max_repeats:
                 raise RepeatsExhausted()
-            self.last_trace.repeats += 1
+            trace.repeats += 1
             reply = self._ask(REPEAT_PREFIX.format(previous=previous) + body + self._listing(allowed, options)
-                              + "\n" + ask_line, cancel, step, query)
+                              + "\n" + ask_line, cancel, step, query, report)
             query += 1
             got = accepted(reply, options, allowed)
             if got is not None:
@@ -232,13 +239,18 @@ class HeuristicPlanner:
             previous = reply.strip()[:200]
 
     def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-             executor: Optional[Executor] = None) -> PlanResult:
+             executor: Optional[Executor] = None, report: Optional[GoalReport] = None) -> PlanResult:
+        """Hill-climb to the goal; ``report`` receives the time per stage, the guide
+        (``stats["guide"]``) and the search's trace (``stats["search"]``)."""
         if executor is None:
             raise InvalidGoal("execute: method 'heuristic' chooses among the actions applicable in the current "
                               "state, so it needs execute=true")
-        self.last_times, self.last_trace = StageTimes(), SearchTrace()
+        report = report if report is not None else GoalReport()
+        trace = search_trace(report)
+        times = report.times
         o = request.options
-        guide = self.last_guide = self.guide(request, o.guide or "none", o.guide_info or "none", executor, cancel)
+        guide = report.stats["guide"] = self.guide(request, o.guide or "none", o.guide_info or "none", executor,
+                                                   cancel, report)
         steps: list[PlanStep] = []
         taken: list[str] = []
         reason, detail = TerminationReason.MAX_STEPS, f"guide: {o.guide or 'none'}"
@@ -252,14 +264,14 @@ class HeuristicPlanner:
             cancel.check()
             t0 = time.perf_counter()
             skills = list({action_string(s): s for s in executor.applicable_skills()}.values())
-            self.last_times.extra["applicable_s"] = self.last_times.extra.get("applicable_s", 0.0) + \
+            times.extra["applicable_s"] = times.extra.get("applicable_s", 0.0) + \
                 time.perf_counter() - t0
             if not skills:
                 reason, detail = TerminationReason.END_OF_PLAN, "no action is applicable"
                 break
             options = [action_string(s) for s in skills]
             try:
-                chosen = self.choose(request, guide, taken, options, cancel, len(steps) + 1)
+                chosen = self.choose(request, guide, taken, options, cancel, len(steps) + 1, report)
             except RepeatsExhausted:
                 reason = TerminationReason.CORRECTIONS_EXHAUSTED
                 detail += f"; {self.settings.heuristic_max_repeats} queries had to be repeated"
@@ -267,12 +279,12 @@ class HeuristicPlanner:
             skill = skills[chosen]
             t0 = time.perf_counter()
             result = executor.execute(skill)
-            self.last_times.extra["execution_s"] = self.last_times.extra.get("execution_s", 0.0) + \
+            times.extra["execution_s"] = times.extra.get("execution_s", 0.0) + \
                 time.perf_counter() - t0
             step = PlanStep(index=len(steps) + 1, generated_text=options[chosen], skill=skill, score=1.0,
                             executed=result.success, error=result.failure)
             steps.append(step)
-            on_step(StepEvent(step=step, num_corrections=self.last_trace.repeats))
+            on_step(StepEvent(step=step, num_corrections=trace.repeats))
             if not result.success:   # applicable a moment ago: the executor disagrees with itself
                 reason = TerminationReason.EXECUTOR_ERROR
                 detail = f"an applicable action failed: {result.failure.message}"
@@ -281,6 +293,6 @@ class HeuristicPlanner:
         goal = executor.goal_met()
         return PlanResult(termination_reason=reason, steps=steps, detail=detail, executing=True,
                           executed=bool(steps) and all(s.executed for s in steps),
-                          num_corrections=self.last_trace.repeats, num_llm_calls=self.last_trace.queries,
+                          num_corrections=trace.repeats, num_llm_calls=trace.queries,
                           goal_status=GoalStatus.UNKNOWN if goal is None else
                           (GoalStatus.MET if goal else GoalStatus.NOT_MET))

@@ -14,7 +14,7 @@ from llm_planner_ros.core.errors import CancelToken, ExecutorError, InvalidGoal,
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.types import GoalStatus, Method, PlanResult, StepEvent, TerminationReason
+from llm_planner_ros.core.types import GoalReport, GoalStatus, Method, PlanResult, StepEvent, TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.pet.judges import SubtaskJudge
@@ -142,33 +142,31 @@ class PlanningService:
             return self._indexes[key]
 
     def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken) -> PlanResult:
-        return self.plan_with_timings(request, on_step, cancel)[0]
+        return self.plan_with_report(request, on_step, cancel)[0]
 
-    def plan_with_timings(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-                          executor: Optional[Executor] = None) -> tuple[PlanResult, dict[str, float]]:
-        """The result and this goal's time per stage (seconds). ``executor``, already reset, replaces
-        the configured factory for this goal (the benchmark starts each program from its own graph)."""
-        timings: dict[str, float] = {}
+    def plan_with_report(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
+                         executor: Optional[Executor] = None) -> tuple[PlanResult, GoalReport]:
+        """The result and this goal's report (time per stage, what the method did). ``executor``,
+        already reset, replaces the configured factory for this goal (the benchmark starts each
+        program from its own graph)."""
+        report = GoalReport()
         if self.trace is not None:
             self.trace.begin(request)
         t0 = time.perf_counter()
         try:
-            result = self._plan(request, on_step, cancel, timings, executor)
+            result = self._plan(request, on_step, cancel, report, executor)
         except BaseException as exc:
             if self.trace is not None:
                 self.trace.end(None, error=f"{type(exc).__name__}: {exc}",
                                timings={"wall_s": time.perf_counter() - t0})
             raise
-        if request.method is not Method.PDDL:
-            times = self.heuristic.last_times if request.method is Method.HEURISTIC else self.translated.last_times
-            timings.update(llm_s=times.llm_s, translation_s=times.translation_s, **times.extra)
-        timings["wall_s"] = time.perf_counter() - t0
+        report.times.extra["wall_s"] = time.perf_counter() - t0
         if self.trace is not None:
-            self.trace.end(result, timings=timings)
-        return result, timings
+            self.trace.end(result, timings=report.timings())
+        return result, report
 
     def _plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-              timings: dict[str, float], given: Optional[Executor] = None) -> PlanResult:
+              report: GoalReport, given: Optional[Executor] = None) -> PlanResult:
         method = request.method or Method.TRANSLATED
         if request.scene_id and request.scene_id not in resources.SCENES:
             raise InvalidGoal(f"scene_id: unknown scene {request.scene_id!r}; available: "
@@ -195,24 +193,24 @@ class PlanningService:
                 raise ExecutorError(f"cannot start the executor for scene {req.scene_id!r}: {exc}") from exc
         gate = SafetyGate(executor, self.safety, self.approver) if executor is not None else None
         if gate is not None and self.safety.approval == "plan":
-            return self._approved_plan(req, on_step, cancel, gate)
+            return self._approved_plan(req, on_step, cancel, gate, report)
         if method is Method.PDDL:
             world_source = gate if gate is not None else in_process_executor(req.scene_id, req.task)
-            result = self.goal_directed.plan(spec, world_source, on_step, cancel, execute=req.execute, stats=timings,
-                                             objects=req.objects)
+            result = self.goal_directed.plan(spec, world_source, on_step, cancel, execute=req.execute,
+                                             stats=report.stats, objects=req.objects)
         elif method is Method.HEURISTIC:
-            result = self.heuristic.plan(req, on_step, cancel, gate)
+            result = self.heuristic.plan(req, on_step, cancel, gate, report)
         else:
-            result = self.translated.plan(req, on_step, cancel, gate)
+            result = self.translated.plan(req, on_step, cancel, gate, report)
         if self.safety.dry_run and request.execute:
             result.detail = "dry run: executed in the in-process simulator, nothing sent to the bridge; " \
                 + result.detail
         return result
 
     def _approved_plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-                       gate: SafetyGate) -> PlanResult:
+                       gate: SafetyGate, report: GoalReport) -> PlanResult:
         """approval 'plan': plan open loop, wait for approval of the whole program, then execute it."""
-        planned = self.translated.plan(request, lambda event: None, cancel, None)
+        planned = self.translated.plan(request, lambda event: None, cancel, None, report)
         skills = [st.skill for st in planned.steps]
         if not skills:
             return planned

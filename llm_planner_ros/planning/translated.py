@@ -5,14 +5,15 @@ import logging
 import math
 import re
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional
 
 from llm_planner_ros.core.errors import CancelToken, InvalidGoal, PlanningError
 from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.types import GoalStatus, Method, PlanResult, PlanStep, Skill, StepEvent, TerminationReason
+from llm_planner_ros.core.types import (
+    GoalReport, GoalStatus, Method, PlanResult, PlanStep, Skill, StageTimes, StepEvent, TerminationReason,
+)
 from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.planning import scoring
 from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
@@ -36,15 +37,6 @@ def free_text_skill(text: str, parser: SkillParser) -> Skill:
     return parser.parse_text(text) or Skill(action="", text=text.strip())
 
 
-@dataclass
-class StageTimes:
-    """Wall time per stage, for the benchmark's per-goal split."""
-
-    llm_s: float = 0.0
-    translation_s: float = 0.0
-    extra: dict[str, float] = field(default_factory=dict)
-
-
 class TranslatedPlanner:
     """Algorithm 1: per step, k samples -> nearest admissible skill each -> rank by
     C + beta*P (or S_g) -> append the chosen skill's text to the prompt. Ablations: no
@@ -54,12 +46,10 @@ class TranslatedPlanner:
                  parser: SkillParser, defaults: PlannerSettings, pet: Optional["PetFactory"] = None) -> None:
         self.llm = llm
         self.pet = pet
-        self.last_pet: Optional["PetSession"] = None
         self.demos = demos
         self.index_for = index_for
         self.parser = parser
         self.defaults = defaults
-        self.last_times = StageTimes()
 
     def choose_example(self, request: PlanRequest, s: EffectiveSettings) -> Demonstration:
         exclude = [request.task] if s.base.hold_out_query_task else []
@@ -68,22 +58,26 @@ class TranslatedPlanner:
         return self.demos.nearest(request.task, 1, exclude)[0]
 
     def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-             executor: Optional[Executor] = None) -> PlanResult:
+             executor: Optional[Executor] = None, report: Optional[GoalReport] = None) -> PlanResult:
         """Plan; with an ``executor``, execute each step as it is chosen. TRANSLATED then stops
-        at the first failure (open loop); RESAMPLE and REPROMPT correct it (closed loop)."""
+        at the first failure (open loop); RESAMPLE and REPROMPT correct it (closed loop).
+        ``report`` receives the time per stage and the PET session (``stats["pet"]``)."""
         s = EffectiveSettings.resolve(self.defaults, request.options)
+        report = report if report is not None else GoalReport()
         if request.method is Method.VANILLA:
-            return self._vanilla(request, s, on_step, cancel, executor)
-        return self._translated(request, s, on_step, cancel, executor)
+            return self._vanilla(request, s, on_step, cancel, executor, report)
+        return self._translated(request, s, on_step, cancel, executor, report)
 
     # -- Algorithm 1, open or closed loop ---------------------------------------------------
     def _translated(self, request: PlanRequest, s: EffectiveSettings, on_step: StepCallback,
-                    cancel: CancelToken, executor: Optional[Executor]) -> PlanResult:
+                    cancel: CancelToken, executor: Optional[Executor], report: GoalReport) -> PlanResult:
         b = s.base
         mode = request.method if executor is not None else None
-        times = self.last_times = StageTimes()
+        times = report.times
         example = self.choose_example(request, s)
-        pet = self.last_pet = self._pet_session(request, s, cancel, executor)
+        pet = self._pet_session(request, s, cancel, executor, times)
+        if pet is not None:
+            report.stats["pet"] = pet
         objects = getattr(executor, "objects", None) if executor is not None else None
         index = None if s.no_translation else self.index_for(request.scene_id, b.bank, objects)
         prompt_steps: list[str] = []
@@ -181,7 +175,7 @@ class TranslatedPlanner:
                           goal_status=_goal_status(executor), executing=executor is not None)
 
     def _pet_session(self, request: PlanRequest, s: EffectiveSettings, cancel: CancelToken,
-                     executor: Optional[Executor]) -> Optional["PetSession"]:
+                     executor: Optional[Executor], times: StageTimes) -> Optional["PetSession"]:
         o = request.options
         if not (o.plan_subtasks or o.track_subtasks or o.eliminate_objects):
             return None
@@ -193,7 +187,7 @@ class TranslatedPlanner:
                               "needs execute=true")
         t0 = time.perf_counter()
         session = self.pet.session(request, s.base.hold_out_query_task, s.base.seed, cancel)
-        self.last_times.llm_s += time.perf_counter() - t0
+        times.llm_s += time.perf_counter() - t0
         return session
 
     @staticmethod
@@ -240,10 +234,10 @@ class TranslatedPlanner:
     _STEP_LINE = re.compile(r"^\s*Step\s*\d+\s*:\s*(.*)$", re.IGNORECASE)
 
     def _vanilla(self, request: PlanRequest, s: EffectiveSettings, on_step: StepCallback,
-                 cancel: CancelToken, executor: Optional[Executor]) -> PlanResult:
+                 cancel: CancelToken, executor: Optional[Executor], report: GoalReport) -> PlanResult:
         """Best of k full programs by mean log-prob (Huang et al. Eq. 1), untranslated."""
         b = s.base
-        times = self.last_times = StageTimes()
+        times = report.times
         example = self.choose_example(request, s)
         prompt = plan_prompt([example], request.task, request.description, [])
         t0 = time.perf_counter()
