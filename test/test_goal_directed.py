@@ -180,3 +180,21 @@ def test_an_action_goal_on_nothing_is_met_once_done():
     result, _ = run(eai_goal_spec(t.goal, t.graph), sim)
     assert result.termination_reason is TerminationReason.GOAL_REACHED and result.num_corrections == 0, result.detail
     assert "[SLEEP]" in result.program and sim.goal_met()
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"method": "pddl", "execute": True}, "needs goal conditions"),
+    ({"method": "heuristic"}, "needs execute=true"),
+    ({"method": "reprompt"}, "needs execute=true"),
+    ({"method": "translated", "options": {"track_subtasks": True}}, "track_subtasks"),
+])
+def test_a_goal_is_checked_before_the_executor_is_touched(smollm2, embedder, demos, fields, message):
+    from llm_planner_ros.planning.service import PlanningService
+    from llm_planner_ros.planning.settings import PlannerSettings
+
+    resets = []
+    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
+                              executor_factory=lambda scene, task: resets.append(task) or VirtualHomeExecutor())
+    with pytest.raises(InvalidGoal, match=message):
+        service.plan(parse_request(task="Watch TV", **fields), lambda e: None, CancelToken())
+    assert resets == []

@@ -17,12 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from llm_planner_ros.core.errors import CancelToken, InvalidGoal
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import StepCallback
+from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import GoalStatus, PlanResult, PlanStep, StepEvent, TerminationReason
 from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pddl.domain import load_domain
 from llm_planner_ros.pddl.goals import GoalSpec, contradictions, ground_goal, resolve_objects
 from llm_planner_ros.pddl.problem import build_problem
-from llm_planner_ros.pddl.world import WorldState
 
 
 class GoalDirectedSettings(BaseModel):
@@ -39,6 +39,16 @@ class GoalDirectedSettings(BaseModel):
 class GoalDirectedPlanner:
     def __init__(self, settings: GoalDirectedSettings = GoalDirectedSettings()) -> None:
         self.settings = settings
+
+    @staticmethod
+    def check(request: PlanRequest) -> GoalSpec:
+        """The goal's conditions, or :class:`InvalidGoal` when there are none (before anything runs;
+        objects are checked against the world when it is read)."""
+        spec = request.goal_spec()
+        if not spec:
+            raise InvalidGoal("goal_conditions: method 'pddl' needs goal conditions or action goals, e.g. "
+                              "goal_conditions: ['(on tv)'], action_goals: ['LOOKAT|WATCH']")
+        return spec
 
     def plan(self, spec: GoalSpec, executor: Executor, on_step: StepCallback, cancel: CancelToken,
              execute: bool = True, stats: Optional[dict] = None, objects: Sequence[str] = ()) -> PlanResult:
@@ -131,11 +141,3 @@ class GoalDirectedPlanner:
 
 def _pddl(action: tuple[str, ...]) -> str:
     return f"({' '.join(action)})"
-
-
-def check_goal(spec: GoalSpec, world: WorldState) -> None:
-    """Raise :class:`InvalidGoal` if ``spec`` names what ``world`` lacks (before any side effect)."""
-    if not spec:
-        raise InvalidGoal("goal_conditions: method 'pddl' needs goal conditions or action goals, e.g. "
-                          "goal_conditions: ['(on tv)'], action_goals: ['LOOKAT|WATCH']")
-    ground_goal(spec, world)

@@ -114,6 +114,13 @@ class HeuristicPlanner:
         self.settings = settings
         self.seed = seed
 
+    @staticmethod
+    def check(request: PlanRequest, executing: bool) -> None:
+        """Raise if the goal cannot be searched (before anything runs)."""
+        if not executing:
+            raise InvalidGoal("execute: method 'heuristic' chooses among the actions applicable in the current "
+                              "state, so it needs execute=true")
+
     # -- guides ---------------------------------------------------------------------------
     def guide_prompt(self, request: PlanRequest, kind: Guide, info: GuideInfo, executor: Executor) -> str:
         verbs = ", ".join(f"{a.name.lower()} ({a.arity})" for a in ACTIONS.values())
@@ -242,9 +249,7 @@ class HeuristicPlanner:
              executor: Optional[Executor] = None, report: Optional[GoalReport] = None) -> PlanResult:
         """Hill-climb to the goal; ``report`` receives the time per stage, the guide
         (``stats["guide"]``) and the search's trace (``stats["search"]``)."""
-        if executor is None:
-            raise InvalidGoal("execute: method 'heuristic' chooses among the actions applicable in the current "
-                              "state, so it needs execute=true")
+        self.check(request, executor is not None)
         report = report if report is not None else GoalReport()
         trace = search_trace(report)
         times = report.times

@@ -178,11 +178,13 @@ class PlanningService:
             raise InvalidGoal(f"method: '{method.value}' executes while it plans, so it cannot wait for approval "
                               "of the whole plan; use approval 'step' or an open-loop method")
         req = request if request.scene_id else request.model_copy(update={"scene_id": resources.SCENES[0]})
+        # every check before anything runs (the executor's reset is the first side effect)
         if method is Method.PDDL:
-            spec = req.goal_spec()
-            if not spec:
-                raise InvalidGoal("goal_conditions: method 'pddl' needs goal conditions or action goals, e.g. "
-                                  "goal_conditions: ['(on tv)'], action_goals: ['LOOKAT|WATCH']")
+            spec = self.goal_directed.check(req)
+        elif method is Method.HEURISTIC:
+            self.heuristic.check(req, req.execute)
+        else:
+            self.translated.check(req, req.execute)
         executor = given
         if request.execute and executor is None:
             try:

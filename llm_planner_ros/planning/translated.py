@@ -51,6 +51,16 @@ class TranslatedPlanner:
         self.parser = parser
         self.defaults = defaults
 
+    def check(self, request: PlanRequest, executing: bool) -> None:
+        """Raise if the goal asks for what this planner cannot do (before anything runs)."""
+        o = request.options
+        if (o.plan_subtasks or o.track_subtasks or o.eliminate_objects) and self.pet is None:
+            raise PlanningError("options: plan_subtasks / track_subtasks / eliminate_objects need the PET "
+                                "components, which this planner was built without")
+        if o.track_subtasks and not executing:
+            raise InvalidGoal("options.track_subtasks: the tracker reads the executor's observations, so it "
+                              "needs execute=true")
+
     def choose_example(self, request: PlanRequest, s: EffectiveSettings) -> Demonstration:
         exclude = [request.task] if s.base.hold_out_query_task else []
         if s.fixed_example:
@@ -179,12 +189,7 @@ class TranslatedPlanner:
         o = request.options
         if not (o.plan_subtasks or o.track_subtasks or o.eliminate_objects):
             return None
-        if self.pet is None:
-            raise PlanningError("options: plan_subtasks / track_subtasks / eliminate_objects need the PET "
-                                "components, which this planner was built without")
-        if o.track_subtasks and executor is None:
-            raise InvalidGoal("options.track_subtasks: the tracker reads the executor's observations, so it "
-                              "needs execute=true")
+        self.check(request, executor is not None)
         t0 = time.perf_counter()
         session = self.pet.session(request, s.base.hold_out_query_task, s.base.seed, cancel)
         times.llm_s += time.perf_counter() - t0
