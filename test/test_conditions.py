@@ -10,7 +10,7 @@ def test_rendering_translation_and_contradictions(embedder):
     conditions = render_conditions(VirtualHomeExecutor().world_state())
     texts = {c.text: c for c in conditions}
     assert texts["The television is on."].literals == ("(on television)",)
-    assert texts["I watch the television."].actions == ("WATCH",)
+    assert texts["I watch the television."].literals == ("(did_watch television)",)
     assert "The pillow is on." not in texts                        # a pillow has no switch
     index = ConditionIndex([c for c in conditions if "television" in c.text or "couch" in c.text], embedder)
     matches = index.translate(["the TV is switched on", "I sit down on the sofa", "the TV is switched off",
@@ -22,3 +22,18 @@ def test_rendering_translation_and_contradictions(embedder):
     on_off = [c for c in kept if c.literals and c.literals[0].startswith(("(on television", "(off television"))]
     assert len(on_off) == 1 and dropped and "contradicts" in dropped[0]
     assert spec_of(kept).literals
+
+
+def test_eai_goals_as_sentences_and_the_held_out_rule(embedder):
+    from llm_planner_ros.evaluation.eai import eai_tasks
+    from llm_planner_ros.interpretation.interpreter import GoalInterpreter, eai_goal_demos, goal_sentences
+
+    watch = next(t for t in eai_tasks() if t.identifier == "1057_1")
+    said = goal_sentences(watch.goal, watch.graph)
+    assert {"The television is on.", "The television is plugged in.", "I am facing the television."} <= set(said)
+    assert any(s in said for s in ("I watch the television.", "I look at the television."))
+    interpreter = GoalInterpreter(None, embedder, eai_goal_demos())
+    examples = interpreter.examples("watch tv", hold_out=["Watch TV"])
+    assert examples and all(d.task != "Watch TV" for d in examples)     # held out by label, not by string
+    baseline = interpreter.retrieve("Wash hands", VirtualHomeExecutor().world_state())
+    assert baseline.lines() and all(line.startswith("(did_") or line.startswith("(") for line in baseline.lines())

@@ -84,9 +84,9 @@ def render_conditions(world: WorldState, max_pairs: int = 6000) -> list[Conditio
             if a != b and pairs < max_pairs:
                 out.append(Condition(f"The {phrase(a)} is inside the {phrase(b)}.", (f"(obj_inside {a} {b})",)))
                 pairs += 1
-    for verb, (preds, sentence) in _ACTIONS.items():
+    for verb, (preds, sentence) in _ACTIONS.items():   # done on that object: (did_watch television)
         for c in classes(*preds):
-            out.append(Condition(sentence.format(o=phrase(c)), actions=(verb,), literals=()))
+            out.append(Condition(sentence.format(o=phrase(c)), (f"(did_{verb.lower()} {c})",)))
     return out
 
 
@@ -100,10 +100,15 @@ class Match:
 class ConditionIndex:
     """Embeddings of a scene's conditions, for nearest-condition translation."""
 
-    def __init__(self, conditions: Sequence[Condition], embedder) -> None:
+    def __init__(self, conditions: Sequence[Condition], embedder, cache: Optional[dict] = None) -> None:
+        """``cache`` (sentence -> vector) is shared between scenes: only new sentences are embedded."""
         self.conditions = list(conditions)
         self.embedder = embedder
-        self.vectors = embedder.embed([c.text for c in self.conditions]) if self.conditions else np.zeros((0, 1))
+        cache = cache if cache is not None else {}
+        new = list(dict.fromkeys(c.text for c in self.conditions if c.text not in cache))
+        if new:
+            cache.update(zip(new, embedder.embed(new)))
+        self.vectors = np.stack([cache[c.text] for c in self.conditions]) if self.conditions else np.zeros((0, 1))
 
     def translate(self, sentences: Sequence[str], threshold: float) -> list[Match]:
         """Each sentence's nearest condition, or None below ``threshold``."""
