@@ -320,8 +320,9 @@
     :precondition (and (not (= ?a ?b)) (or (pourable ?a) (drinkable ?a)) (pour_target ?b)
                        (or (holds_rh ?c ?a) (holds_lh ?c ?a))
                        (reachable ?c ?b))
-    :effect (and (obj_inside ?a ?b) (did_pour ?a)
-                 (when (is_water ?a) (and (not (holds_rh ?c ?a)) (not (holds_lh ?c ?a))))))
+    ; what stays held loses the INSIDE edge on the next walk, so only released water is modelled in
+    :effect (and (did_pour ?a)
+                 (when (is_water ?a) (and (obj_inside ?a ?b) (not (holds_rh ?c ?a)) (not (holds_lh ?c ?a))))))
 
   (:action eat
     :parameters (?c - character ?o - object)
