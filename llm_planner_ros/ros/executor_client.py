@@ -90,14 +90,14 @@ class RosExecutor:
         return self._domain
 
     def applicable_skills(self, limit: Optional[int] = None) -> list[Skill]:
-        if not self._applicable.service_is_ready():
+        if not self._applicable.wait_for_service(timeout_sec=self.wait_s):   # discovery, not a race
             return []
         response = self._call(self._applicable, GetApplicableSkills.Request(max_results=limit or 0),
                               "get_applicable_skills")
         return [conversions.skill_from_msg(s) for s in response.skills]
 
     def goal_met(self) -> Optional[bool]:
-        if not self._applicable.service_is_ready():
+        if not self._applicable.wait_for_service(timeout_sec=self.wait_s):   # discovery, not a race
             return None
         return bool(self._call(self._applicable, GetApplicableSkills.Request(max_results=1),
                                "get_applicable_skills").goal_met)
