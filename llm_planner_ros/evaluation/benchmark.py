@@ -174,16 +174,16 @@ class BenchmarkRunner:
 
     def run(self, spec: MethodSpec, setting: Setting, task: eai.EaiTask) -> tuple[GoalRecord, bool]:
         """(record, whether it came from the cache)."""
-        extra: dict = {}   # settings beyond the planner's that the row depends on
-        if spec.method == Method.HEURISTIC.value and self.heuristic is not None:
-            extra["heuristic"] = self.heuristic.settings.model_dump()
-        if any(spec.options.get(k) for k in ("plan_subtasks", "track_subtasks", "eliminate_objects")):
-            extra["pet"] = self.pet_config
         if spec.method in (Method.PDDL.value, EAI_PDDL):   # no LLM: the planner's settings and the domain matter
-            extra = {"code": _goal_directed_digest(),
-                     "goal_directed": self.service.goal_directed.settings.model_dump() if self.service else {}}
-        llm_free = spec.method in (Method.PDDL.value, EAI_PDDL)
-        key = record_key({**({} if llm_free else self.config), **extra}, spec, setting, task.identifier)
+            config = {"code": _goal_directed_digest(),
+                      "goal_directed": self.service.goal_directed.settings.model_dump() if self.service else {}}
+        else:   # the LLM planner's settings, and those beyond them that the row depends on
+            config = dict(self.config)
+            if spec.method == Method.HEURISTIC.value and self.heuristic is not None:
+                config["heuristic"] = self.heuristic.settings.model_dump()
+            if any(spec.options.get(k) for k in ("plan_subtasks", "track_subtasks", "eliminate_objects")):
+                config["pet"] = self.pet_config
+        key = record_key(config, spec, setting, task.identifier)
         cached = self.cache.get(key)
         if cached is not None:
             return cached, True

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Mapping, Optional, Sequence
 
 from llm_planner_ros.core.errors import InvalidGoal
-from llm_planner_ros.pddl.world import Atom, WorldState, domain_text
+from llm_planner_ros.pddl.world import Atom, WorldState, domain_text, object_name
 
 MAX_CONDITIONS = 64
 MAX_ALTERNATIVES = 64          # instance combinations a goal over classes may expand to
@@ -50,26 +50,22 @@ class GoalSpec:
 @lru_cache(maxsize=None)
 def domain_signature(domain: str = "virtualhome") -> dict[str, tuple[str, ...]]:
     """Predicate -> parameter types, read from the domain's ``:predicates`` section."""
-    text = re.sub(r";[^\n]*", "", domain_text(domain))
-    block = text[text.index("(:predicates"):]
-    depth, end = 0, 0
-    for end, ch in enumerate(block):
-        depth += ch == "("
-        depth -= ch == ")"
-        if depth == 0:
-            break
+    from llm_planner_ros.pddl.domain import parse_sexpr
+
+    define = parse_sexpr(domain_text(domain))[0]
+    predicates = next(part for part in define if isinstance(part, list) and part[:1] == [":predicates"])
     out = {}
-    for m in re.finditer(r"\(\s*([\w-]+)((?:\s+\?[\w-]+(?:\s+-\s+[\w-]+)?)*)\s*\)", block[len("(:predicates"):end]):
+    for pred in predicates[1:]:
         types: list[str] = []
         pending = 0
-        for tok in re.findall(r"\?[\w-]+|-\s+[\w-]+", m.group(2)):
+        tokens = pred[1:]
+        for i, tok in enumerate(tokens):
             if tok.startswith("?"):
                 pending += 1
-            else:
-                types += [tok[1:].strip()] * pending
+            elif tok == "-":
+                types += [tokens[i + 1]] * pending
                 pending = 0
-        types += ["object"] * pending
-        out[m.group(1)] = tuple(types)
+        out[pred[0]] = tuple(types + ["object"] * pending)
     return out
 
 
@@ -114,8 +110,6 @@ def parse_goal(conditions: Sequence[str], action_goals: Sequence[str] = (), doma
 def eai_goal_spec(goal: Mapping, graph: Mapping) -> GoalSpec:
     """EAI's goal conditions (``{"goal": [...], "actions": [...]}``, node ids of ``graph``) as a
     spec over instance names. Hands are kept as EAI writes them (its scorer checks the hand)."""
-    from llm_planner_ros.pddl.world import object_name
-
     nodes = {n["id"]: n for n in graph["nodes"]}
     name = {i: object_name(n["class_name"], i) for i, n in nodes.items()}
     is_char = {i for i, n in nodes.items() if n["class_name"] == "character"}

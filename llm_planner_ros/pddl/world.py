@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Iterable, Mapping, Optional
+from typing import Iterable, Mapping
 
 Atom = tuple[str, ...]   # ("on", "television_410"): predicate then arguments
 
@@ -34,9 +34,6 @@ class WorldState:
     facts: frozenset[Atom]
     classes: Mapping[str, str] = field(default_factory=dict)
     ids: Mapping[str, int] = field(default_factory=dict)
-
-    def holds(self, atom: Atom) -> bool:
-        return atom in self.facts
 
     def by_id(self) -> dict[int, str]:
         return {i: name for name, i in self.ids.items()}
@@ -150,12 +147,17 @@ def from_virtualhome_graph(graph: Mapping) -> WorldState:
                 facts.add((_STATES[s], names[i]))
     held: set[int] = set()
     on_count: dict[int, int] = {}
+    close_edges: dict[int, set[int]] = {}   # CLOSE: from -> to
+    on_edges: dict[int, set[int]] = {}      # ON: support -> what lies on it
     for e in graph["edges"]:
         a, b, r = e["from_id"], e["to_id"], e["relation_type"]
         if r in ("HOLDS_RH", "HOLDS_LH") and a in chars:
             held.add(b)
-        if r == "ON":
+        elif r == "ON":
             on_count[b] = on_count.get(b, 0) + 1
+            on_edges.setdefault(b, set()).add(a)
+        elif r == "CLOSE":
+            close_edges.setdefault(a, set()).add(b)
     for e in graph["edges"]:
         a, b, r = e["from_id"], e["to_id"], e["relation_type"]
         if a not in nodes or b not in nodes:
@@ -189,14 +191,6 @@ def from_virtualhome_graph(graph: Mapping) -> WorldState:
             facts.add(("obj_facing", na, nb))
     for i in held:
         facts.add(("grabbed", names[i]))
-    # the simulator's loose closeness rule (_is_character_close_to), from the edges as they are
-    close_edges: dict[int, set[int]] = {}
-    on_edges: dict[int, set[int]] = {}
-    for e in graph["edges"]:
-        if e["relation_type"] == "CLOSE":
-            close_edges.setdefault(e["from_id"], set()).add(e["to_id"])
-        elif e["relation_type"] == "ON":
-            on_edges.setdefault(e["to_id"], set()).add(e["from_id"])
     # reach_via(o, x): walking to o brings x within the loose rule through o's containers and surfaces
     holders: dict[int, set[int]] = {}
     for e in graph["edges"]:
@@ -208,7 +202,7 @@ def from_virtualhome_graph(graph: Mapping) -> WorldState:
             for x in close_edges.get(sup, set()) | on_edges.get(sup, set()):
                 if x != o and x in names and x not in chars and x not in held and x not in rooms:
                     facts.add(("reach_via", names[o], names[x]))
-    for c in chars:
+    for c in chars:   # the simulator's loose closeness rule (_is_character_close_to), edges as they are
         near = close_edges.get(c, set())
         reach = set(near)
         for n in near:
@@ -248,17 +242,3 @@ def with_done(world: WorldState, script: Iterable[str]) -> WorldState:
 
 def rooms_of(world: WorldState) -> set[str]:
     return {a[1] for a in world.facts if a[0] == "is_room"}
-
-
-def neighbours(world: WorldState, name: str, predicates: Iterable[str] = ("obj_inside", "obj_ontop")) -> set[str]:
-    preds = set(predicates)
-    return {a[2] for a in world.facts if a[0] in preds and len(a) == 3 and a[1] == name}
-
-
-def with_properties(world: WorldState, *predicates: str) -> set[str]:
-    preds = set(predicates)
-    return {a[1] for a in world.facts if a[0] in preds and len(a) == 2}
-
-
-def object_id(world: WorldState, name: str) -> Optional[int]:
-    return world.ids.get(name)

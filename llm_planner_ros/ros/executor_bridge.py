@@ -114,7 +114,6 @@ class SimulatedSkillServer:
             response.goal_met = bool(self.sim.goal_met())
         return response
 
-
     def world_state(self, request: GetWorldState.Request, response: GetWorldState.Response) -> GetWorldState.Response:
         with self.lock:
             try:
