@@ -70,3 +70,20 @@ def test_a_robot_backend_passes_the_robots_own_world_through():
             reply = wait_future(srv.call_async(GetWorldState.Request()), 30)
             assert reply.success, reply.message
             assert reply.domain_name == "virtualhome" and any(f.startswith("(inside character_") for f in reply.facts)
+
+
+def test_the_task_sentence_alone_is_interpreted_planned_and_executed_over_ros():
+    """Method interpret through the real node and bridge: what "done" means travels in the
+    feedback and the result."""
+    ns = f"/interpret_{uuid.uuid4().hex[:6]}"
+    with ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=virtualhome"), \
+            ros_node("planner_node", ns, "planner ready", "executor_mode:=bridge"):
+        with RosTestClient(ns) as client:
+            goal = PlanTask.Goal(task="Watch TV", method=PlanTask.Goal.METHOD_INTERPRET, execute=True)
+            run = client.send_plan(goal, timeout=60)
+            status, result = run.result(timeout=300)
+            assert status == GoalStatus.STATUS_SUCCEEDED, result.detail
+            assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED
+            assert result.goal_status == PlanTask.Result.GOAL_MET
+            assert any(c.startswith("(on television") for c in result.goal_conditions)
+            assert run.feedback and all(list(f.goal_conditions) == list(result.goal_conditions) for f in run.feedback)

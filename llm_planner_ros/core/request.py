@@ -44,6 +44,7 @@ class GoalOnlyOptions(BaseModel):
     eliminate_objects: bool = False
     guide: Optional[Literal["none", "high_level", "low_level"]] = None
     guide_info: Optional[Literal["none", "objects", "static", "dynamic"]] = None
+    hold_out_tasks: tuple[str, ...] = ()   # never show demonstrations of these task labels
 
 
 # Planner settings a goal may override: the type, bounds and description come from

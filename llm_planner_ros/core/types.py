@@ -38,6 +38,7 @@ class Method(str, Enum):
     REPROMPT = "reprompt"
     HEURISTIC = "heuristic"
     PDDL = "pddl"
+    INTERPRET = "interpret"
 
 
 class TerminationReason(str, Enum):
@@ -122,6 +123,7 @@ class PlanResult:
     num_llm_calls: int = 0
     wall_time_s: float = 0.0
     executing: bool = False   # the goal asked for execution
+    goal_conditions: list[str] = field(default_factory=list)   # what "done" meant: given or interpreted
 
     @property
     def success(self) -> bool:
@@ -147,6 +149,7 @@ class StepEvent:
     step: PlanStep
     num_corrections: int
     subtask: str = ""
+    goal_conditions: tuple[str, ...] = ()
 
 
 @dataclass

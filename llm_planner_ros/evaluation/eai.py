@@ -231,3 +231,69 @@ def score(responses: Mapping[str, list[dict]], hash_seed: int = 0, timeout_s: fl
         # holds the summary again, so the return value is the only source of per-program info)
         return {model: {"summary": per_program[model][0], "programs": per_program[model][1]}
                 for model in responses}
+
+
+# -- goal interpretation ---------------------------------------------------------------------
+
+_GOAL_RUNNER = """
+import argparse, json, logging, os, sys
+import virtualhome_eval
+from virtualhome_eval.evaluation.goal_interpretation.scripts.evaluate_results import evaluate_results
+logging.disable(logging.CRITICAL)
+root = os.path.dirname(virtualhome_eval.__file__)
+results = evaluate_results(argparse.Namespace(llm_response_path=sys.argv[1], resource_dir=os.path.join(root, "resources"),
+    dataset_dir=os.path.join(root, "dataset"), output_dir=sys.argv[2], scene_id=1))
+json.dump({m: r[0] for m, r in results.items()}, open(os.path.join(sys.argv[2], "summary.json"), "w"))
+"""
+
+# this project's predicates -> EAI's node states, relations (character first) and action goals
+_EAI_STATES = {"on": "ON", "off": "OFF", "open": "OPEN", "closed": "CLOSED", "plugged_in": "PLUGGED_IN",
+               "plugged_out": "PLUGGED_OUT", "sitting": "SITTING", "lying": "LYING"}
+_EAI_RELATIONS = {"ontop": "ON", "obj_ontop": "ON", "inside": "INSIDE", "obj_inside": "INSIDE", "facing": "FACING",
+                  "next_to": "CLOSE", "holds_rh": "HOLDS_RH", "holds_lh": "HOLDS_LH"}
+
+
+def goal_answer(literals: Iterable[str]) -> str:
+    """Class-level goal literals (``(on television)``, ``(did_watch television)``) in the answer
+    format of EAI's goal-interpretation prompt."""
+    nodes, edges, actions = [], [], []
+    for line in literals:
+        pred, *args = line.strip("()").split()
+        if pred.startswith("did_"):
+            actions.append({"action": pred[4:].upper()})
+        elif pred in _EAI_STATES and args:
+            nodes.append({"name": args[-1], "state": _EAI_STATES[pred]})
+        elif pred in _EAI_RELATIONS and len(args) == 2:
+            edges.append({"from_name": args[0], "relation": _EAI_RELATIONS[pred], "to_name": args[1]})
+    return json.dumps({"node goals": nodes, "edge goals": edges, "action goals": actions})
+
+
+def shipped_goal_models() -> list[str]:
+    from llm_planner_ros.skills.resources import package_root
+
+    folder = package_root() / "llm_response" / "goal_interpretation"
+    return sorted(p.name[:-len("_outputs.json")] for p in folder.glob("*_outputs.json"))
+
+
+def score_goal_interpretation(responses: Mapping[str, list[dict]], anchors: Iterable[str] = (),
+                              timeout_s: float = 1800) -> dict[str, dict]:
+    """EAI's goal-interpretation scorer (state, relation and action precision, recall, F1, in %)
+    for ``responses`` (model -> [{"identifier", "llm_output"}]) and the shipped ``anchors``."""
+    import shutil
+
+    from llm_planner_ros.skills.resources import package_root
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "responses" / "goal_interpretation"
+        src.mkdir(parents=True)
+        for model, records in responses.items():
+            (src / f"{model}_outputs.json").write_text(json.dumps(records))
+        shipped = package_root() / "llm_response" / "goal_interpretation"
+        for model in anchors:
+            shutil.copy(shipped / f"{model}_outputs.json", src / f"{model}_outputs.json")
+        out = Path(tmp) / "out"
+        done = subprocess.run([sys.executable, "-c", _GOAL_RUNNER, str(src.parent), str(out)], timeout=timeout_s,
+                              capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="0"))
+        if done.returncode != 0:
+            raise RuntimeError(f"EAI's goal scorer failed: {done.stderr.strip().splitlines()[-1:]}")
+        return json.loads((out / "summary.json").read_text())

@@ -17,19 +17,28 @@ from llm_planner_ros.pddl.goals import MUTEX, GoalSpec, Literal, parse_goal
 from llm_planner_ros.pddl.world import WorldState
 
 # (affordance predicate, the two states, sentences); "{o}" is the object's name
+# (affordance predicate, the two states, per state: the sentence, then the act that brings it about)
 _STATES = (
-    ("has_switch", ("on", "off"), ("The {o} is on.", "The {o} is off.")),
-    ("can_open", ("open", "closed"), ("The {o} is open.", "The {o} is closed.")),
-    ("has_plug", ("plugged_in", "plugged_out"), ("The {o} is plugged in.", "The {o} is unplugged.")),
+    ("has_switch", ("on", "off"), (("The {o} is on.", "I turn on the {o}."), ("The {o} is off.", "I turn off the {o}."))),
+    ("can_open", ("open", "closed"), (("The {o} is open.", "I open the {o}."), ("The {o} is closed.", "I close the {o}."))),
+    ("has_plug", ("plugged_in", "plugged_out"), (("The {o} is plugged in.", "I plug in the {o}."),
+                                                  ("The {o} is unplugged.", "I unplug the {o}."))),
 )
-# action goal verb -> (affordance predicates its object needs (any), sentence)
+# action goal verb -> (affordance predicates its object needs (any), sentences: the first is shown)
 _ACTIONS = {
-    "WATCH": (("lookable",), "I watch the {o}."), "LOOKAT": (("lookable", "readable"), "I look at the {o}."),
-    "READ": (("readable",), "I read the {o}."), "DRINK": (("drinkable", "recipient"), "I drink from the {o}."),
-    "TYPE": (("typeable",), "I type on the {o}."), "TOUCH": (("grabbable",), "I touch the {o}."),
-    "WASH": (("grabbable", "body_part"), "I wash the {o}."), "RINSE": (("grabbable", "body_part"), "I rinse the {o}."),
-    "SCRUB": (("grabbable", "body_part"), "I scrub the {o}."), "EAT": (("eatable",), "I eat the {o}."),
-    "PUSH": (("movable",), "I push the {o}."), "POUR": (("pourable",), "I pour the {o}."),
+    "WATCH": (("lookable",), ("I watch the {o}.", "I am watching the {o}.")),
+    "LOOKAT": (("lookable", "readable"), ("I look at the {o}.", "I am looking at the {o}.")),
+    "READ": (("readable",), ("I read the {o}.", "I am reading the {o}.")),
+    "DRINK": (("drinkable", "recipient"), ("I drink from the {o}.", "I am drinking from the {o}.")),
+    "TYPE": (("typeable",), ("I type on the {o}.", "I am typing on the {o}.")),
+    "TOUCH": (("grabbable",), ("I touch the {o}.", "I am touching the {o}.")),
+    "WASH": (("grabbable", "body_part"), ("I wash the {o}.", "I am washing the {o}.")),
+    "RINSE": (("grabbable", "body_part"), ("I rinse the {o}.", "I am rinsing the {o}.")),
+    "SCRUB": (("grabbable", "body_part"), ("I scrub the {o}.", "I am scrubbing the {o}.")),
+    "WIPE": (("grabbable", "body_part"), ("I wipe the {o}.", "I am wiping the {o}.")),
+    "EAT": (("eatable",), ("I eat the {o}.", "I am eating the {o}.")),
+    "PUSH": (("movable",), ("I push the {o}.", "I am pushing the {o}.")),
+    "POUR": (("pourable",), ("I pour the {o}.", "I am pouring the {o}.")),
 }
 
 
@@ -38,13 +47,23 @@ class Condition:
     text: str
     literals: tuple[str, ...] = ()      # goal literals, e.g. "(on television)"
     actions: tuple[str, ...] = ()       # action goals, e.g. "WATCH"
+    aliases: tuple[str, ...] = ()       # other ways to say it ("I am watching the television.")
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return (self.text,) + self.aliases
 
     def spec(self) -> GoalSpec:
         return parse_goal(self.literals, self.actions)
 
 
+# class names that do not read as English when their underscores become spaces
+_PHRASES = {"hands_both": "hands", "coffe_maker": "coffee maker", "food_food": "food", "tooth_paste": "toothpaste",
+            "home_office": "living room", "dining_room": "kitchen", "tv": "television"}
+
+
 def phrase(class_name: str) -> str:
-    return class_name.replace("_", " ")
+    return _PHRASES.get(class_name, class_name.replace("_", " "))
 
 
 def render_conditions(world: WorldState, max_pairs: int = 6000) -> list[Condition]:
@@ -54,39 +73,49 @@ def render_conditions(world: WorldState, max_pairs: int = 6000) -> list[Conditio
         if len(atom) == 2 and atom[1] in world.classes:
             by_pred.setdefault(atom[0], set()).add(world.classes[atom[1]])
     classes = lambda *preds: sorted(set().union(*(by_pred.get(p, set()) for p in preds)))   # noqa: E731
-    out: list[Condition] = [Condition("I am sitting.", ("(sitting character)",)),
-                            Condition("I am lying down.", ("(lying character)",)),
-                            Condition("I am asleep.", ("(lying character)",), ("SLEEP",))]
+    out: list[Condition] = [Condition("I am sitting.", ("(sitting character)",), aliases=("I sit down.",)),
+                            Condition("I am lying down.", ("(lying character)",), aliases=("I lie down.",)),
+                            Condition("I am asleep.", ("(lying character)",), ("SLEEP",), ("I go to sleep.",))]
     for pred, states, sentences in _STATES:
         for c in classes(pred):
-            out += [Condition(t.format(o=phrase(c)), (f"({s} {c})",)) for s, t in zip(states, sentences)]
+            out += [Condition(t.format(o=phrase(c)), (f"({s} {c})",), aliases=(act.format(o=phrase(c)),))
+                    for s, (t, act) in zip(states, sentences)]
     for c in classes("sittable"):
-        out.append(Condition(f"I am sitting on the {phrase(c)}.", ("(sitting character)", f"(ontop character {c})")))
+        out.append(Condition(f"I am sitting on the {phrase(c)}.", ("(sitting character)", f"(ontop character {c})"),
+                             aliases=(f"I sit on the {phrase(c)}.",)))
     for c in classes("lieable"):
-        out.append(Condition(f"I am lying on the {phrase(c)}.", ("(lying character)", f"(ontop character {c})")))
+        out.append(Condition(f"I am lying on the {phrase(c)}.", ("(lying character)", f"(ontop character {c})"),
+                             aliases=(f"I lie on the {phrase(c)}.",)))
     for c in classes("grabbable"):
-        out.append(Condition(f"I am holding the {phrase(c)}.", (f"(holds_rh character {c})",)))
+        out.append(Condition(f"I am holding the {phrase(c)}.", (f"(holds_rh character {c})",),
+                             aliases=(f"I pick up the {phrase(c)}.",)))
     seen = sorted(set(world.classes.values()) - {"character"})
     rooms = {world.classes[a[1]] for a in world.facts if a[0] == "is_room" and a[1] in world.classes}
     for c in seen:
         if c in rooms:
-            out.append(Condition(f"I am in the {phrase(c)}.", (f"(inside character {c})",)))
+            out.append(Condition(f"I am in the {phrase(c)}.", (f"(inside character {c})",),
+                                 aliases=(f"I go to the {phrase(c)}.",)))
             continue
-        out.append(Condition(f"I am facing the {phrase(c)}.", (f"(facing character {c})",)))
-        out.append(Condition(f"I am next to the {phrase(c)}.", (f"(next_to character {c})",)))
+        out.append(Condition(f"I am facing the {phrase(c)}.", (f"(facing character {c})",),
+                             aliases=(f"I turn to the {phrase(c)}.",)))
+        out.append(Condition(f"I am next to the {phrase(c)}.", (f"(next_to character {c})",),
+                             aliases=(f"I walk to the {phrase(c)}.",)))
     pairs = 0
     for a in classes("grabbable"):
         for b in classes("surfaces"):
             if a != b and pairs < max_pairs:
-                out.append(Condition(f"The {phrase(a)} is on the {phrase(b)}.", (f"(obj_ontop {a} {b})",)))
+                out.append(Condition(f"The {phrase(a)} is on the {phrase(b)}.", (f"(obj_ontop {a} {b})",),
+                                     aliases=(f"I put the {phrase(a)} on the {phrase(b)}.",)))
                 pairs += 1
         for b in classes("containers", "can_open"):
             if a != b and pairs < max_pairs:
-                out.append(Condition(f"The {phrase(a)} is inside the {phrase(b)}.", (f"(obj_inside {a} {b})",)))
+                out.append(Condition(f"The {phrase(a)} is inside the {phrase(b)}.", (f"(obj_inside {a} {b})",),
+                                     aliases=(f"I put the {phrase(a)} in the {phrase(b)}.",)))
                 pairs += 1
-    for verb, (preds, sentence) in _ACTIONS.items():   # done on that object: (did_watch television)
+    for verb, (preds, sentences) in _ACTIONS.items():   # done on that object: (did_watch television)
         for c in classes(*preds):
-            out.append(Condition(sentence.format(o=phrase(c)), (f"(did_{verb.lower()} {c})",)))
+            said = tuple(t.format(o=phrase(c)) for t in sentences)
+            out.append(Condition(said[0], (f"(did_{verb.lower()} {c})",), aliases=said[1:]))
     return out
 
 
@@ -105,10 +134,12 @@ class ConditionIndex:
         self.conditions = list(conditions)
         self.embedder = embedder
         cache = cache if cache is not None else {}
-        new = list(dict.fromkeys(c.text for c in self.conditions if c.text not in cache))
+        rows = [(i, t) for i, c in enumerate(self.conditions) for t in c.texts]
+        new = list(dict.fromkeys(t for _, t in rows if t not in cache))
         if new:
             cache.update(zip(new, embedder.embed(new)))
-        self.vectors = np.stack([cache[c.text] for c in self.conditions]) if self.conditions else np.zeros((0, 1))
+        self._row_condition = np.array([i for i, _ in rows], dtype=int)
+        self.vectors = np.stack([cache[t] for _, t in rows]) if rows else np.zeros((0, 1))
 
     def translate(self, sentences: Sequence[str], threshold: float) -> list[Match]:
         """Each sentence's nearest condition, or None below ``threshold``."""
@@ -121,15 +152,19 @@ class ConditionIndex:
         for i, s in enumerate(sentences):
             j = int(np.argmax(sims[i]))
             cos = float(sims[i, j])
-            out.append(Match(s, self.conditions[j] if cos >= threshold else None, cos))
+            out.append(Match(s, self.conditions[self._row_condition[j]] if cos >= threshold else None, cos))
         return out
 
     def nearest(self, text: str, k: int) -> list[tuple[Condition, float]]:
         """The ``k`` conditions nearest to ``text`` (the embedding-only baseline retrieves these)."""
         q = self.embedder.embed([text])[0]
         sims = self.vectors @ q
-        order = np.argsort(-sims)[:k]
-        return [(self.conditions[i], float(sims[i])) for i in order]
+        best: dict[int, float] = {}
+        for row in np.argsort(-sims):
+            best.setdefault(int(self._row_condition[row]), float(sims[row]))
+            if len(best) == k:
+                break
+        return [(self.conditions[i], cos) for i, cos in best.items()]
 
 
 def resolve(matches: Sequence[Match]) -> tuple[list[Condition], list[str]]:
@@ -139,7 +174,7 @@ def resolve(matches: Sequence[Match]) -> tuple[list[Condition], list[str]]:
     kept: list[tuple[Condition, float]] = []
     dropped = []
     for m in sorted((m for m in matches if m.condition is not None), key=lambda m: -m.cosine):
-        clash = next((c for c, _ in kept if _contradicts(c, m.condition)), None)
+        clash = next((c for c, _ in kept if contradicts(c, m.condition)), None)
         if clash is not None:
             dropped.append(f"{m.condition.text!r} contradicts {clash.text!r}")
         elif all(c != m.condition for c, _ in kept):
@@ -147,7 +182,7 @@ def resolve(matches: Sequence[Match]) -> tuple[list[Condition], list[str]]:
     return [c for c, _ in kept], dropped
 
 
-def _contradicts(a: Condition, b: Condition) -> bool:
+def contradicts(a: Condition, b: Condition) -> bool:
     la, lb = [_literal(x) for x in a.literals], [_literal(x) for x in b.literals]
     for p, q in MUTEX:
         for x in la:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional, Sequence
@@ -15,10 +16,10 @@ import numpy as np
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.interpretation.conditions import (
-    Condition, ConditionIndex, Match, render_conditions, resolve, spec_of,
+    Condition, ConditionIndex, Match, contradicts, render_conditions, resolve, spec_of,
 )
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
-from llm_planner_ros.pddl.goals import GoalSpec, eai_goal_spec
+from llm_planner_ros.pddl.goals import GoalSpec, Literal, eai_goal_spec
 from llm_planner_ros.pddl.world import WorldState, from_virtualhome_graph
 
 
@@ -50,53 +51,199 @@ def _class_level(literal: str, world: WorldState) -> str:
                                         else world.classes.get(a, a) for a in parts[1:]]) + ")"
 
 
-def goal_sentences(goal: dict, graph: dict) -> tuple[str, ...]:
-    """An EAI goal as the sentences of :func:`render_conditions` (class level)."""
+def goal_sentences(goal: dict, graph: dict, script: Sequence[str] = ()) -> tuple[str, ...]:
+    """An EAI goal as the sentences of :func:`render_conditions` (class level). An action goal is
+    said of the object the annotator's ``script`` did it to ("I wash the hands."), else of one of
+    the goal's objects."""
     world = from_virtualhome_graph(graph)
     spec = eai_goal_spec(goal, graph)
+    conditions = render_conditions(world)
     wanted = {_class_level(str(lit), world) for lit in spec.literals}
     wanted |= {f"({lit.predicate.replace('holds_lh', 'holds_rh')} " + " ".join(
         "character" if world.objects.get(a) == "character" else world.classes.get(a, a) for a in lit.args) + ")"
         for lit in spec.literals if lit.predicate == "holds_lh"}
     objects = [world.classes.get(a) for lit in spec.literals for a in lit.args if world.classes.get(a) != "character"]
     out, covered = [], set()
-    for cond in sorted(render_conditions(world), key=lambda c: -len(c.literals)):
+    for cond in sorted(conditions, key=lambda c: -len(c.literals)):
         lits = set(cond.literals)
         if cond.literals and lits <= wanted and not lits <= covered:
             out.append(cond.text)
             covered |= lits
-    texts = {c.literals: c.text for c in render_conditions(world) if len(c.literals) == 1}
-    for group in spec.actions:   # the first alternative done on one of the goal's objects
-        said = next((texts[(f"(did_{v.lower()} {o})",)] for v in group for o in objects
+    texts = {c.literals: c.text for c in conditions if len(c.literals) == 1}
+    done = [(m.group(1), m.group(2)) for m in (re.match(r"\[(\w+)\] <([^>]+)>", line) for line in script) if m]
+    for group in spec.actions:
+        candidates = [(v, o) for v, o in done if v in group] + [(v, o) for v in group for o in objects]
+        said = next((texts[(f"(did_{v.lower()} {o})",)] for v, o in candidates
                      if (f"(did_{v.lower()} {o})",) in texts), None)
-        out.append(said or f"I {group[-1].lower()}.")
+        if said:
+            out.append(said)
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class ProgramGoal:
+    """One annotated program's goal: its task label, the goal as sentences, and the class and room
+    of each object the goal names."""
+    task: str
+    sentences: tuple[str, ...]
+    uses: tuple[tuple[str, str], ...]
+    literals: tuple[str, ...] = ()      # class level, e.g. "(on television)"
+
+
+def program_goal(task) -> ProgramGoal:
+    """``task``: an :class:`~llm_planner_ros.evaluation.eai.EaiTask`."""
+    graph, goal = task.graph, task.goal
+    world = from_virtualhome_graph(graph)
+    room = {a[1]: world.classes.get(a[2], a[2]) for a in world.facts if a[0] == "inside_room"}
+    spec = eai_goal_spec(goal, graph)
+    uses = tuple(dict.fromkeys((world.classes[a], room[a]) for lit in spec.literals for a in lit.args
+                               if a in room and a in world.classes))
+    sentences = goal_sentences(goal, graph, task.script)
+    by_text = {c.text: c for c in render_conditions(world)}
+    literals = tuple(dict.fromkeys(lit for t in sentences for lit in by_text[t].literals))
+    return ProgramGoal(task.task, sentences, uses, literals)
+
+
 @lru_cache(maxsize=1)
-def eai_goal_demos() -> tuple[GoalDemo, ...]:
-    """One annotated goal per EAI task, as sentences (the first program with a goal)."""
+def eai_program_goals() -> tuple[ProgramGoal, ...]:
+    """The goal of each of EAI's 342 programs."""
     from llm_planner_ros.evaluation.eai import eai_tasks
 
-    out: dict[str, GoalDemo] = {}
-    for t in eai_tasks():
-        if t.task in out or not (t.goal.get("goal") or t.goal.get("actions")):
+    return tuple(program_goal(t) for t in eai_tasks())
+
+
+def eai_goal_demos(goals: Sequence[ProgramGoal] = ()) -> tuple[GoalDemo, ...]:
+    """One demonstration per task: its programs' most common goal (the first on a tie)."""
+    by_task: dict[str, Counter] = {}
+    for g in goals or eai_program_goals():
+        if g.sentences:
+            by_task.setdefault(g.task, Counter())[g.sentences] += 1
+    return tuple(GoalDemo(task, counts.most_common(1)[0][0]) for task, counts in by_task.items())
+
+
+class InstancePrior:
+    """Which instance a task means when the scene has several of a class: the one in the room
+    where other tasks' annotated goals used that class most, else the room their objects are in
+    most. Learned from the program goals, never from the query's own task label."""
+
+    def __init__(self, goals: Sequence[ProgramGoal]) -> None:
+        self.goals = list(goals)
+
+    def rank(self, world: WorldState, class_name: str, hold_out: Sequence[str] = ()) -> list[str]:
+        held = {h.strip().lower() for h in hold_out}
+        same, any_class = Counter(), Counter()
+        for g in self.goals:
+            if g.task.lower() in held:
+                continue
+            for cls, room in g.uses:
+                any_class[room] += 1
+                same[room] += cls == class_name
+        room = {a[1]: world.classes.get(a[2], a[2]) for a in world.facts if a[0] == "inside_room"}
+        instances = world.instances_of(class_name)
+        return sorted(instances, key=lambda n: (-same[room.get(n)], -any_class[room.get(n)], world.ids.get(n, 0)))
+
+    def bind(self, spec: GoalSpec, world: WorldState, hold_out: Sequence[str] = ()) -> GoalSpec:
+        """``spec`` with each class argument replaced by its first-ranked instance."""
+        def arg(a: str) -> str:
+            if a in world.objects or a == "character":
+                return a
+            ranked = self.rank(world, a, hold_out)
+            return ranked[0] if ranked else a
+        literals = tuple(Literal(lit.predicate, tuple(arg(a) for a in lit.args), lit.negated) for lit in spec.literals)
+        return GoalSpec(literals, spec.actions)
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text``, up to the first one said again (a small model's loop)."""
+    out: list[str] = []
+    for part in re.split(r"[.;!\n]", text):
+        said = part.strip()
+        if len(said) <= 2:
             continue
-        sentences = goal_sentences(t.goal, t.graph)
-        if sentences:
-            out[t.task] = GoalDemo(t.task, sentences)
-    return tuple(out.values())
+        if said.lower() in {s[:-1].lower() for s in out}:
+            break
+        out.append(said + ".")
+    return out
+
+
+def _template(literal: str) -> Optional[tuple[str, str]]:
+    """("(on {x})", "television") for a literal over one object (and maybe the character)."""
+    parts = literal.strip("()").split()
+    objects = [a for a in parts[1:] if a != "character"]
+    if len(objects) != 1:
+        return None
+    return "(" + " ".join([parts[0]] + ["{x}" if a == objects[0] else a for a in parts[1:]]) + ")", objects[0]
+
+
+class Completion:
+    """Conditions that other tasks' goals state together about one object, learned from their
+    annotations (held out by task label): a goal that has A of an object gets B of it where B
+    came with A in at least ``min_ratio`` of them, e.g. "(did_watch {x})" -> "(on {x})". Each task
+    weighs one, whatever its number of programs."""
+
+    def __init__(self, goals: Sequence[ProgramGoal], min_ratio: float = 0.5, min_support: float = 1.0) -> None:
+        self.goals = list(goals)
+        self.min_ratio = min_ratio
+        self.min_support = min_support
+
+    @lru_cache(maxsize=64)
+    def rules(self, hold_out: tuple[str, ...] = ()) -> dict[str, tuple[str, ...]]:
+        held = {h.strip().lower() for h in hold_out}
+        per_task: dict[str, list[ProgramGoal]] = {}
+        for g in self.goals:
+            if g.task.lower() not in held:
+                per_task.setdefault(g.task, []).append(g)
+        alone, together = Counter(), Counter()
+        for goals in per_task.values():
+            for g in goals:
+                by_object: dict[str, set[str]] = {}
+                for lit in g.literals:
+                    t = _template(lit)
+                    if t:
+                        by_object.setdefault(t[1], set()).add(t[0])
+                for templates in by_object.values():
+                    for a in templates:
+                        alone[a] += 1 / len(goals)
+                        for b in templates - {a}:
+                            together[a, b] += 1 / len(goals)
+        out: dict[str, list[str]] = {}
+        for (a, b), n in together.items():
+            if alone[a] >= self.min_support and n / alone[a] >= self.min_ratio:
+                out.setdefault(a, []).append(b)
+        return {a: tuple(sorted(bs)) for a, bs in out.items()}
+
+    def complete(self, conditions: Sequence[Condition], admitted: Sequence[Condition],
+                 hold_out: Sequence[str] = ()) -> list[Condition]:
+        """``conditions`` and what the rules add to them, among the ``admitted`` conditions of the
+        scene; an added condition never contradicts one already there."""
+        rules = self.rules(tuple(sorted(h.strip().lower() for h in hold_out)))
+        single = {c.literals[0]: c for c in admitted if len(c.literals) == 1 and not c.actions}
+        out = list(conditions)
+        for cond in conditions:
+            for lit in cond.literals:
+                t = _template(lit)
+                for b in rules.get(t[0], ()) if t else ():
+                    extra = single.get(b.format(x=t[1]))
+                    if extra is not None and extra not in out and not any(contradicts(extra, c) for c in out):
+                        out.append(extra)
+        return out
 
 
 class GoalInterpreter:
     def __init__(self, llm: Optional[LLMBackend], embedder, demos: Sequence[GoalDemo] = (),
-                 threshold: float = 0.55, num_examples: int = 3, max_tokens: int = 48) -> None:
+                 threshold: float = 0.55, num_examples: int = 3, max_tokens: int = 48,
+                 num_options: int = 0, completion: Optional[Completion] = None,
+                 with_task_text: bool = False, retrieved: int = 3) -> None:
         self.llm = llm
         self.embedder = embedder
         self.demos = list(demos) or list(eai_goal_demos())
         self.threshold = threshold
         self.num_examples = num_examples
         self.max_tokens = max_tokens
+        self.num_options = num_options
+        self.completion = completion
+        self.with_task_text = with_task_text
+        self.retrieved = retrieved
         self._demo_vectors = embedder.embed([d.task for d in self.demos])
         self._indexes: dict[frozenset, ConditionIndex] = {}
         self._vectors: dict[str, np.ndarray] = {}
@@ -117,28 +264,58 @@ class GoalInterpreter:
         order = np.argsort(-(self._demo_vectors @ q))
         return [self.demos[i] for i in order if self.demos[i].task.lower() not in held][:self.num_examples]
 
-    def prompt(self, task: str, examples: Sequence[GoalDemo]) -> str:
+    def options(self, text: str, index: ConditionIndex, keep: Sequence[str] = ()) -> list[str]:
+        """What the prompt offers for ``text``: the scene's conditions nearest to it, with ``keep``
+        (a demonstration's own goal) among them, in order of closeness."""
+        near = [c.text for c, _ in index.nearest(text, self.num_options)]
+        said = list(dict.fromkeys(list(keep) + near))[:max(self.num_options, len(keep))]
+        vectors = self._embed(said)
+        q = self._embed([text])[0]
+        return [said[i] for i in np.argsort(-(vectors @ q), kind="stable")]
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if new:
+            self._vectors.update(zip(new, self.embedder.embed(new)))
+        return np.stack([self._vectors[t] for t in texts])
+
+    def prompt(self, task: str, examples: Sequence[GoalDemo], index: Optional[ConditionIndex] = None) -> str:
         parts = ["Describe the end state of each household task in short sentences.\n"]
-        parts += [f"Task: {d.task}\nEnd state: {' '.join(d.sentences)}\n" for d in reversed(examples)]
-        parts.append(f"Task: {task}\nEnd state:")
+        for d in reversed(examples):
+            offer = f"Options: {' '.join(self.options(d.task, index, d.sentences))}\n" if index and self.num_options else ""
+            parts.append(f"Task: {d.task}\n{offer}End state: {' '.join(d.sentences)}\n")
+        offer = f"Options: {' '.join(self.options(task, index))}\n" if index and self.num_options else ""
+        parts.append(f"Task: {task}\n{offer}End state:")
         return "\n".join(parts)
 
     def interpret(self, task: str, world: WorldState, hold_out: Sequence[str] = (),
                   cancel: Optional[CancelToken] = None, seed: int = 0) -> Interpretation:
         if self.llm is None:
-            return self.retrieve(task, world)
+            return self.retrieve(task, world, hold_out=hold_out)
         examples = self.examples(task, hold_out)
         params = SamplingParams(temperature=0.0, max_tokens=self.max_tokens, stop=("\n", "Task:"), seed=seed)
-        text = self.llm.complete(self.prompt(task, examples), 1, params, cancel or CancelToken())[0].text
-        sentences = [s.strip() + "." for s in re.split(r"[.;]", text) if len(s.strip()) > 2]
-        matches = self.index(world).translate(sentences, self.threshold)
+        index = self.index(world)
+        text = self.llm.complete(self.prompt(task, examples, index), 1, params, cancel or CancelToken())[0].text
+        sentences = split_sentences(text)
+        matches = index.translate(sentences, self.threshold)
+        if self.with_task_text:   # the task text's own nearest conditions join what the LLM said
+            matches += self._nearest_matches(task, index, self.retrieved)
         kept, dropped = resolve(matches)
-        return Interpretation(sentences, matches, kept, dropped, [d.task for d in examples])
+        return Interpretation(sentences, matches, self._complete(kept, index, hold_out), dropped,
+                              [d.task for d in examples])
 
-    def retrieve(self, task: str, world: WorldState, k: int = 3) -> Interpretation:
+    def _nearest_matches(self, task: str, index: ConditionIndex, k: int) -> list[Match]:
+        """The ``k`` conditions nearest to the task text above the threshold (at least the nearest)."""
+        near = index.nearest(task, k)
+        return [Match(task, c, cos) for c, cos in near if cos >= self.threshold] or \
+            ([Match(task, near[0][0], near[0][1])] if near else [])
+
+    def _complete(self, kept: list[Condition], index: ConditionIndex, hold_out: Sequence[str]) -> list[Condition]:
+        return self.completion.complete(kept, index.conditions, hold_out) if self.completion else kept
+
+    def retrieve(self, task: str, world: WorldState, k: int = 3, hold_out: Sequence[str] = ()) -> Interpretation:
         """The baseline: the ``k`` conditions nearest to the task text, contradictions resolved."""
-        near = self.index(world).nearest(task, k)
-        matches = [Match(task, c, cos) for c, cos in near if cos >= self.threshold] or \
-            [Match(task, near[0][0], near[0][1])] if near else []
+        index = self.index(world)
+        matches = self._nearest_matches(task, index, k)
         kept, dropped = resolve(matches)
-        return Interpretation([task], matches, kept, dropped)
+        return Interpretation([task], matches, self._complete(kept, index, hold_out), dropped)

@@ -104,7 +104,8 @@ class PetFactory:
 
     def session(self, request: PlanRequest, hold_out: bool, seed: int, cancel: CancelToken) -> PetSession:
         o = request.options
-        subtasks = (self.planner.plan(request.task, [request.task] if hold_out else [], seed, cancel)
+        held = ([request.task] if hold_out else []) + list(o.hold_out_tasks)
+        subtasks = (self.planner.plan(request.task, held, seed, cancel)
                     if o.plan_subtasks or o.track_subtasks else [])
         tracker = (SubtaskTracker(self.judge, request.task, subtasks, self.settings.pet_max_window,
                                   self.settings.pet_reopen_undone) if o.track_subtasks else None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Optional, Sequence
+from typing import Literal, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -34,6 +34,15 @@ class GoalDirectedSettings(BaseModel):
     pddl_search: str = Field("astar(ff())", pattern=r"^[a-z0-9_\-\[\]\(\),=. ]+$",
                              description="Fast Downward search: an alias (driver/aliases.py, e.g. "
                                          "lama-first) or a search expression (astar(ff()): shorter plans)")
+    interpret_from: Literal["llm_and_text", "llm", "text"] = Field(
+        "llm_and_text", description="method interpret: conditions translated from what the LLM says the end "
+                                    "state is, plus those nearest the task text (llm_and_text); or one of them")
+    interpret_threshold: float = Field(0.55, ge=0.0, le=1.0,
+                                       description="method interpret: least cosine of a sentence to its condition")
+    interpret_examples: int = Field(3, ge=0, le=10, description="method interpret: other tasks' goals shown")
+    interpret_fallback: Literal["none", "translated", "resample", "reprompt"] = Field(
+        "reprompt", description="method interpret: the LLM method that plans when the interpreted goal is "
+                                "empty, already holds or has no plan")
 
 
 class GoalDirectedPlanner:

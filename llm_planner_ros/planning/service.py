@@ -20,6 +20,9 @@ from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.pet.judges import SubtaskJudge
 from llm_planner_ros.pet.session import PetFactory, PetSettings
 from llm_planner_ros.planning.examples import DemonstrationBank
+from llm_planner_ros.interpretation.interpreter import (Completion, GoalInterpreter, InstancePrior,
+                                                        eai_goal_demos, eai_program_goals)
+from llm_planner_ros.planning.interpreted import InterpretedGoalPlanner
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner, GoalDirectedSettings
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings
 from llm_planner_ros.planning.settings import PlannerSettings
@@ -105,6 +108,8 @@ class PlanningService:
         self.translated = TranslatedPlanner(llm, self.demos, self.index_for, self.parser, defaults, self.pet)
         self.heuristic = HeuristicPlanner(llm, self.demos, heuristic_settings, seed=defaults.seed)
         self.goal_directed = GoalDirectedPlanner(goal_directed)
+        self._interpreted: Optional[InterpretedGoalPlanner] = None
+        self._interpreted_lock = threading.Lock()
 
     @classmethod
     def build(cls, backend: BackendSettings, defaults: PlannerSettings,
@@ -140,6 +145,20 @@ class PlanningService:
                     raise PlanningError(str(exc.args[0])) from None
                 self._indexes[key] = SkillIndex(bank, self.embedder)
             return self._indexes[key]
+
+    def interpreted(self) -> InterpretedGoalPlanner:
+        """Method interpret's parts, built on first use (EAI's annotated goals are read once)."""
+        with self._interpreted_lock:
+            if self._interpreted is None:
+                s = self.goal_directed.settings
+                goals = eai_program_goals()
+                interpreter = GoalInterpreter(self.llm, self.embedder, eai_goal_demos(goals),
+                                              threshold=s.interpret_threshold, num_examples=s.interpret_examples,
+                                              completion=Completion(goals),
+                                              with_task_text=s.interpret_from == "llm_and_text")
+                self._interpreted = InterpretedGoalPlanner(interpreter, InstancePrior(goals), self.goal_directed,
+                                                           use_llm=s.interpret_from != "text")
+            return self._interpreted
 
     def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken) -> PlanResult:
         return self.plan_with_report(request, on_step, cancel)[0]
@@ -181,6 +200,10 @@ class PlanningService:
         # every check before anything runs (the executor's reset is the first side effect)
         if method is Method.PDDL:
             spec = self.goal_directed.check(req)
+        elif method is Method.INTERPRET:
+            fallback = self._fallback_request(req)
+            if fallback.method is not None:
+                self.translated.check(fallback, req.execute)
         elif method is Method.HEURISTIC:
             self.heuristic.check(req, req.execute)
         else:
@@ -200,6 +223,9 @@ class PlanningService:
             world_source = gate if gate is not None else in_process_executor(req.scene_id, req.task)
             result = self.goal_directed.plan(spec, world_source, on_step, cancel, execute=req.execute,
                                              stats=report.stats, objects=req.objects)
+            result.goal_conditions = spec.lines()
+        elif method is Method.INTERPRET:
+            result = self._interpret(req, on_step, cancel, gate, report)
         elif method is Method.HEURISTIC:
             result = self.heuristic.plan(req, on_step, cancel, gate, report)
         else:
@@ -207,6 +233,38 @@ class PlanningService:
         if self.safety.dry_run and request.execute:
             result.detail = "dry run: executed in the in-process simulator, nothing sent to the bridge; " \
                 + result.detail
+        return result
+
+    def _fallback_request(self, request: PlanRequest) -> PlanRequest:
+        """The request the fallback method plans (method None: no fallback). Plan-only goals fall back
+        to ``translated``, since re-sampling and re-prompting correct executed steps."""
+        fallback = self.goal_directed.settings.interpret_fallback
+        if fallback == "none":
+            return request.model_copy(update={"method": None})
+        method = Method(fallback) if request.execute else Method.TRANSLATED
+        return request.model_copy(update={"method": method})
+
+    def _interpret(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
+                   gate: Optional[SafetyGate], report: GoalReport) -> PlanResult:
+        """Method interpret; the configured LLM method plans where the interpreted goal cannot."""
+        world_source = gate if gate is not None else in_process_executor(request.scene_id, request.task)
+        t0 = time.perf_counter()
+        hold_out = list(request.options.hold_out_tasks)
+        seed = request.options.seed if request.options.seed is not None else self.defaults.seed
+        planned = self.interpreted().plan(request.task, world_source, on_step, cancel, execute=request.execute,
+                                          stats=report.stats, hold_out=hold_out, seed=seed)
+        report.stats["interpreted"] = planned.interpretation.lines()
+        report.stats["said"] = planned.interpretation.sentences
+        report.times.extra["interpret_s"] = time.perf_counter() - t0
+        if planned.result is not None:
+            return planned.result
+        fallback = self._fallback_request(request)
+        if fallback.method is None:
+            return PlanResult(termination_reason=TerminationReason.NO_PLAN, detail=planned.fallback,
+                              goal_conditions=planned.interpretation.lines())
+        result = self.translated.plan(fallback, on_step, cancel, gate, report)
+        result.detail = f"{planned.fallback}; fell back to {fallback.method.value}: {result.detail}"
+        result.goal_conditions = planned.interpretation.lines()
         return result
 
     def _approved_plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,

@@ -62,7 +62,7 @@ class TranslatedPlanner:
                               "needs execute=true")
 
     def choose_example(self, request: PlanRequest, s: EffectiveSettings) -> Demonstration:
-        exclude = [request.task] if s.base.hold_out_query_task else []
+        exclude = ([request.task] if s.base.hold_out_query_task else []) + list(request.options.hold_out_tasks)
         if s.fixed_example:
             return self.demos.fixed(s.base.fixed_examples, exclude)
         return self.demos.nearest(request.task, 1, exclude)[0]

@@ -74,7 +74,8 @@ def feedback_from_event(event: StepEvent) -> PlanTask.Feedback:
                              skill=skill_to_msg(s.skill), script=s.skill.script(),
                              score=float(s.score), executed=s.executed,
                              num_corrections=event.num_corrections, subtask_index=s.subtask_index,
-                             subtask=event.subtask, last_error=failure_to_msg(s.error))
+                             subtask=event.subtask, last_error=failure_to_msg(s.error),
+                             goal_conditions=list(event.goal_conditions))
 
 
 def result_to_msg(result: PlanResult) -> PlanTask.Result:
@@ -84,6 +85,7 @@ def result_to_msg(result: PlanResult) -> PlanTask.Result:
                            program_nl=result.program_nl,
                            steps=[step_to_msg(s) for s in result.steps],
                            subtasks=list(result.subtasks), executed=result.executed,
+                           goal_conditions=list(result.goal_conditions),
                            goal_status=int(result.goal_status),
                            num_corrections=result.num_corrections,
                            num_llm_calls=result.num_llm_calls, wall_time_s=result.wall_time_s)

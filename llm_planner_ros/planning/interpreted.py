@@ -1,0 +1,90 @@
+"""Method ``interpret``: the task sentence alone in, a reached goal out.
+
+The LLM says what "done" means in short sentences; each is translated to the nearest goal
+condition the scene admits (Huang et al.'s translation, applied to goals), completed with what
+other tasks' goals state alongside, bound to instances, and handed to the goal-directed planner.
+When the interpreted goal is empty, already holds or has no plan, a configured LLM method plans
+instead, and the result's detail says so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional, Sequence
+
+from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.executor import Executor
+from llm_planner_ros.core.planner import StepCallback
+from llm_planner_ros.core.types import PlanResult, StepEvent, TerminationReason
+from llm_planner_ros.interpretation.conditions import spec_of
+from llm_planner_ros.interpretation.interpreter import GoalInterpreter, InstancePrior, Interpretation
+from llm_planner_ros.pddl.goals import ground_goal
+from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
+
+
+@dataclass
+class InterpretedPlan:
+    """The outcome: a result, or ``fallback`` saying why the LLM method should plan instead."""
+    interpretation: Interpretation
+    result: Optional[PlanResult] = None
+    fallback: str = ""
+    dropped: tuple[str, ...] = ()      # conditions given up so that a plan exists
+
+
+class InterpretedGoalPlanner:
+    def __init__(self, interpreter: GoalInterpreter, prior: InstancePrior, goal_directed: GoalDirectedPlanner,
+                 use_llm: bool = True) -> None:
+        self.interpreter = interpreter
+        self.prior = prior
+        self.goal_directed = goal_directed
+        self.use_llm = use_llm
+
+    def plan(self, task: str, executor: Executor, on_step: StepCallback, cancel: CancelToken,
+             execute: bool = True, stats: Optional[dict] = None, hold_out: Sequence[str] = (),
+             seed: int = 0) -> InterpretedPlan:
+        stats = stats if stats is not None else {}
+        world = executor.world_state()
+        if self.use_llm:
+            found = self.interpreter.interpret(task, world, hold_out, cancel, seed)
+        else:
+            found = self.interpreter.retrieve(task, world, hold_out=hold_out)
+        conditions = list(found.conditions)
+        if not conditions:
+            return InterpretedPlan(found, fallback="the interpreted goal is empty "
+                                   f"(said: {' '.join(found.sentences)[:200]!r})")
+        dropped: list[str] = []
+        held = [c for c in conditions if ground_goal(self.prior.bind(spec_of([c]), world, hold_out), world).holds(world)]
+        if len(held) == len(conditions):
+            lines = self.prior.bind(spec_of(conditions), world, hold_out).lines()
+            return InterpretedPlan(found, fallback=f"the interpreted goal already holds: {', '.join(lines)}")
+        while True:
+            spec = self.prior.bind(spec_of(conditions), world, hold_out)
+            lines = tuple(spec.lines())
+            if ground_goal(spec, world).holds(world):
+                return InterpretedPlan(found, fallback=f"the interpreted goal already holds: {', '.join(lines)}",
+                                       dropped=tuple(dropped))
+
+            def report(event: StepEvent, lines: tuple[str, ...] = lines) -> None:
+                on_step(replace(event, goal_conditions=lines))
+            result = self.goal_directed.plan(spec, executor, report, cancel, execute=execute, stats=stats)
+            if result.termination_reason is not TerminationReason.NO_PLAN or result.steps or len(conditions) == 1:
+                break
+            # give up the least certain condition whose loss lets a plan exist (the last kept first:
+            # completions, then lower cosines); with none such, the least certain one
+            pick = next((c for c in reversed(conditions) if c not in held and self._solvable(
+                [x for x in conditions if x is not c], executor, world, hold_out, cancel)), conditions[-1])
+            conditions.remove(pick)
+            dropped.append(pick.text)
+        if result.termination_reason is TerminationReason.NO_PLAN and not result.steps:
+            return InterpretedPlan(found, fallback=f"the interpreted goal has no plan: {result.detail}",
+                                   dropped=tuple(dropped))
+        result.goal_conditions = list(lines)
+        said = " ".join(found.sentences)[:200]
+        result.detail = (f"interpreted {said!r} as {', '.join(lines)}"
+                         + (f" (given up: {'; '.join(dropped)})" if dropped else "") + f"; {result.detail}")
+        return InterpretedPlan(found, result, dropped=tuple(dropped))
+
+    def _solvable(self, conditions, executor: Executor, world, hold_out: Sequence[str], cancel: CancelToken) -> bool:
+        """Whether Fast Downward finds a plan for ``conditions`` (plan only; nothing executes)."""
+        spec = self.prior.bind(spec_of(conditions), world, hold_out)
+        result = self.goal_directed.plan(spec, executor, lambda event: None, cancel, execute=False)
+        return result.termination_reason is not TerminationReason.NO_PLAN
