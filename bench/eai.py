@@ -5,8 +5,9 @@
     python bench/eai.py --tasks "Wash hands" "Drink" --methods translated "reprompt cause"
     python bench/eai.py --backend openai --openai-base-url http://localhost:8080/v1 --openai-model m
 
-Rows: each method (see --list) in setting ``eai`` (objects, initial state and goals given) and
-``task`` (task name and description only), plus EAI's 15 shipped model answers as anchors.
+Rows: each method (see --list) in setting ``text`` (the task text only: the product's case),
+``task`` (task text and the annotator's description) and ``eai`` (EAI's prompt: objects, initial
+state and goals given), plus EAI's 15 shipped model answers as anchors.
 Columns: this project's scoring (every program, repeated verbs kept, no hash-seed dependence)
 and EAI's own scorer (PYTHONHASHSEED=0, with its known defects), the papers' metrics and the
 per-goal time split. Speed of every stage is measured in the same run (--no-speed to skip).
@@ -29,8 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tqdm import tqdm  # noqa: E402
 
 from llm_planner_ros.evaluation import eai  # noqa: E402
-from llm_planner_ros.evaluation.benchmark import (EAI_JSON, EAI_PDDL, METHODS, BenchmarkRunner,  # noqa: E402
-                                                  RunCache, anchor_records, eai_summary, summarise)
+from llm_planner_ros.evaluation.benchmark import (EAI_JSON, EAI_PDDL, METHODS, SETTING_NAMES,  # noqa: E402
+                                                  BenchmarkRunner, RunCache, anchor_records, eai_summary,
+                                                  summarise)
 from llm_planner_ros.pet.session import PetFactory, PetSettings  # noqa: E402
 from llm_planner_ros.planning.examples import DemonstrationBank  # noqa: E402
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings  # noqa: E402
@@ -48,7 +50,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--methods", nargs="*", default=[m for m in METHODS if not m.startswith("heuristic")],
                    help="rows to run (default: all but the slow heuristic rows; see --list)")
-    p.add_argument("--settings", nargs="*", default=["eai", "task"], choices=["eai", "task"])
+    p.add_argument("--settings", nargs="*", default=["text", "task", "eai"], choices=["text", "task", "eai"],
+                   help="what the planner is given: text (the task text only: the product's case), task (text + "
+                        "the annotator's description), eai (EAI's prompt: objects, initial state, goal)")
     p.add_argument("--tasks", nargs="*", default=[], help="EAI task names (default: all 26)")
     p.add_argument("--per-task", type=int, default=None, help="programs per task (default: all)")
     p.add_argument("--limit", type=int, default=None, help="at most N programs")
@@ -90,7 +94,7 @@ def markdown(report: dict) -> str:
         timing = (f"{ours['wall_s']:.2f} ({ours['llm_s']:.2f} / {ours['translation_s']:.3f} / "
                   f"{ours.get('planner_s', 0.0):.3f} / {ours['execution_s']:.3f}); median "
                   f"{ours.get('median_wall_s', float('nan')):.2f}") if row["kind"] == "method" else "-"
-        lines.append(f"| {row['name']} | {row['setting']} | {ours['programs']} | {pct(ours['success'])} | "
+        lines.append(f"| {row['name']} | {SETTING_NAMES[row['setting']]} | {ours['programs']} | {pct(ours['success'])} | "
                      f"{pct(ours['executability'])} | {pct(theirs.get('success'))} | "
                      f"{pct(theirs.get('executability'))} | {theirs.get('programs_counted', '-')} | {goals} | "
                      f"{ours['lcs']:.3f} | {ours['length']:.1f} | {ours['corrections']:.2f} | {timing} |")
@@ -102,7 +106,7 @@ def markdown(report: dict) -> str:
         lines.append("|---|---|---|---|---|---|---|---|")
         for row in pet_rows:
             o = row["ours"]
-            lines.append(f"| {row['name']} | {row['setting']} | {o.get('subtasks', float('nan')):.1f} | "
+            lines.append(f"| {row['name']} | {SETTING_NAMES[row['setting']]} | {o.get('subtasks', float('nan')):.1f} | "
                          f"{pct(o.get('tracker_precision'))} | {pct(o.get('tracker_recall'))} | "
                          f"{o.get('tracker_finished', '-')} / {o.get('goals_met', '-')} | "
                          f"{pct(o.get('bank_reduction'))} | {pct(o.get('eliminate_recall'))} |")
@@ -118,11 +122,11 @@ def plot(report: dict, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 5.5))
     for row in report["rows"]:
         o = row["ours"]
-        style = {"method": ("o", "#2a7" if row["setting"] == "task" else "#27a"), "anchor": ("s", "#aaa")}
+        style = {"method": ("o", {"text": "#e73", "task": "#2a7"}.get(row["setting"], "#27a")), "anchor": ("s", "#aaa")}
         marker, color = style[row["kind"]]
         ax.scatter(100 * o["executability"], 100 * o["success"], marker=marker, color=color)
         label = row["name"] if row["kind"] == "method" else row["name"].split("-2")[0]
-        ax.annotate(f"{label} ({row['setting']})" if row["kind"] == "method" else label,
+        ax.annotate(f"{label} ({SETTING_NAMES[row['setting']]})" if row["kind"] == "method" else label,
                     (100 * o["executability"], 100 * o["success"]), fontsize=6, xytext=(3, 2),
                     textcoords="offset points")
     ax.set_xlabel("executability (%)")

@@ -2,13 +2,14 @@
 # Main job: start the stack (planner + executor bridge on the VirtualHome simulator), send one
 # goal, stream its feedback, print the result and the executed program, stop the stack.
 # Usage (after `source env.sh`): scripts/demo.sh ["task text"] [extra send_goal args...]
-# Default goal: corrective re-prompting (cause level) with execution on the simulator.
+# Default goal: method interpret (the task sentence -> goal conditions -> Fast Downward), executed
+# on the simulator.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 task=${1:-Wash hands}
 shift || true
 extra=("$@")
-[ ${#extra[@]} -gt 0 ] || extra=(--method reprompt --execute)
+[ ${#extra[@]} -gt 0 ] || extra=(--method interpret --execute)
 export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-42} ROS_AUTOMATIC_DISCOVERY_RANGE=${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}
 lib="$root/install/llm_planner_ros/lib/llm_planner_ros"
 

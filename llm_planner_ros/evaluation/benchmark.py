@@ -34,7 +34,9 @@ from llm_planner_ros.planning.translated import TranslatedPlanner
 if TYPE_CHECKING:
     from llm_planner_ros.planning.service import PlanningService
 
-Setting = Literal["eai", "task"]
+Setting = Literal["eai", "task", "text"]
+# what each setting gives the planner
+SETTING_NAMES = {"text": "task text only", "task": "task text + description", "eai": "EAI's prompt"}
 EAI_JSON = "eai_json"   # the LLM answers EAI's own prompt with a JSON program (as the anchor rows)
 EAI_PDDL = "eai_pddl"   # no LLM: Fast Downward on EAI's own PDDL problem files (the anchor of method pddl)
 
@@ -48,7 +50,7 @@ class MethodSpec(BaseModel):
     method: str                        # a Method value, or EAI_JSON
     options: dict = {}
     closed_loop: bool = False          # executes while planning (re-sampling, re-prompting)
-    settings: tuple[Setting, ...] = ("eai", "task")
+    settings: tuple[Setting, ...] = ("eai", "task", "text")
 
 
 METHODS: dict[str, MethodSpec] = {m.name: m for m in (
@@ -208,7 +210,7 @@ class BenchmarkRunner:
         return record, False
 
     def _plan(self, spec: MethodSpec, setting: Setting, task: eai.EaiTask) -> dict:
-        description = eai.eai_context(task.identifier) if setting == "eai" else task.description
+        description = {"eai": eai.eai_context(task.identifier), "task": task.description, "text": ""}[setting]
         request = parse_request(task=task.task, description=description[:MAX_DESCRIPTION_CHARS],
                                 method=spec.method, execute=spec.closed_loop, options=spec.options)
         planner = self.heuristic if spec.method == Method.HEURISTIC.value else self.planner_for(task)

@@ -22,7 +22,8 @@ _STATUS = {GoalStatus.STATUS_SUCCEEDED: "SUCCEEDED", GoalStatus.STATUS_ABORTED: 
 
 
 def format_feedback(fb: PlanTask.Feedback) -> str:
-    line = f"  step {fb.step_index:2d}  {fb.script:<40s} score={fb.score:+.3f}"
+    line = f"  goal: {', '.join(fb.goal_conditions)}\n" if fb.goal_conditions and fb.step_index == 1 else ""
+    line += f"  step {fb.step_index:2d}  {fb.script:<40s} score={fb.score:+.3f}"
     if fb.generated_text:
         line += f"  (LLM: {fb.generated_text!r})"
     if fb.last_error.type:
@@ -35,6 +36,8 @@ def format_feedback(fb: PlanTask.Feedback) -> str:
 def format_result(status: int, result: PlanTask.Result) -> str:
     lines = [f"status: {_STATUS.get(status, status)}  reason: {result.termination_reason}"
              + (f"  ({result.detail})" if result.detail else "")]
+    if result.goal_conditions:
+        lines.append(f"goal (what done means): {', '.join(result.goal_conditions)}")
     for step in result.steps:
         mark = ("executed" if step.executed else f"FAILED: {step.error.cause}") if step.error.type or \
             step.executed else ""
