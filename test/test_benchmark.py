@@ -59,7 +59,7 @@ def test_small_benchmark_run_end_to_end(tmp_path):
         if record["executable"]:       # every step of the program executes from the initial graph
             assert eai.corrected_score(next(t for t in eai.eai_tasks() if t.identifier == record["identifier"]),
                                        record["llm_output"])["executable"]
-    assert (tmp_path / "eai.md").read_text().count("| translated | task | 1 |") == 1
+    assert (tmp_path / "eai.md").read_text().count("| translated | task text + description | 1 |") == 1
     assert (tmp_path / "eai.png").stat().st_size > 0
     assert json.loads((tmp_path / "eai.json").read_text())["programs"] == 1
     again = bench.main(argv)

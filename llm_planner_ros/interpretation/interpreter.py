@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import re
 import threading
+import hashlib
+import json
+import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from functools import lru_cache
 from typing import Optional, Sequence
 
@@ -106,10 +110,27 @@ def program_goal(task) -> ProgramGoal:
 
 @lru_cache(maxsize=1)
 def eai_program_goals() -> tuple[ProgramGoal, ...]:
-    """The goal of each of EAI's 342 programs."""
-    from llm_planner_ros.evaluation.eai import eai_tasks
+    """The goal of each of EAI's 342 programs (about 20 s to derive; kept on disk, keyed by the
+    code and data that derive them)."""
+    from importlib.metadata import version
 
-    return tuple(program_goal(t) for t in eai_tasks())
+    from llm_planner_ros.evaluation.eai import eai_tasks
+    from llm_planner_ros.pddl.world import domain_text
+    from llm_planner_ros.translation.onnx_embedder import cache_root
+
+    here = Path(__file__).parent
+    key = hashlib.sha256("".join([version("virtualhome-eval"), domain_text()] + [
+        (here / f).read_text() for f in ("conditions.py", "interpreter.py")]).encode()).hexdigest()[:16]
+    path = cache_root() / f"eai_program_goals-{key}.json"
+    if path.exists():
+        return tuple(ProgramGoal(g["task"], tuple(g["sentences"]), tuple(map(tuple, g["uses"])), tuple(g["literals"]))
+                     for g in json.loads(path.read_text()))
+    goals = tuple(program_goal(t) for t in eai_tasks())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps([asdict(g) for g in goals]))
+    tmp.replace(path)
+    return goals
 
 
 def eai_goal_demos(goals: Sequence[ProgramGoal] = ()) -> tuple[GoalDemo, ...]:

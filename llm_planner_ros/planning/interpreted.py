@@ -78,6 +78,7 @@ class InterpretedGoalPlanner:
             return InterpretedPlan(found, fallback=f"the interpreted goal has no plan: {result.detail}",
                                    dropped=tuple(dropped))
         result.goal_conditions = list(lines)
+        result.num_llm_calls += int(self.use_llm)
         said = " ".join(found.sentences)[:200]
         result.detail = (f"interpreted {said!r} as {', '.join(lines)}"
                          + (f" (given up: {'; '.join(dropped)})" if dropped else "") + f"; {result.detail}")

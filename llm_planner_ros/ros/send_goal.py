@@ -24,8 +24,8 @@ _STATUS = {GoalStatus.STATUS_SUCCEEDED: "SUCCEEDED", GoalStatus.STATUS_ABORTED: 
 def format_feedback(fb: PlanTask.Feedback) -> str:
     line = f"  goal: {', '.join(fb.goal_conditions)}\n" if fb.goal_conditions and fb.step_index == 1 else ""
     line += f"  step {fb.step_index:2d}  {fb.script:<40s} score={fb.score:+.3f}"
-    if fb.generated_text:
-        line += f"  (LLM: {fb.generated_text!r})"
+    if fb.generated_text:   # a planner action reads "(verb args)"; an LLM's step is free text
+        line += f"  ({'plan' if fb.generated_text.startswith('(') else 'LLM'}: {fb.generated_text!r})"
     if fb.last_error.type:
         line += f"  FAILED: {fb.last_error.cause}"
     elif fb.executed:
