@@ -96,3 +96,20 @@ def test_openai_unreachable_server_is_an_llm_error():
         backend.complete(PROMPT, 1, SamplingParams())
     with pytest.raises(LLMError, match="needs a model name"):
         OpenAIBackend("http://127.0.0.1:1/v1", "")
+
+
+@pytest.mark.parametrize("api", ["completions", "chat"])
+def test_goal_interpretation_through_an_openai_compatible_server(openai_server, embedder, api):
+    """Method interpret's LLM step over the OpenAI API (completions, or chat with its system
+    prompt): what the server writes is translated to the scene's conditions, joined by the task
+    text's own (the default; SmolLM2 through chat tends to answer with a heading, which matches none)."""
+    from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+    from llm_planner_ros.interpretation.interpreter import GoalInterpreter, eai_goal_demos, eai_program_goals
+    from llm_planner_ros.llm.openai_backend import OpenAIBackend
+
+    interpreter = GoalInterpreter(OpenAIBackend(openai_server, "smollm2", api=api), embedder,
+                                  eai_goal_demos(eai_program_goals()), with_task_text=True)
+    found = interpreter.interpret("Watch TV", VirtualHomeExecutor().world_state(), hold_out=["Watch TV"])
+    assert found.sentences and found.examples and "Watch TV" not in found.examples
+    assert found.matches[0].sentence == found.sentences[0]      # the server's own sentence was translated
+    assert any(line.startswith("(") and "television" in line for line in found.lines())
