@@ -19,8 +19,10 @@ from llm_planner_ros.pddl.world import WorldState
 # (affordance predicate, the two states, sentences); "{o}" is the object's name
 # (affordance predicate, the two states, per state: the sentence, then the act that brings it about)
 _STATES = (
-    ("has_switch", ("on", "off"), (("The {o} is on.", "I turn on the {o}."), ("The {o} is off.", "I turn off the {o}."))),
-    ("can_open", ("open", "closed"), (("The {o} is open.", "I open the {o}."), ("The {o} is closed.", "I close the {o}."))),
+    ("has_switch", ("on", "off"), (("The {o} is on.", "I turn on the {o}."),
+                                   ("The {o} is off.", "I turn off the {o}."))),
+    ("can_open", ("open", "closed"), (("The {o} is open.", "I open the {o}."),
+                                      ("The {o} is closed.", "I close the {o}."))),
     ("has_plug", ("plugged_in", "plugged_out"), (("The {o} is plugged in.", "I plug in the {o}."),
                                                   ("The {o} is unplugged.", "I unplug the {o}."))),
 )

@@ -253,7 +253,7 @@ class Completion:
 class GoalInterpreter:
     def __init__(self, llm: Optional[LLMBackend], embedder, demos: Sequence[GoalDemo] = (),
                  threshold: float = 0.55, num_examples: int = 3, max_tokens: int = 48,
-                 num_options: int = 0, completion: Optional[Completion] = None,
+                 completion: Optional[Completion] = None,
                  with_task_text: bool = False, retrieved: int = 3) -> None:
         self.llm = llm
         self.embedder = embedder
@@ -261,7 +261,6 @@ class GoalInterpreter:
         self.threshold = threshold
         self.num_examples = num_examples
         self.max_tokens = max_tokens
-        self.num_options = num_options
         self.completion = completion
         self.with_task_text = with_task_text
         self.retrieved = retrieved
@@ -285,28 +284,10 @@ class GoalInterpreter:
         order = np.argsort(-(self._demo_vectors @ q))
         return [self.demos[i] for i in order if self.demos[i].task.lower() not in held][:self.num_examples]
 
-    def options(self, text: str, index: ConditionIndex, keep: Sequence[str] = ()) -> list[str]:
-        """What the prompt offers for ``text``: the scene's conditions nearest to it, with ``keep``
-        (a demonstration's own goal) among them, in order of closeness."""
-        near = [c.text for c, _ in index.nearest(text, self.num_options)]
-        said = list(dict.fromkeys(list(keep) + near))[:max(self.num_options, len(keep))]
-        vectors = self._embed(said)
-        q = self._embed([text])[0]
-        return [said[i] for i in np.argsort(-(vectors @ q), kind="stable")]
-
-    def _embed(self, texts: Sequence[str]) -> np.ndarray:
-        new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-        if new:
-            self._vectors.update(zip(new, self.embedder.embed(new)))
-        return np.stack([self._vectors[t] for t in texts])
-
-    def prompt(self, task: str, examples: Sequence[GoalDemo], index: Optional[ConditionIndex] = None) -> str:
+    def prompt(self, task: str, examples: Sequence[GoalDemo]) -> str:
         parts = ["Describe the end state of each household task in short sentences.\n"]
-        for d in reversed(examples):
-            offer = f"Options: {' '.join(self.options(d.task, index, d.sentences))}\n" if index and self.num_options else ""
-            parts.append(f"Task: {d.task}\n{offer}End state: {' '.join(d.sentences)}\n")
-        offer = f"Options: {' '.join(self.options(task, index))}\n" if index and self.num_options else ""
-        parts.append(f"Task: {task}\n{offer}End state:")
+        parts += [f"Task: {d.task}\nEnd state: {' '.join(d.sentences)}\n" for d in reversed(examples)]
+        parts.append(f"Task: {task}\nEnd state:")
         return "\n".join(parts)
 
     def interpret(self, task: str, world: WorldState, hold_out: Sequence[str] = (),
@@ -316,7 +297,7 @@ class GoalInterpreter:
         examples = self.examples(task, hold_out)
         params = SamplingParams(temperature=0.0, max_tokens=self.max_tokens, stop=("\n", "Task:"), seed=seed)
         index = self.index(world)
-        text = self.llm.complete(self.prompt(task, examples, index), 1, params, cancel or CancelToken())[0].text
+        text = self.llm.complete(self.prompt(task, examples), 1, params, cancel or CancelToken())[0].text
         sentences = split_sentences(text)
         matches = index.translate(sentences, self.threshold)
         if self.with_task_text:   # the task text's own nearest conditions join what the LLM said

@@ -52,10 +52,8 @@ class InterpretedGoalPlanner:
             return InterpretedPlan(found, fallback="the interpreted goal is empty "
                                    f"(said: {' '.join(found.sentences)[:200]!r})")
         dropped: list[str] = []
-        held = [c for c in conditions if ground_goal(self.prior.bind(spec_of([c]), world, hold_out), world).holds(world)]
-        if len(held) == len(conditions):
-            lines = self.prior.bind(spec_of(conditions), world, hold_out).lines()
-            return InterpretedPlan(found, fallback=f"the interpreted goal already holds: {', '.join(lines)}")
+        held = [c for c in conditions
+                if ground_goal(self.prior.bind(spec_of([c]), world, hold_out), world).holds(world)]
         while True:
             spec = self.prior.bind(spec_of(conditions), world, hold_out)
             lines = tuple(spec.lines())

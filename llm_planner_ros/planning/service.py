@@ -263,6 +263,7 @@ class PlanningService:
             return PlanResult(termination_reason=TerminationReason.NO_PLAN, detail=planned.fallback,
                               goal_conditions=planned.interpretation.lines())
         result = self.translated.plan(fallback, on_step, cancel, gate, report)
+        result.num_llm_calls += int(self.interpreted().use_llm)
         result.detail = f"{planned.fallback}; fell back to {fallback.method.value}: {result.detail}"
         result.goal_conditions = planned.interpretation.lines()
         return result
