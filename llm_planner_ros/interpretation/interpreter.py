@@ -5,15 +5,15 @@ query's own task is held out by its label. ``retrieve`` is the baseline without 
 conditions nearest to the task text itself."""
 from __future__ import annotations
 
-import re
-import threading
 import hashlib
 import json
 import os
+import re
+import threading
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from functools import lru_cache
+from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
