@@ -56,13 +56,14 @@ def _run(job: tuple[str, int]) -> dict:
     from llm_planner_ros.core.errors import CancelToken
     from llm_planner_ros.core.request import parse_request
     from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
-    from llm_planner_ros.interpretation.interpreter import eai_program_goals, program_goal
+    from llm_planner_ros.interpretation.interpreter import class_level, eai_program_goals
     from llm_planner_ros.wiring import ServiceConfig, build_service
 
     row, i = job
     task = eai_tasks()[i]
     executor = VirtualHomeExecutor(graph=task.graph, goal=task.goal)
-    truth = set(program_goal(task).literals)
+    annotated = eai_program_goals()[i]     # the same order as eai_tasks()
+    truth = set(annotated.literals)
     t0 = time.perf_counter()
     if ROWS[row] is None:
         from llm_planner_ros.interpretation.conditions import render_conditions, spec_of
@@ -71,7 +72,7 @@ def _run(job: tuple[str, int]) -> dict:
         from llm_planner_ros.safety.gate import SafetyGate, SafetySettings
 
         world = executor.world_state()
-        said = set(program_goal(task).sentences)
+        said = set(annotated.sentences)
         conditions = [c for c in render_conditions(world) if c.text in said]
         if not conditions:
             return dict(row=row, identifier=task.identifier, task=task.task, goal_met=False, executed=False,
@@ -87,7 +88,9 @@ def _run(job: tuple[str, int]) -> dict:
         request = parse_request(task=said, method="interpret", execute=True,
                                 options={"hold_out_tasks": [task.task]})
         result, report = _service[row].plan_with_report(request, lambda e: None, CancelToken(), executor)
-        interpreted = [_class_level(line, executor) for line in report.stats.get("interpreted", [])]
+        world = executor.world_state()
+        interpreted = [class_level(line, world) if line.startswith("(") else line
+                       for line in report.stats.get("interpreted", [])]
         detail, fell_back = result.detail, "fell back to" in result.detail
     met = bool(executor.goal_met())
     if met:
@@ -103,16 +106,6 @@ def _run(job: tuple[str, int]) -> dict:
     return dict(row=row, identifier=task.identifier, task=task.task, goal_met=met, executed=result.executed,
                 termination=result.termination_reason.value, stage=stage, interpreted=sorted(set(interpreted)),
                 truth=sorted(truth), detail=detail[:400], wall_s=time.perf_counter() - t0)
-
-
-def _class_level(line: str, executor) -> str:
-    if not line.startswith("("):
-        return line
-    world = executor.world_state()
-    parts = line.strip("()").split()
-    return "(" + " ".join([parts[0]] + [world.classes.get(a, a) if a in world.classes and a != world.character
-                                        else ("character" if a == world.character else a)
-                                        for a in parts[1:]]) + ")"
 
 
 def prf(records: list[dict]) -> dict:

@@ -176,7 +176,7 @@ root = os.path.dirname(virtualhome_eval.__file__)
 per_program = evaluate_results(argparse.Namespace(dataset="virtualhome", llm_response_path=sys.argv[1],
     resource_dir=os.path.join(root, "resources"), dataset_dir=os.path.join(root, "dataset"),
     output_dir=sys.argv[2]))
-json.dump(per_program, open(os.path.join(sys.argv[2], "per_program.json"), "w"))
+json.dump(per_program, open(os.path.join(sys.argv[2], "result.json"), "w"))
 """
 
 
@@ -215,22 +215,33 @@ def score(responses: Mapping[str, list[dict]], hash_seed: int = 0, timeout_s: fl
     """Per model name: EAI's ``summary`` (goal and trajectory evaluation) and ``programs`` (per
     identifier: ``executable``, the parsed ``actions``, ``error_type``). EAI's scorer divides by zero when a subset
     has no goal of one kind (state, relation or action); score sets that have all three."""
+    per_program = _run_scorer(_RUNNER, "action_sequence", responses, hash_seed=hash_seed, timeout_s=timeout_s)
+    # evaluate_results returns [summary, error_info] per model (its error_info.json file
+    # holds the summary again, so the return value is the only source of per-program info)
+    return {model: {"summary": per_program[model][0], "programs": per_program[model][1]}
+            for model in responses}
+
+
+def _run_scorer(runner: str, kind: str, responses: Mapping[str, list[dict]], copies: Iterable[Path] = (),
+                hash_seed: int = 0, timeout_s: float = 1800):
+    """Run one of EAI's scorers (``runner``, a script that writes ``result.json`` to its second
+    argument) in a child process on ``responses`` and the ``copies`` of shipped answer files,
+    laid out as EAI's ``llm_response/<kind>/<model>_outputs.json``."""
+    import shutil
+
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "responses" / "action_sequence"
+        src = Path(tmp) / "responses" / kind
         src.mkdir(parents=True)
         for model, records in responses.items():
             (src / f"{model}_outputs.json").write_text(json.dumps(records))
+        for path in copies:
+            shutil.copy(path, src / path.name)
         out = Path(tmp) / "out"
-        env = dict(os.environ, PYTHONHASHSEED=str(hash_seed))
-        done = subprocess.run([sys.executable, "-c", _RUNNER, str(src.parent), str(out)], env=env,
-                              timeout=timeout_s, capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-c", runner, str(src.parent), str(out)], timeout=timeout_s,
+                              capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED=str(hash_seed)))
         if done.returncode != 0:
-            raise RuntimeError(f"EAI's scorer failed: {done.stderr.strip().splitlines()[-1:]}")
-        per_program = json.loads((out / "per_program.json").read_text())
-        # evaluate_results returns [summary, error_info] per model (its error_info.json file
-        # holds the summary again, so the return value is the only source of per-program info)
-        return {model: {"summary": per_program[model][0], "programs": per_program[model][1]}
-                for model in responses}
+            raise RuntimeError(f"EAI's {kind} scorer failed: {done.stderr.strip().splitlines()[-1:]}")
+        return json.loads((out / "result.json").read_text())
 
 
 # -- goal interpretation ---------------------------------------------------------------------
@@ -243,7 +254,7 @@ logging.disable(logging.CRITICAL)
 root = os.path.dirname(virtualhome_eval.__file__)
 results = evaluate_results(argparse.Namespace(llm_response_path=sys.argv[1], resource_dir=os.path.join(root, "resources"),
     dataset_dir=os.path.join(root, "dataset"), output_dir=sys.argv[2], scene_id=1))
-json.dump({m: r[0] for m, r in results.items()}, open(os.path.join(sys.argv[2], "summary.json"), "w"))
+json.dump({m: r[0] for m, r in results.items()}, open(os.path.join(sys.argv[2], "result.json"), "w"))
 """
 
 # this project's predicates -> EAI's node states, relations (character first) and action goals
@@ -279,21 +290,8 @@ def score_goal_interpretation(responses: Mapping[str, list[dict]], anchors: Iter
                               timeout_s: float = 1800) -> dict[str, dict]:
     """EAI's goal-interpretation scorer (state, relation and action precision, recall, F1, in %)
     for ``responses`` (model -> [{"identifier", "llm_output"}]) and the shipped ``anchors``."""
-    import shutil
-
     from llm_planner_ros.skills.resources import package_root
 
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "responses" / "goal_interpretation"
-        src.mkdir(parents=True)
-        for model, records in responses.items():
-            (src / f"{model}_outputs.json").write_text(json.dumps(records))
-        shipped = package_root() / "llm_response" / "goal_interpretation"
-        for model in anchors:
-            shutil.copy(shipped / f"{model}_outputs.json", src / f"{model}_outputs.json")
-        out = Path(tmp) / "out"
-        done = subprocess.run([sys.executable, "-c", _GOAL_RUNNER, str(src.parent), str(out)], timeout=timeout_s,
-                              capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="0"))
-        if done.returncode != 0:
-            raise RuntimeError(f"EAI's goal scorer failed: {done.stderr.strip().splitlines()[-1:]}")
-        return json.loads((out / "summary.json").read_text())
+    shipped = package_root() / "llm_response" / "goal_interpretation"
+    return _run_scorer(_GOAL_RUNNER, "goal_interpretation", responses,
+                       [shipped / f"{model}_outputs.json" for model in anchors], timeout_s=timeout_s)

@@ -49,10 +49,16 @@ class Interpretation:
         return self.spec.lines()
 
 
-def _class_level(literal: str, world: WorldState) -> str:
+def class_level(literal: str, world: WorldState) -> str:
+    """``(on television_410)`` -> ``(on television)``; the character stays ``character``."""
     parts = literal.strip("()").split()
     return "(" + " ".join([parts[0]] + ["character" if world.objects.get(a) == "character"
                                         else world.classes.get(a, a) for a in parts[1:]]) + ")"
+
+
+def rooms(world: WorldState) -> dict[str, str]:
+    """Instance -> the class of the room it is in."""
+    return {a[1]: world.classes.get(a[2], a[2]) for a in world.facts if a[0] == "inside_room"}
 
 
 def goal_sentences(goal: dict, graph: dict, script: Sequence[str] = ()) -> tuple[str, ...]:
@@ -60,12 +66,14 @@ def goal_sentences(goal: dict, graph: dict, script: Sequence[str] = ()) -> tuple
     said of the object the annotator's ``script`` did it to ("I wash the hands."), else of one of
     the goal's objects."""
     world = from_virtualhome_graph(graph)
-    spec = eai_goal_spec(goal, graph)
-    conditions = render_conditions(world)
-    wanted = {_class_level(str(lit), world) for lit in spec.literals}
-    wanted |= {f"({lit.predicate.replace('holds_lh', 'holds_rh')} " + " ".join(
-        "character" if world.objects.get(a) == "character" else world.classes.get(a, a) for a in lit.args) + ")"
-        for lit in spec.literals if lit.predicate == "holds_lh"}
+    return _sentences(eai_goal_spec(goal, graph), world, render_conditions(world), script)
+
+
+def _sentences(spec: GoalSpec, world: WorldState, conditions: Sequence[Condition],
+               script: Sequence[str]) -> tuple[str, ...]:
+    wanted = {class_level(str(lit), world) for lit in spec.literals}
+    wanted |= {class_level(str(lit), world).replace("(holds_lh ", "(holds_rh ", 1)
+               for lit in spec.literals if lit.predicate == "holds_lh"}
     objects = [world.classes.get(a) for lit in spec.literals for a in lit.args if world.classes.get(a) != "character"]
     out, covered = [], set()
     for cond in sorted(conditions, key=lambda c: -len(c.literals)):
@@ -96,14 +104,15 @@ class ProgramGoal:
 
 def program_goal(task) -> ProgramGoal:
     """``task``: an :class:`~llm_planner_ros.evaluation.eai.EaiTask`."""
-    graph, goal = task.graph, task.goal
+    graph = task.graph
     world = from_virtualhome_graph(graph)
-    room = {a[1]: world.classes.get(a[2], a[2]) for a in world.facts if a[0] == "inside_room"}
-    spec = eai_goal_spec(goal, graph)
+    room = rooms(world)
+    spec = eai_goal_spec(task.goal, graph)
     uses = tuple(dict.fromkeys((world.classes[a], room[a]) for lit in spec.literals for a in lit.args
                                if a in room and a in world.classes))
-    sentences = goal_sentences(goal, graph, task.script)
-    by_text = {c.text: c for c in render_conditions(world)}
+    conditions = render_conditions(world)
+    sentences = _sentences(spec, world, conditions, task.script)
+    by_text = {c.text: c for c in conditions}
     literals = tuple(dict.fromkeys(lit for t in sentences for lit in by_text[t].literals))
     return ProgramGoal(task.task, sentences, uses, literals)
 
@@ -150,18 +159,21 @@ class InstancePrior:
     def __init__(self, goals: Sequence[ProgramGoal]) -> None:
         self.goals = list(goals)
 
-    def rank(self, world: WorldState, class_name: str, hold_out: Sequence[str] = ()) -> list[str]:
-        held = {h.strip().lower() for h in hold_out}
-        same, any_class = Counter(), Counter()
+    @lru_cache(maxsize=64)
+    def _counts(self, held: frozenset[str]) -> tuple[Counter, Counter]:
+        """(class, room) -> uses and room -> uses, over the goals of tasks not ``held``."""
+        by_class, by_room = Counter(), Counter()
         for g in self.goals:
-            if g.task.lower() in held:
-                continue
-            for cls, room in g.uses:
-                any_class[room] += 1
-                same[room] += cls == class_name
-        room = {a[1]: world.classes.get(a[2], a[2]) for a in world.facts if a[0] == "inside_room"}
-        instances = world.instances_of(class_name)
-        return sorted(instances, key=lambda n: (-same[room.get(n)], -any_class[room.get(n)], world.ids.get(n, 0)))
+            if g.task.lower() not in held:
+                by_class.update(g.uses)
+                by_room.update(room for _, room in g.uses)
+        return by_class, by_room
+
+    def rank(self, world: WorldState, class_name: str, hold_out: Sequence[str] = ()) -> list[str]:
+        by_class, by_room = self._counts(frozenset(h.strip().lower() for h in hold_out))
+        room = rooms(world)
+        return sorted(world.instances_of(class_name),
+                      key=lambda n: (-by_class[class_name, room.get(n)], -by_room[room.get(n)], world.ids.get(n, 0)))
 
     def bind(self, spec: GoalSpec, world: WorldState, hold_out: Sequence[str] = ()) -> GoalSpec:
         """``spec`` with each class argument replaced by its first-ranked instance."""

@@ -15,9 +15,9 @@ from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.types import PlanResult, StepEvent, TerminationReason
-from llm_planner_ros.interpretation.conditions import spec_of
+from llm_planner_ros.interpretation.conditions import Condition, spec_of
 from llm_planner_ros.interpretation.interpreter import GoalInterpreter, InstancePrior, Interpretation
-from llm_planner_ros.pddl.goals import ground_goal
+from llm_planner_ros.pddl.goals import GoalSpec, ground_goal
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
 
 
@@ -52,10 +52,12 @@ class InterpretedGoalPlanner:
             return InterpretedPlan(found, fallback="the interpreted goal is empty "
                                    f"(said: {' '.join(found.sentences)[:200]!r})")
         dropped: list[str] = []
-        held = [c for c in conditions
-                if ground_goal(self.prior.bind(spec_of([c]), world, hold_out), world).holds(world)]
+
+        def bound(chosen: Sequence[Condition]) -> GoalSpec:
+            return self.prior.bind(spec_of(chosen), world, hold_out)
+        held = [c for c in conditions if ground_goal(bound([c]), world).holds(world)]
         while True:
-            spec = self.prior.bind(spec_of(conditions), world, hold_out)
+            spec = bound(conditions)
             lines = tuple(spec.lines())
             if ground_goal(spec, world).holds(world):
                 return InterpretedPlan(found, fallback=f"the interpreted goal already holds: {', '.join(lines)}",
@@ -69,7 +71,7 @@ class InterpretedGoalPlanner:
             # give up the least certain condition whose loss lets a plan exist (the last kept first:
             # completions, then lower cosines); with none such, the least certain one
             pick = next((c for c in reversed(conditions) if c not in held and self._solvable(
-                [x for x in conditions if x is not c], executor, world, hold_out, cancel)), conditions[-1])
+                bound([x for x in conditions if x is not c]), executor, cancel)), conditions[-1])
             conditions.remove(pick)
             dropped.append(pick.text)
         if result.termination_reason is TerminationReason.NO_PLAN and not result.steps:
@@ -82,8 +84,7 @@ class InterpretedGoalPlanner:
                          + (f" (given up: {'; '.join(dropped)})" if dropped else "") + f"; {result.detail}")
         return InterpretedPlan(found, result, dropped=tuple(dropped))
 
-    def _solvable(self, conditions, executor: Executor, world, hold_out: Sequence[str], cancel: CancelToken) -> bool:
-        """Whether Fast Downward finds a plan for ``conditions`` (plan only; nothing executes)."""
-        spec = self.prior.bind(spec_of(conditions), world, hold_out)
+    def _solvable(self, spec: GoalSpec, executor: Executor, cancel: CancelToken) -> bool:
+        """Whether Fast Downward finds a plan for ``spec`` (plan only; nothing executes)."""
         result = self.goal_directed.plan(spec, executor, lambda event: None, cancel, execute=False)
         return result.termination_reason is not TerminationReason.NO_PLAN
