@@ -14,6 +14,7 @@ setup(
         (f"share/{package_name}", ["package.xml"]),
         (f"share/{package_name}/launch", glob("launch/*_launch.py")),
         (f"share/{package_name}/config", glob("config/*.yaml")),
+        (f"share/{package_name}/security", glob("security/*.xml")),
         (f"share/{package_name}/pddl", glob(f"{package_name}/pddl/domains/*.pddl")),
     ],
     install_requires=["setuptools"],

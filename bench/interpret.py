@@ -1,6 +1,7 @@
 """The product's case: the task sentence alone, on all of EAI's programs.
 
-    python bench/interpret.py [--per-task N] [--rows interpret embeddings] [--jobs 2] [--out bench/results]
+    python bench/interpret.py [--per-task N] [--rows interpret embeddings] [--jobs 2] [--set KEY=VALUE ...]
+        [--out bench/results]
 
 Rows (setting "task text only": the planner gets the task label, e.g. "Watch TV", nothing else;
 demonstrations of the program's own task are held out by its label):
@@ -52,6 +53,9 @@ PARAPHRASES = {
 _service = {}
 
 
+SETTINGS: dict = {}   # --set, for every row (the worker processes are forked after it is filled)
+
+
 def _run(job: tuple[str, int]) -> dict:
     from llm_planner_ros.core.errors import CancelToken
     from llm_planner_ros.core.request import parse_request
@@ -70,6 +74,7 @@ def _run(job: tuple[str, int]) -> dict:
         from llm_planner_ros.interpretation.interpreter import InstancePrior
         from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
         from llm_planner_ros.safety.gate import SafetyGate, SafetySettings
+        from llm_planner_ros.safety.policy import SkillPolicy
 
         world = executor.world_state()
         said = set(annotated.sentences)
@@ -78,12 +83,12 @@ def _run(job: tuple[str, int]) -> dict:
             return dict(row=row, identifier=task.identifier, task=task.task, goal_met=False, executed=False,
                         termination="empty", stage="empty goal", interpreted=[], truth=sorted(truth), wall_s=0.0)
         spec = InstancePrior(eai_program_goals()).bind(spec_of(conditions), world, [task.task])
-        result = GoalDirectedPlanner().plan(spec, SafetyGate(executor, SafetySettings()), lambda e: None,
-                                            CancelToken())
+        gate = SafetyGate(executor, SkillPolicy(), SafetySettings())
+        result = GoalDirectedPlanner().plan(spec, gate, lambda e: None, CancelToken())
         interpreted, detail, fell_back = sorted(truth), result.detail, False
     else:
         if row not in _service:
-            _service[row] = build_service(ServiceConfig.from_flat(ROWS[row]))
+            _service[row] = build_service(ServiceConfig.from_flat({**SETTINGS, **ROWS[row]}))
         said = PARAPHRASES[task.task] if row.endswith("paraphrased") else task.task
         request = parse_request(task=said, method="interpret", execute=True,
                                 options={"hold_out_tasks": [task.task]})
@@ -145,7 +150,10 @@ def main() -> None:
                         help="programs per task for the paraphrased rows (compared with the same programs worded as EAI)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--out", type=Path, default=Path("bench/results"))
+    parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                        help="settings for every row, e.g. llm_model_path=/path/model.Q8_0.gguf")
     args = parser.parse_args()
+    SETTINGS.update(kv.split("=", 1) for kv in args.set)
     tasks = list(eai_tasks())
     chosen = select_tasks(tasks, per_task=args.per_task) if args.per_task else tasks
     index = {t.identifier: i for i, t in enumerate(tasks)}

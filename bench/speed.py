@@ -1,6 +1,6 @@
 """Speed of the planner's stages, measured side by side in one run.
 
-    python bench/speed.py [--texts 2000] [--repeats 50] [--out bench/results]
+    python bench/speed.py [--texts 2000] [--repeats 50] [--baseline REV] [--out bench/results]
 
 Prints a table and writes speed.json and speed.png under --out:
 - embedding throughput: sentence-transformers (PyTorch) vs ONNX Runtime fp32 vs int8, and the
@@ -8,7 +8,13 @@ Prints a table and writes speed.json and speed.png under --out:
 - translation latency per step (embed k samples + search the bank) for banks of 1k, 10k and 47,522
   skills (Huang et al.'s size, drawn from the 50,571 skills of all known classes), split into embedding and search;
 - LLM tokens/s of the embedded model;
-- plans for five EAI task names on the embedded defaults, with their wall time.
+- plans for five EAI task names on the embedded defaults, with their wall time;
+- goals (bench/goal_times.py, one fresh process each, EAI's 26 tasks with method reprompt, executed):
+  first and warm goal time split by stage with the untimed remainder, prompt tokens evaluated per
+  goal with and without the prompt cache, the baseline revision's code (--baseline), the
+  OpenAI-compatible path against ``llama_cpp.server`` with the same GGUF, and the weight types
+  the embedded runtime makes from the shipped GGUF (Q4_1 shipped, Q8_0, F16: speed and goals met);
+- translation per step in the live planner (the scene and the full bank, k samples).
 All runtimes use one thread, the default on a shared two-core machine.
 """
 from __future__ import annotations
@@ -17,7 +23,11 @@ import argparse
 import json
 import os
 import platform
+import socket
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -135,6 +145,126 @@ def first_plans(llm: LlamaCppBackend, embedder: OnnxSentenceEmbedder) -> list[di
     return plans
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def goal_times(*args: str) -> dict:
+    """bench/goal_times.py in a fresh process; its JSON."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "goal_times.py"), *args], capture_output=True,
+                          text=True, cwd=ROOT, timeout=3600)
+    if done.returncode != 0:
+        raise RuntimeError(f"goal_times {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def weight_file(ftype: str) -> Path:
+    """The shipped Q4_1 GGUF requantised to ``ftype`` (Q8_0, F16) by llama.cpp, built once."""
+    import ctypes
+
+    import llama_cpp
+
+    out = Path("~/.cache/llm_planner_ros/models").expanduser() / f"SmolLM2-135M-Instruct.{ftype}.gguf"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        params = llama_cpp.llama_model_quantize_default_params()
+        params.ftype = {"Q8_0": llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0, "F16": llama_cpp.LLAMA_FTYPE_MOSTLY_F16}[ftype]
+        params.allow_requantize = True
+        tmp = out.with_suffix(".tmp")
+        if llama_cpp.llama_model_quantize(str(smollm2_path()).encode(), str(tmp).encode(), ctypes.byref(params)):
+            raise RuntimeError(f"llama.cpp could not make {ftype}")
+        tmp.replace(out)
+    return out
+
+
+def openai_server_goals() -> dict:
+    """The same goals through the OpenAI-compatible path against llama_cpp.server (same GGUF, 1 thread)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()),
+                               "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx", "2048"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        return goal_times("--backend", "openai", "--openai-base-url", f"http://127.0.0.1:{port}/v1")
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
+def baseline_goals(rev: str) -> dict:
+    """The goals on the code of revision ``rev`` (a temporary git worktree)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "baseline"
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), rev], cwd=ROOT, check=True,
+                       capture_output=True)
+        try:
+            return goal_times("--root", str(tree))
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
+
+
+def bench_goals(baseline: str, weights: bool, openai: bool) -> dict:
+    rows = {"this code, prompt cache on": goal_times(), "this code, prompt cache off": goal_times("--prompt-cache-mb", "0")}
+    if baseline:
+        rows[f"baseline {baseline}"] = baseline_goals(baseline)
+    if openai:
+        rows["OpenAI-compatible path, llama_cpp.server"] = openai_server_goals()
+    if weights:
+        for ftype in ("Q8_0", "F16"):
+            rows[f"weights {ftype}"] = goal_times("--model-path", str(weight_file(ftype)))
+    return rows
+
+
+def bench_live_translation(embedder: OnnxSentenceEmbedder, k: int, repeats: int) -> dict:
+    """Translation per step as the live planner does it: k samples against the scene's bank and
+    the full bank (two-stage int8 search), under the 1-thread BLAS limit."""
+    samples = ["Open the fridge", "Grab a cup of milk", "walk into the kitchen", "Turn on the TV",
+               "sit down on the sofa"][:k]
+    out = {}
+    banks_by_kind = {"scene": banks.scene_bank(resources.initial_graph("TrimmedTestScene1")), "full": banks.full_bank()}
+    for kind, bank in banks_by_kind.items():
+        index = SkillIndex(bank, embedder)   # what PlanningService.index_for builds for a goal
+        index.nearest(samples)
+        vectors = embedder.embed(samples)
+        step = statistics.median(timed(lambda: index.nearest(samples), repeats)) * 1000
+        embed = statistics.median(timed(lambda: embedder.embed(samples), repeats)) * 1000
+        search = statistics.median(timed(lambda: index.search(vectors), repeats)) * 1000
+        out[kind] = {"skills": len(index.bank), "per_step_ms": step, "embed_ms": embed, "search_ms": search}
+    return out
+
+
+def print_goals(rows: dict) -> None:
+    print("\nGoals: EAI's 26 tasks, method reprompt, executed; seconds per goal by stage (medians of the warm goals)")
+    stages = ("reset_s", "example_s", "bank_s", "llm_s", "translation_s", "execution_s", "untimed_s")
+    print(f"{'configuration':44s} {'first':>6s} {'warm':>6s} " + " ".join(f"{s[:-2]:>11s}" for s in stages)
+          + f" {'prompt tok':>10s} {'evaluated':>9s} {'met':>5s}")
+    for name, r in rows.items():
+        warm = r["goals"][1:]
+        med = {s: statistics.median(g[s] for g in warm) for s in stages}
+        tokens = [g["prompt_tokens"] for g in r["goals"] if g["prompt_tokens"] is not None]
+        evaluated = [g["prompt_evaluated"] for g in r["goals"] if g["prompt_evaluated"] is not None]
+        print(f"{name:44s} {r['first_s']:6.2f} {r['warm_median_s']:6.2f} "
+              + " ".join(f"{med[s]:11.3f}" for s in stages)
+              + (f" {statistics.mean(tokens):10.0f} {statistics.mean(evaluated):9.0f}" if tokens else f" {'':>10s} {'':>9s}")
+              + f" {r['goals_met']:>2d}/{len(r['goals'])}")
+    base = rows.get("this code, prompt cache on")
+    for name, r in rows.items():
+        if r is base:
+            continue
+        same = sum(a["program"] == b["program"] for a, b in zip(base["goals"], r["goals"]))
+        total_base = sum(g["wall_s"] for g in base["goals"])
+        total = sum(g["wall_s"] for g in r["goals"])
+        print(f"  {name}: {total / total_base:.2f}x the time of this code (all goals), "
+              f"{same}/{len(base['goals'])} plans identical")
+
+
 def plot(report: dict, path: Path) -> None:
     import matplotlib
 
@@ -167,6 +297,10 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--out", default="bench/results")
     parser.add_argument("--skip-plans", action="store_true")
+    parser.add_argument("--baseline", default="", help="a git revision to time the goals on, side by side")
+    parser.add_argument("--no-goals", action="store_true", help="skip the goal, OpenAI and weight-type rows")
+    parser.add_argument("--no-openai", action="store_true", help="skip the OpenAI-compatible path's row")
+    parser.add_argument("--no-weights", action="store_true", help="skip the Q8_0 and F16 rows")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -180,9 +314,13 @@ def main() -> None:
                           "python": platform.python_version()}}
     report["embedding"], report["top1_agreement_vs_pytorch"] = bench_embedding(texts, qs, full)
     report["translation"] = bench_translation(full, embedder, args.k, args.repeats)
-    report["llm"] = bench_llm(llm, 5)
+    report["llm"] = {**bench_llm(llm, 5), "name": llm.name}
     if not args.skip_plans:
         report["plans"] = first_plans(llm, embedder)
+    report["live_translation"] = bench_live_translation(embedder, args.k, args.repeats)
+    del llm
+    if not args.no_goals:
+        report["goals"] = bench_goals(args.baseline, not args.no_weights, not args.no_openai)
 
     emb = report["embedding"]
     base = emb["sentence-transformers (PyTorch)"]["texts_per_s"]
@@ -196,8 +334,14 @@ def main() -> None:
     for v in report["translation"].values():
         print(f"{v['skills']:8d} {v['embed_ms']:9.2f} {v['search_ms']:10.2f} {v['per_step_ms']:12.2f} "
               f"{v['brute_force_fp32_search_ms']:21.2f}")
+    print(f"\nTranslation per step in the live planner (k={args.k}, 1-thread BLAS)")
+    for kind, v in report["live_translation"].items():
+        print(f"  {kind} bank, {v['skills']} skills: {v['per_step_ms']:.2f} ms a step "
+              f"(embed {v['embed_ms']:.2f}, search {v['search_ms']:.2f})")
+    if "goals" in report:
+        print_goals(report["goals"])
     llm_r = report["llm"]
-    print(f"\nLLM {llm.name}: {llm_r['tokens_per_s']:.1f} tokens/s "
+    print(f"\nLLM {llm_r['name']}: {llm_r['tokens_per_s']:.1f} tokens/s "
           f"({llm_r['tokens']} tokens in {llm_r['seconds']:.1f}s, 1 thread)")
     for p in report.get("plans", []):
         print(f"\n{p['task']!r}: {p['termination']}, {len(p['program'])} steps, {p['seconds']:.1f}s "

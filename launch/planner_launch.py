@@ -1,6 +1,7 @@
 """Bring up the planner node (goal action server `plan_task`).
 
 ros2 launch llm_planner_ros planner_launch.py [namespace:=/robot1] [params_file:=/path.yaml]
+    [policy_file:=/path.yaml] [enclaves:=/llm_planner_ros]
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
@@ -10,13 +11,18 @@ from launch_ros.substitutions import FindPackageShare
 
 
 def generate_launch_description():
-    default_params = PathJoinSubstitution([FindPackageShare("llm_planner_ros"), "config", "planner.yaml"])
+    config = PathJoinSubstitution([FindPackageShare("llm_planner_ros"), "config"])
+    default_params = PathJoinSubstitution([config, "planner.yaml"])
     return LaunchDescription([
         DeclareLaunchArgument("namespace", default_value="", description="namespace of the stack"),
         DeclareLaunchArgument("params_file", default_value=default_params,
                               description="planner parameters (ros__parameters YAML)"),
+        DeclareLaunchArgument("policy_file", default_value=PathJoinSubstitution([config, "policy.yaml"]),
+                              description="skill policy (give the executor bridge the same file)"),
+        DeclareLaunchArgument("enclaves", default_value="/llm_planner_ros", description="SROS2 enclave root"),
         Node(package="llm_planner_ros", executable="planner_node", name="planner",
              namespace=LaunchConfiguration("namespace"),
-             parameters=[LaunchConfiguration("params_file")],
+             parameters=[LaunchConfiguration("params_file"), LaunchConfiguration("policy_file")],
+             ros_arguments=["--enclave", [LaunchConfiguration("enclaves"), "/planner"]],
              output="screen", emulate_tty=True),
     ])

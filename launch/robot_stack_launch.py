@@ -3,6 +3,11 @@ robot's own ExecuteSkill action server (`robot_action`). For a dry run against t
 simulated robot add `sim_robot:=true`.
 
 ros2 launch llm_planner_ros robot_stack_launch.py robot_action:=/my_robot/execute_skill
+    [policy_file:=...] [enclaves:=/llm_planner_ros]
+
+policy_file (what may be commanded) goes to the planner and the bridge alike: the bridge refuses
+what it refuses before anything reaches the robot. Each node runs in the SROS2 enclave
+<enclaves>/<node>, used when ROS_SECURITY_ENABLE=true (README, "Securing a robot's DDS domain").
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
@@ -15,6 +20,10 @@ from launch_ros.substitutions import FindPackageShare
 def generate_launch_description():
     config = PathJoinSubstitution([FindPackageShare("llm_planner_ros"), "config"])
     ns = LaunchConfiguration("namespace")
+    policy = LaunchConfiguration("policy_file")
+
+    def enclave(node: str) -> list:
+        return ["--enclave", [LaunchConfiguration("enclaves"), "/" + node]]
     return LaunchDescription([
         DeclareLaunchArgument("namespace", default_value=""),
         DeclareLaunchArgument("params_file", default_value=PathJoinSubstitution([config, "planner.yaml"])),
@@ -23,16 +32,20 @@ def generate_launch_description():
         DeclareLaunchArgument("robot_timeout_s", default_value="30.0"),
         DeclareLaunchArgument("sim_robot", default_value="false",
                               description="also start the reference simulated robot under <ns>/robot"),
+        DeclareLaunchArgument("policy_file", default_value=PathJoinSubstitution([config, "policy.yaml"]),
+                              description="skill policy for the planner and the bridge"),
+        DeclareLaunchArgument("enclaves", default_value="/llm_planner_ros", description="SROS2 enclave root"),
         Node(package="llm_planner_ros", executable="executor_bridge", name="executor_bridge", namespace=ns,
-             parameters=[{"backend": "robot", "robot_action": LaunchConfiguration("robot_action"),
-                          "robot_timeout_s": LaunchConfiguration("robot_timeout_s")}],
-             output="screen", emulate_tty=True),
+             parameters=[policy, {"backend": "robot", "robot_action": LaunchConfiguration("robot_action"),
+                                  "robot_timeout_s": LaunchConfiguration("robot_timeout_s")}],
+             ros_arguments=enclave("executor_bridge"), output="screen", emulate_tty=True),
         Node(package="llm_planner_ros", executable="planner_node", name="planner", namespace=ns,
-             parameters=[LaunchConfiguration("params_file")], output="screen", emulate_tty=True),
+             parameters=[LaunchConfiguration("params_file"), policy],
+             ros_arguments=enclave("planner"), output="screen", emulate_tty=True),
         Node(package="llm_planner_ros", executable="tracker_node", name="tracker", namespace=ns,
-                   parameters=[LaunchConfiguration("params_file")],
-             output="screen", emulate_tty=True),
+             parameters=[LaunchConfiguration("params_file")],
+             ros_arguments=enclave("tracker"), output="screen", emulate_tty=True),
         Node(package="llm_planner_ros", executable="sim_robot", name="sim_robot",
              namespace=[ns, "/robot"], condition=IfCondition(LaunchConfiguration("sim_robot")),
-             output="screen", emulate_tty=True),
+             ros_arguments=enclave("sim_robot"), output="screen", emulate_tty=True),
     ])

@@ -2,6 +2,11 @@
 
 ros2 launch llm_planner_ros sim_stack_launch.py [namespace:=/robot1] [llm_backend:=openai]
     [llm_model:=...] [scene:=TrimmedTestScene1] [params_file:=...] [bridge_params_file:=...]
+    [policy_file:=...] [enclaves:=/llm_planner_ros]
+
+policy_file (what may be commanded) goes to the planner and the bridge alike. Each node runs in
+the SROS2 enclave <enclaves>/<node>; it is used only when ROS_SECURITY_ENABLE=true (README,
+"Securing a robot's DDS domain").
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
@@ -23,21 +28,28 @@ def generate_launch_description():
                               description="GGUF path (embedded) or model name (openai)"),
         DeclareLaunchArgument("openai_base_url", default_value=""),
         DeclareLaunchArgument("scene", default_value="TrimmedTestScene1"),
+        DeclareLaunchArgument("policy_file", default_value=PathJoinSubstitution([config, "policy.yaml"]),
+                              description="skill policy for the planner and the bridge"),
+        DeclareLaunchArgument("enclaves", default_value="/llm_planner_ros", description="SROS2 enclave root"),
     ]
+    policy = LaunchConfiguration("policy_file")
+
+    def enclave(node: str) -> list:
+        return ["--enclave", [LaunchConfiguration("enclaves"), "/" + node]]
     planner = Node(package="llm_planner_ros", executable="planner_node", name="planner", namespace=ns,
-                   parameters=[LaunchConfiguration("params_file"), {
+                   parameters=[LaunchConfiguration("params_file"), policy, {
                        "llm_backend": LaunchConfiguration("llm_backend"),
                        "llm_model_path": LaunchConfiguration("llm_model"),
                        "openai_model": LaunchConfiguration("llm_model"),
                        "openai_base_url": LaunchConfiguration("openai_base_url"),
                        "default_scene": LaunchConfiguration("scene"),
                        "tracker_mode": "ros"}],
-                   output="screen", emulate_tty=True)
+                   ros_arguments=enclave("planner"), output="screen", emulate_tty=True)
     bridge = Node(package="llm_planner_ros", executable="executor_bridge", name="executor_bridge", namespace=ns,
-                  parameters=[LaunchConfiguration("bridge_params_file"),
+                  parameters=[LaunchConfiguration("bridge_params_file"), policy,
                               {"backend": "virtualhome", "default_scene": LaunchConfiguration("scene")}],
-                  output="screen", emulate_tty=True)
+                  ros_arguments=enclave("executor_bridge"), output="screen", emulate_tty=True)
     tracker = Node(package="llm_planner_ros", executable="tracker_node", name="tracker", namespace=ns,
                    parameters=[LaunchConfiguration("params_file")],
-                   output="screen", emulate_tty=True)
+                   ros_arguments=enclave("tracker"), output="screen", emulate_tty=True)
     return LaunchDescription([*args, bridge, planner, tracker])

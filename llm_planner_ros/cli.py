@@ -11,7 +11,7 @@ import logging
 import math
 import sys
 import time
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import yaml
 
@@ -21,16 +21,16 @@ from llm_planner_ros.core.types import Method, PlanResult, StepEvent
 from llm_planner_ros.wiring import PlannerNodeParams, ServiceConfig, build_service
 
 
-def load_config(path: Optional[str]) -> dict[str, Any]:
-    """Flat settings from a YAML file: either plain keys or ``<node>: ros__parameters: {...}``."""
-    if not path:
-        return {}
-    with open(path) as f:
-        data = yaml.safe_load(f) or {}
-    for value in data.values():
-        if isinstance(value, dict) and "ros__parameters" in value:
-            return dict(value["ros__parameters"])
-    return data
+def load_config(paths: Sequence[str] = ()) -> dict[str, Any]:
+    """Flat settings from YAML files, later ones winning: plain keys, or a ROS parameters file
+    (``<node>: ros__parameters: {...}``, its first node: ``planner`` or ``/**``)."""
+    flat: dict[str, Any] = {}
+    for path in paths:
+        with open(path) as f:
+            data = yaml.safe_load(f) or {}
+        nodes = [v["ros__parameters"] for v in data.values() if isinstance(v, dict) and "ros__parameters" in v]
+        flat.update(nodes[0] if nodes else data)
+    return flat
 
 
 def format_step(event: StepEvent) -> str:
@@ -64,7 +64,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                    help="action goal for --method pddl, alternatives with '|', e.g. 'LOOKAT|WATCH'")
     p.add_argument("--execute", action="store_true", help="execute each step on the VirtualHome simulator")
     p.add_argument("--level", choices=["notion", "inference", "cause"], help="re-prompting error level")
-    p.add_argument("--config", help="YAML with settings (e.g. config/planner.yaml)")
+    p.add_argument("--config", action="append", default=[],
+                   help="YAML with settings (e.g. config/planner.yaml, config/policy.yaml); repeat for more")
     p.add_argument("--backend", choices=["embedded", "openai"])
     p.add_argument("--model-path", help="GGUF file for the embedded backend")
     p.add_argument("--openai-base-url")
@@ -110,7 +111,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     t0 = time.perf_counter()
     try:
         result, report = service.plan_with_report(request, lambda e: print(format_step(e), flush=True),
-                                                  CancelToken())
+                                                  CancelToken(time_limit_s=request.options.time_limit_s))
     except PlanningError as exc:
         print(f"aborted: {exc.reason.value}: {exc}", file=sys.stderr)
         return 1

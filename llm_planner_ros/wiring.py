@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Literal, Mapping, Optional
+from typing import Any, Callable, ClassVar, Iterable, Literal, Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -18,22 +18,24 @@ from llm_planner_ros.planning.heuristic import HeuristicSettings
 from llm_planner_ros.planning.service import BackendSettings, PlanningService
 from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.safety.gate import Approver, SafetySettings
+from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.trace.log import TraceLog
 
 SERVICE_MODELS: tuple[type[BaseModel], ...] = (BackendSettings, PlannerSettings, PetSettings, HeuristicSettings,
-                                               GoalDirectedSettings, SafetySettings)
+                                               GoalDirectedSettings, SafetySettings, SkillPolicy)
 
 
 class PlannerNodeParams(BaseModel):
     """ROS parameters of the planner node (see config/planner.yaml)."""
 
     model_config = ConfigDict(extra="forbid")
+    LIVE: ClassVar[tuple[str, ...]] = ("goal_policy", "max_queued_goals", "goal_time_limit_s")
 
     goal_policy: Literal["queue", "reject"] = Field(
         "queue", description="a goal arriving while one runs: 'queue' it, or 'reject' it")
     max_queued_goals: int = Field(16, ge=0, le=1000,
                                   description="goals waiting beyond this are rejected")
-    default_method: Literal["vanilla", "translated", "resample", "reprompt", "heuristic", "pddl"] = Field(
+    default_method: Literal["vanilla", "translated", "resample", "reprompt", "heuristic", "pddl", "interpret"] = Field(
         "translated", description="method used when a goal leaves 'method' empty")
     default_scene: str = Field("TrimmedTestScene1",
                                description="scene used when a goal leaves 'scene_id' empty")
@@ -41,12 +43,19 @@ class PlannerNodeParams(BaseModel):
         "bridge", description="execute skills through the executor bridge over ROS, or in-process")
     skill_timeout_s: float = Field(60.0, gt=0.0, le=3600.0, description="limit for one skill on the bridge")
     bridge_wait_s: float = Field(5.0, gt=0.0, le=600.0, description="wait for the bridge's servers")
-    trace_log: str = Field("~/.ros/llm_planner_ros/traces.jsonl",
+    trace_log: str = Field("default",
                            description="JSONL trace of every goal (prompts, samples, scores, skills, errors); "
-                                       "empty = off")
+                                       "'default' = ~/.ros/llm_planner_ros/<namespace>.<node>.jsonl; empty = off")
     tracker_mode: Literal["ros", "in_process"] = Field(
         "in_process", description="PET's subtask questions: the tracker node's check_subtask, or in-process")
     tracker_timeout_s: float = Field(30.0, gt=0.0, le=600.0, description="limit for one check_subtask call")
+    goal_time_limit_s: float = Field(600.0, gt=0.0, le=86400.0,
+                                     description="a goal still running after this ends with 'time_limit'; "
+                                                 "a goal's options.time_limit_s overrides it")
+    cancel_wait_s: float = Field(5.0, gt=0.0, le=600.0,
+                                 description="wait for the bridge to confirm that a cancelled skill stopped")
+    shutdown_wait_s: float = Field(10.0, gt=0.0, le=600.0,
+                                   description="on SIGINT/SIGTERM, wait this long for the active goal to end")
 
 
 class SettingsError(ValueError):
@@ -61,6 +70,7 @@ class ServiceConfig:
     heuristic: HeuristicSettings = HeuristicSettings()
     goal_directed: GoalDirectedSettings = GoalDirectedSettings()
     safety: SafetySettings = SafetySettings()
+    policy: SkillPolicy = SkillPolicy()
 
     @classmethod
     def from_flat(cls, flat: Mapping[str, Any], also_known: Iterable[str] = ()) -> "ServiceConfig":
@@ -89,4 +99,4 @@ def build_service(config: ServiceConfig, executor_factory: Optional[Callable[[st
     return PlanningService.build(config.backend, config.planner, executor_factory=executor_factory,
                                  pet_settings=config.pet, judge=judge, heuristic_settings=config.heuristic,
                                  safety=config.safety, approver=approver, trace=trace,
-                                 goal_directed=config.goal_directed)
+                                 goal_directed=config.goal_directed, policy=config.policy)

@@ -11,7 +11,7 @@ import uuid
 import pytest
 from action_msgs.msg import GoalStatus
 
-from helpers.processes import NodeProcess, console_script
+from helpers.processes import NodeProcess, console_script, wait_until
 from helpers.ros_client import RosTestClient
 from llm_planner_msgs.action import PlanTask
 
@@ -116,12 +116,15 @@ def test_reject_policy_refuses_a_goal_while_one_runs():
             first = client.send_plan(PlanTask.Goal(task="steps=20"))
             assert first.first_feedback.wait(10)
             second = client.send_plan(PlanTask.Goal(task="steps=1"))
-            assert first.handle.accepted and not second.handle.accepted
+            status, result = second.result()   # refused with a reason: accepted, then aborted at once
+            assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == "rejected"
+            assert result.detail == "not planned: another goal is running (goal_policy reject)"
             client.cancel(first)
-            assert first.result()[0] == GoalStatus.STATUS_CANCELED
+            status, result = first.result()
+            assert status == GoalStatus.STATUS_CANCELED and len(result.steps) >= 1   # the steps decided so far
             third = client.send_plan(PlanTask.Goal(task="steps=1"))
             assert third.result()[0] == GoalStatus.STATUS_SUCCEEDED
-    assert "another goal is running (goal_policy=reject)" in proc.output
+    assert "another goal is running (goal_policy reject)" in proc.output
 
 
 def test_an_invalid_parameter_stops_the_node_and_names_it():
@@ -239,7 +242,6 @@ def test_latched_plan_and_step_events(queue_server):
     latched = []
     qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
     client.node.create_subscription(PlanState, "plan", latched.append, qos)   # joins after the goal
-    from helpers.processes import wait_until
     assert wait_until(lambda: latched, 10)
     state = latched[-1]
     assert state.task == "steps=2" and state.status == PlanState.STATUS_SUCCEEDED
@@ -259,7 +261,7 @@ def test_real_planner_cancel_and_reject_policy():
             first = client.send_plan(PlanTask.Goal(task="Wash dishes by hand"))
             assert first.first_feedback.wait(60)
             second = client.send_plan(PlanTask.Goal(task="Watch TV"))
-            assert first.handle.accepted and not second.handle.accepted
+            assert second.result()[1].termination_reason == PlanTask.Result.REASON_REJECTED
             client.cancel(first)
             status, result = first.result(timeout=60)
             assert status == GoalStatus.STATUS_CANCELED
@@ -268,4 +270,95 @@ def test_real_planner_cancel_and_reject_policy():
             third = client.send_plan(PlanTask.Goal(task="Watch TV", options=PlanTask.Goal().options))
             assert third.handle.accepted
             third.result(timeout=120)
-    assert "goal_policy=reject" in proc.output
+    assert "goal_policy reject" in proc.output
+
+
+def test_sigterm_ends_the_active_and_queued_goals_with_shutdown():
+    """Issue 15: after SIGINT or SIGTERM the clients of the active and queued goals got nothing."""
+    import signal
+
+    ns = unique_ns("shutdown")
+    with scripted_server(ns, delay=0.5) as proc:
+        with RosTestClient(ns) as client:
+            active = client.send_plan(PlanTask.Goal(task="steps=40"))
+            assert active.first_feedback.wait(10)
+            queued = client.send_plan(PlanTask.Goal(task="steps=1"))
+            proc.proc.send_signal(signal.SIGTERM)
+            status, result = active.result(timeout=20)
+            assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == "shutdown"
+            assert result.detail == "the planner is shutting down" and result.steps   # what ran is kept
+            status, result = queued.result(timeout=20)
+            assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == "shutdown"
+            assert result.detail == "the planner is shutting down; it ended before it started"
+            assert proc.wait(20) == 0
+
+
+def test_time_limit_cancelled_queued_goal_and_live_parameters(queue_server):
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.parameter import Parameter
+
+    from helpers.ros_client import wait_future
+    from llm_planner_msgs.msg import MethodOptions
+
+    client, _ = queue_server
+    slow = client.send_plan(PlanTask.Goal(task="steps=40", options=MethodOptions(time_limit_s=0.5)))
+    queued = client.send_plan(PlanTask.Goal(task="steps=1"))
+    client.cancel(queued)   # a queued goal ends now, not when its turn comes
+    status, result = queued.result(timeout=10)
+    assert status == GoalStatus.STATUS_CANCELED and result.termination_reason == "canceled"
+    assert not slow.result_future.done()
+    status, result = slow.result(timeout=20)
+    assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == "time_limit"
+    assert result.detail == "the goal ran past its time limit of 0.5s" and result.steps
+
+    setter = client.node.create_client(SetParameters, "planner/set_parameters")
+    assert setter.wait_for_service(timeout_sec=20)
+
+    def set_param(name, value):
+        request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
+        return wait_future(setter.call_async(request), 20).results[0]
+    bad = set_param("max_queued_goals", -1)   # validated by the same model as at start-up
+    assert not bad.successful and "max_queued_goals" in bad.reason
+    assert not set_param("default_scene", "Mars").successful   # read-only: a restart changes it
+    assert set_param("goal_time_limit_s", 0.3).successful   # live: the next goal gets it
+    status, result = client.send_plan(PlanTask.Goal(task="steps=40")).result(timeout=20)
+    assert result.termination_reason == "time_limit" and "0.3s" in result.detail
+    assert set_param("goal_time_limit_s", 600.0).successful
+
+
+def test_send_goal_notices_a_planner_that_dies_and_exits_cleanly():
+    """Issue 15: after a planner SIGKILL, send_goal hung and then printed a traceback."""
+    import signal
+    import subprocess
+
+    ns = unique_ns("sendgoal")
+    with scripted_server(ns, delay=0.5) as server:
+        sender = NodeProcess([str(console_script("send_goal")), "steps=40", "--ros-args", "-r", f"__ns:={ns}"],
+                             ready="step  1")
+        with sender:
+            server.proc.send_signal(signal.SIGKILL)
+            try:
+                code = sender.wait(15)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"send_goal still waits on a dead planner:\n{sender.output}")
+            assert wait_until(lambda: "went away" in sender.output, 5)
+    assert code == 6 and "Traceback" not in sender.output, sender.output
+
+
+def test_the_python_client_facade_plans_streams_and_cancels():
+    """PlannerClient, the nav2_simple_commander-style facade: plan() with feedback, send() + cancel()."""
+    from llm_planner_ros.ros.client import PlannerClient
+
+    ns = unique_ns("facade")
+    with scripted_server(ns, delay=0.2):
+        with PlannerClient(ns) as planner:
+            assert planner.wait_until_ready(30)
+            seen = []
+            outcome = planner.plan("steps=2", on_feedback=seen.append)
+            assert outcome.succeeded and outcome.status_name == "SUCCEEDED" and len(outcome.result.steps) == 2
+            assert [f.step_index for f in seen] == [1, 2]
+            run = planner.send("steps=40")
+            assert wait_until(lambda: run.feedback, 10)
+            assert planner.cancel(run)
+            outcome = planner.result(run, timeout_s=20)
+            assert outcome.status_name == "CANCELED" and outcome.result.termination_reason == "canceled"

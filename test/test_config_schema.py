@@ -13,6 +13,7 @@ from helpers.processes import console_script
 from llm_planner_ros.core.request import GoalOnlyOptions, MethodOptions, OVERRIDABLE, PlanRequest
 from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.ros.executor_bridge import BridgeParams
+from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.wiring import SERVICE_MODELS, PlannerNodeParams, ServiceConfig, SettingsError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,8 +47,10 @@ def test_per_goal_overrides_take_their_bounds_from_the_settings():
 
 def test_planner_yaml_sets_every_parameter_and_nothing_else():
     fields = set(PlannerNodeParams.model_fields) | {f for m in SERVICE_MODELS for f in m.model_fields}
-    assert set(params("planner.yaml", "planner")) == fields
-    ServiceConfig.from_flat(params("planner.yaml", "planner"), also_known=PlannerNodeParams.model_fields)
+    policy = params("policy.yaml", "/**")
+    assert set(policy) == set(SkillPolicy.model_fields)   # one policy file, for the planner and the bridge
+    assert set(params("planner.yaml", "planner")) | set(policy) == fields
+    ServiceConfig.from_flat(params("planner.yaml", "planner") | policy, also_known=PlannerNodeParams.model_fields)
     assert set(params("executor_bridge.yaml", "executor_bridge")) == set(BridgeParams.model_fields)
 
 

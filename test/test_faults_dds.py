@@ -19,10 +19,12 @@ from helpers.ros_client import RosTestClient, wait_future
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import ApprovalRequest, MethodOptions
 from llm_planner_msgs.srv import Approve
+from llm_planner_ros.safety.policy import approval_digest
 from llm_planner_ros.skills.vocabulary import ACTIONS
 from llm_planner_ros.trace.log import read_traces
 
-SECRET = "sk-fault-injection-secret-0123456789"
+SECRET = "fault-injection-secret-0123456789"   # no key-shaped prefix, in a variable no pattern matches
+KEY_ENV = "FAULTS_LLM_ACCESS"
 R = PlanTask.Result
 
 
@@ -53,14 +55,14 @@ STATUS = {GoalStatus.STATUS_SUCCEEDED: "SUCCEEDED", GoalStatus.STATUS_ABORTED: "
 @pytest.fixture(scope="module")
 def llm_stack(tmp_path_factory):
     """A planner on an OpenAI-compatible endpoint that fails on demand, with the simulator bridge."""
-    os.environ["FAULTS_API_KEY"] = SECRET
+    os.environ[KEY_ENV] = SECRET
     trace = tmp_path_factory.mktemp("trace") / "traces.jsonl"
     ns = f"/faults_{uuid.uuid4().hex[:6]}"
     with FaultyOpenAIServer(slow_s=4.0) as server, \
             ros_node("executor_bridge", ns, "serving action 'execute_skill'"), \
             ros_node("planner_node", ns, "planner ready", "llm_backend:=openai", f"openai_base_url:={server.url}",
                  "openai_model:=m", "openai_timeout_s:=1.5", "openai_max_retries:=1",
-                 "openai_api_key_env:=FAULTS_API_KEY", f"trace_log:={trace}", "max_steps:=3") as planner:
+                 f"openai_api_key_env:={KEY_ENV}", f"trace_log:={trace}", "max_steps:=3") as planner:
         with RosTestClient(ns) as client:
             yield client, server, planner, trace
 
@@ -70,11 +72,9 @@ def llm_stack(tmp_path_factory):
 ])
 def test_a_failing_llm_aborts_the_goal_and_the_node_keeps_serving(llm_stack, mode, detail):
     client, server, _, _ = llm_stack
-    server.mode = mode
-    status, result, _ = outcome(client, PlanTask.Goal(task="Make coffee"))
+    status, result, _ = outcome_in_mode(client, server, mode)
     assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == R.REASON_LLM_ERROR
     assert detail in result.detail
-    server.mode = "ok"
     status, result, _ = outcome(client, PlanTask.Goal(task="Make coffee"))
     assert result.termination_reason in (R.REASON_END_OF_PLAN, R.REASON_LOW_SCORE, R.REASON_MAX_STEPS)
 
@@ -120,13 +120,37 @@ def test_unicode_and_prompt_injection_are_planned_as_tasks(llm_stack):
         assert all(s.skill.action in ACTIONS for s in result.steps)
 
 
+def outcome_in_mode(client: RosTestClient, server: FaultyOpenAIServer, mode: str, task: str = "Make coffee"):
+    """The outcome of one goal while the LLM endpoint misbehaves as ``mode`` says."""
+    server.mode = mode
+    try:
+        return outcome(client, PlanTask.Goal(task=task))
+    finally:
+        server.mode = "ok"
+
+
+def test_a_prompt_too_long_for_the_server_is_an_invalid_goal(llm_stack):
+    client, server, _, _ = llm_stack
+    status, result, _ = outcome_in_mode(client, server, "context")
+    assert result.termination_reason == R.REASON_INVALID_GOAL and "does not fit the model's context" in result.detail
+
+
 def test_traces_hold_every_goal_and_no_secret(llm_stack):
-    client, _, planner, trace = llm_stack
+    """A server that echoes the key in its 401: not in the result, the log or the trace."""
+    client, server, planner, trace = llm_stack
+    status, result, _ = outcome_in_mode(client, server, "echo_key")
+    assert result.termination_reason == R.REASON_LLM_ERROR and "Incorrect API key provided: ***" in result.detail
+    assert SECRET not in result.detail
     outcome(client, PlanTask.Goal(task="Watch TV"))
     goals = list(read_traces(trace))
     assert len(goals) >= 2 and goals[-1]["request"]["task"] == "Watch TV" and goals[-1]["end"] is not None
     assert any(g["llm"] for g in goals)
     assert SECRET not in trace.read_text() and SECRET not in planner.output
+
+
+def digest(request: ApprovalRequest) -> str:
+    """What an operator's tool sends: the digest of the content it showed, recomputed."""
+    return approval_digest(request.request_id, request.goal_id, request.kind, list(request.scripts))
 
 
 def skills_started(robot: NodeProcess) -> int:
@@ -193,6 +217,9 @@ def test_robot_faults_abort_with_the_reason_and_the_bridge_recovers(robot_stack)
                detail=result.detail[:160], seconds=round(time.monotonic() - t0, 2))
         assert status == GoalStatus.STATUS_CANCELED and result.termination_reason == R.REASON_CANCELED
         assert time.monotonic() - t0 < 4.0   # the skill had about 7 s left
+        # the cancel reached the robot: its skill stopped, and the bridge said so
+        assert "while it ran" in robot.lines[-1] or wait_until(lambda: "while it ran" in robot.output, 5)
+        assert "the robot confirmed that" in result.detail and "stopped" in result.detail, result.detail
 
 
 def test_approval_per_step_waits_for_the_operator():
@@ -212,10 +239,18 @@ def test_approval_per_step_waits_for_the_operator():
             assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == R.REASON_APPROVAL_TIMEOUT
             assert "not given within 3s" in result.detail
             assert not any(s.executed for s in result.steps) and 3.0 <= seconds < 30
+            # the timeout is live: longer from the next request on
+            from rcl_interfaces.srv import SetParameters
+            from rclpy.parameter import Parameter
+            setter = client.node.create_client(SetParameters, "planner/set_parameters")
+            assert setter.wait_for_service(timeout_sec=20)
+            change = SetParameters.Request(parameters=[Parameter("approval_timeout_s", value=60.0).to_parameter_msg()])
+            assert wait_future(setter.call_async(change), 10).results[0].successful
             # the operator says no
             run = client.send_plan(PlanTask.Goal(task="Watch TV", execute=True))
             assert wait_until(lambda: len(requests) >= 2, 30)
-            answer = wait_future(approve.call_async(Approve.Request(request_id=requests[-1].request_id,
+            shown = requests[-1]
+            answer = wait_future(approve.call_async(Approve.Request(request_id=shown.request_id, digest=digest(shown),
                                                                     approve=False, reason="the TV is off limits")), 10)
             assert answer.accepted
             status, result = run.result(timeout=30)
@@ -226,8 +261,21 @@ def test_approval_per_step_waits_for_the_operator():
             # the operator says yes to each step
             run = client.send_plan(PlanTask.Goal(task="Watch TV", execute=True, options=MethodOptions(max_steps=1)))
             assert wait_until(lambda: len(requests) >= 3, 30)
-            assert requests[-1].kind == "step" and requests[-1].scripts[0].startswith("[")
-            wait_future(approve.call_async(Approve.Request(request_id=requests[-1].request_id, approve=True)), 10)
+            real = requests[-1]
+            assert real.kind == "step" and real.scripts[0].startswith("[") and real.digest == digest(real)
+            # a node republishes the real request id with other content; the operator approves what it
+            # was shown, and the planner refuses: the digest is not that of the real request
+            forged = ApprovalRequest(request_id=real.request_id, goal_id=real.goal_id, kind="step", task=real.task,
+                                     scripts=["[LOOKAT] <wall> (1)"], texts=["look at wall"], timeout_s=3.0)
+            forged.digest = real.digest   # copying the field does not help: the operator recomputes it
+            refused = wait_future(approve.call_async(Approve.Request(request_id=forged.request_id,
+                                                                     digest=digest(forged), approve=True)), 10)
+            assert not refused.accepted and "digest does not match" in refused.message
+            no_digest = wait_future(approve.call_async(Approve.Request(request_id=real.request_id, approve=True)), 10)
+            assert not no_digest.accepted
+            answer = wait_future(approve.call_async(Approve.Request(request_id=real.request_id, digest=digest(real),
+                                                                    approve=True)), 10)
+            assert answer.accepted
             status, result = run.result(timeout=60)
             # approved: the skill reached the simulator (executed, or failed on its own preconditions)
             assert result.steps and result.termination_reason not in (R.REASON_APPROVAL_DENIED,
@@ -265,3 +313,36 @@ def _status(pid: int, key: str) -> int:
         if line.startswith(key + ":"):
             return int(line.split()[1])
     raise KeyError(key)
+
+
+def test_a_bridge_killed_mid_plan_is_noticed_at_once_and_the_executed_steps_are_kept(tmp_path):
+    """Issue 15: kill the bridge after 2 executed steps; the result had no steps, the trace's end
+    none, and the goal waited on a dead bridge. Now the planner hears the bridge's heartbeat stop,
+    ends the goal in about 2 s, and the result and the trace hold what ran, under the goal's id."""
+    import signal
+
+    ns = f"/killbridge_{uuid.uuid4().hex[:6]}"
+    trace = tmp_path / "trace.jsonl"
+    with ros_node("sim_robot", f"{ns}/robot", "simulated robot serving", "skill_delay_s:=1.5") as robot, \
+            ros_node("planner_node", ns, "planner ready", f"trace_log:={trace}", "skill_timeout_s:=60.0"):
+        bridge = ros_node("executor_bridge", ns, "serving action 'execute_skill'", "backend:=robot",
+                          "robot_action:=robot/execute_skill")
+        with bridge, RosTestClient(ns) as client:
+            run = client.send_plan(PlanTask.Goal(task="Watch TV", method="pddl", execute=True,
+                                                 goal_conditions=["(on television)", "(facing character television)"],
+                                                 action_goals=["WATCH"]))
+            assert wait_until(lambda: sum(f.executed for f in run.feedback) >= 2, 120), robot.output
+            t0 = time.monotonic()
+            bridge.proc.send_signal(signal.SIGKILL)
+            status, result = run.result(timeout=60)
+            noticed = time.monotonic() - t0
+    report(task="bridge killed after 2 steps", status=STATUS.get(status), reason=result.termination_reason,
+           detail=result.detail[:160], seconds=round(noticed, 2))
+    assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == R.REASON_EXECUTOR_ERROR
+    assert "went away" in result.detail and noticed < 4.0   # heartbeat lost after 1.5 s
+    executed = [s for s in result.steps if s.executed]
+    assert len(executed) >= 2 and result.program[:2] == [s.script for s in executed[:2]]
+    [goal] = [g for g in read_traces(trace) if g["request"]["task"] == "Watch TV"]
+    assert goal["trace"] == bytes(run.handle.goal_id.uuid).hex()   # the trace id is the ROS goal id
+    assert [s["executed"] for s in goal["steps"]][:2] == [True, True]   # written as they happened
+    assert "went away" in goal["end"]["error"] and len(goal["end"]["steps"]) >= 2

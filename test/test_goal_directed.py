@@ -15,6 +15,7 @@ from llm_planner_ros.pddl.goals import eai_goal_spec, ground_goal, parse_goal
 from llm_planner_ros.pddl.problem import build_problem
 from llm_planner_ros.pddl.world import domain_text, from_virtualhome_graph
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner, GoalDirectedSettings
+from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.safety.gate import SafetyGate, SafetySettings
 
 
@@ -25,7 +26,7 @@ def task(identifier: str):
 def run(spec, executor, **settings):
     events = []
     result = GoalDirectedPlanner(GoalDirectedSettings(**settings)).plan(
-        spec, SafetyGate(executor, SafetySettings()), events.append, CancelToken())
+        spec, SafetyGate(executor, SkillPolicy(), SafetySettings()), events.append, CancelToken())
     return result, events
 
 

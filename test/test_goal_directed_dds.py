@@ -20,7 +20,8 @@ def test_the_bridge_reports_its_world_as_pddl():
         with RosTestClient(ns) as client:
             srv = client.node.create_client(GetWorldState, "get_world_state")
             assert srv.wait_for_service(timeout_sec=30)
-            reply = wait_future(srv.call_async(GetWorldState.Request()), 30)
+            assert wait_future(srv.call_async(GetWorldState.Request()), 30).domain == ""   # asked once
+            reply = wait_future(srv.call_async(GetWorldState.Request(include_domain=True)), 30)
             assert reply.success and reply.domain_name == "virtualhome"
             assert "(define (domain virtualhome)" in reply.domain and "; skill walk_to: WALK ?o" in reply.domain
             assert "character_65 - character" in reply.objects

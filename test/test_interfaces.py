@@ -8,7 +8,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 
 from llm_planner_msgs.action import ExecuteSkill, PlanTask
 from llm_planner_msgs.msg import MethodOptions, PlanStep, PreconditionFailure, Skill
-from llm_planner_msgs.srv import CheckSubtask, GetApplicableSkills, ResetScene
+from llm_planner_msgs.srv import CheckSubtask, GetWorldState, ResetScene
 
 SKILL = Skill(action="PUTIN", objects=["milk", "fridge"], object_ids=[12, 7], text="put milk in fridge")
 FAILURE = PreconditionFailure(type=PreconditionFailure.UNFLIPPED_BOOLEAN_STATE,
@@ -45,8 +45,9 @@ FILLED = [
     CheckSubtask.Response(done=True, probability=0.75, source="llm", detail="p(yes)=0.8"),
     ResetScene.Request(scene_id="TrimmedTestScene1", task="Put groceries in Fridge"),
     ResetScene.Response(success=True, message="ok", objects=["fridge", "milk"]),
-    GetApplicableSkills.Request(max_results=100),
-    GetApplicableSkills.Response(skills=[SKILL, Skill(action="STANDUP")], goal_met=False),
+    GetWorldState.Request(include_applicable=True, max_applicable=100),
+    GetWorldState.Response(success=True, applicable_skills=[SKILL, Skill(action="STANDUP")], goal_status=0,
+                           facts=["(on tv_1)"]),
 ]
 
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from helpers.processes import NodeProcess
-from llm_planner_ros.core.errors import CancelToken, LLMError, PlanCanceled
+from llm_planner_ros.core.errors import CancelToken, LLMError, PlanCanceled, PromptTooLong
 from llm_planner_ros.llm.base import SamplingParams
 from llm_planner_ros.llm.llama_cpp_backend import smollm2_path
 
@@ -39,8 +39,9 @@ def test_llama_cpp_cancel_and_context_errors(smollm2):
     token.cancel()
     with pytest.raises(PlanCanceled):
         smollm2.complete(PROMPT, 1, SamplingParams(), token)
-    with pytest.raises(LLMError, match="does not fit the context"):
+    with pytest.raises(PromptTooLong, match="does not fit the LLM's context") as too_long:
         smollm2.complete("word " * 5000, 1, SamplingParams())
+    assert too_long.value.reason.value == "invalid_goal"   # the goal must change, not the LLM
 
 
 def test_missing_gguf_is_a_clear_error(tmp_path):
@@ -70,12 +71,18 @@ def test_openai_completions_with_logprobs_and_n(openai_server):
     from llm_planner_ros.llm.openai_backend import OpenAIBackend
 
     backend = OpenAIBackend(openai_server, "smollm2")
-    out = backend.complete(PROMPT, 3, SamplingParams(temperature=0.7, seed=3, max_tokens=16))
-    assert len(out) == 3                 # the server ignores n > 1; the backend asks again
+    params = SamplingParams(temperature=0.7, seed=3, max_tokens=16, logprobs=True)
+    out = backend.complete(PROMPT, 3, params)
+    assert len(out) == 3 and backend.honours_n is False   # learnt once: llama.cpp's server ignores n > 1
     for c in out:
         assert "\n" not in c.text
         assert c.token_logprobs and all(lp <= 0 for lp in c.token_logprobs)
         assert not math.isnan(c.mean_logprob)
+    # the remaining samples go as concurrent requests seeded in order: the same samples again
+    assert [c.text for c in backend.complete(PROMPT, 3, params)] == [c.text for c in out]
+    # log-probs only when a ranking asks for them
+    [plain] = backend.complete(PROMPT, 1, SamplingParams(temperature=0.0, max_tokens=8))
+    assert plain.text and math.isnan(plain.mean_logprob)
 
 
 def test_openai_chat_without_logprobs_falls_back_to_nan(openai_server):
@@ -113,3 +120,32 @@ def test_goal_interpretation_through_an_openai_compatible_server(openai_server, 
     assert found.sentences and found.examples and "Watch TV" not in found.examples
     assert found.matches[0].sentence == found.sentences[0]      # the server's own sentence was translated
     assert any(line.startswith("(") and "television" in line for line in found.lines())
+
+
+def test_the_same_goal_gives_the_same_plan_whatever_ran_before(embedder, demos):
+    """Issue 16: a plan depended on the goals before it (reused prompt state). Goal A then B, and
+    B alone on a fresh model, give the same steps, samples and scores; the second prompt of a goal
+    reuses the evaluated lines of the first."""
+    from llm_planner_ros.core.request import parse_request
+    from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend, smollm2_path
+    from llm_planner_ros.planning.service import PlanningService
+    from llm_planner_ros.planning.settings import PlannerSettings
+
+    def service() -> PlanningService:
+        return PlanningService(LlamaCppBackend(smollm2_path()), embedder, PlannerSettings(), demos=demos)
+
+    def run(s: PlanningService, task: str):
+        r = s.plan(parse_request(task=task, method="reprompt", execute=True), lambda e: None, CancelToken())
+        return [(st.generated_text, st.skill.script(), round(st.score, 6)) for st in r.steps]
+    after = service()
+    run(after, "Make coffee")
+    run(after, "Turn on light")
+    b_after = run(after, "Wash hands")
+    alone = service()
+    assert run(alone, "Wash hands") == b_after and b_after
+    stats = alone.llm.stats
+    assert 0 < stats.prompt_evaluated < stats.prompt_tokens   # earlier lines came from the cache
+    # with the cache off every prompt is evaluated whole, and the plan is the same
+    off = PlanningService(LlamaCppBackend(smollm2_path(), prompt_cache_mb=0), embedder, PlannerSettings(),
+                          demos=demos)
+    assert run(off, "Wash hands") == b_after and off.llm.stats.prompt_evaluated == off.llm.stats.prompt_tokens

@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # helpers/, also under a plain `launch_test`
 launch_testing = pytest.importorskip(
     "launch_testing", reason="launch_testing is not installed: it ships with ROS 2, not on PyPI")
 import launch  # noqa: E402
@@ -44,7 +45,7 @@ def generate_test_description():
     scripted = launch.actions.ExecuteProcess(
         cmd=[sys.executable, "-m", "helpers.scripted_planner_server", "--delay", "0.1",
              "--ros-args", "-r", f"__ns:={SCRIPTED_NS}", "-p", "goal_policy:=reject"],
-        output="screen", name="scripted_planner")
+        cwd=os.path.dirname(os.path.abspath(__file__)), output="screen", name="scripted_planner")
     return launch.LaunchDescription([real_stack, sim_stack, robot_stack, scripted,
                                      launch_testing.actions.ReadyToTest()]), {"scripted": scripted}
 
@@ -61,7 +62,8 @@ class TestPlannerStack(unittest.TestCase):
             self.assertEqual(len(result.program), 3)
             run = client.send_plan(PlanTask.Goal(task="steps=100"))
             self.assertTrue(run.first_feedback.wait(10))
-            self.assertFalse(client.send_plan(PlanTask.Goal(task="steps=1")).handle.accepted)  # policy
+            refused = client.send_plan(PlanTask.Goal(task="steps=1")).result()[1]   # goal policy, with a reason
+            self.assertEqual(refused.termination_reason, PlanTask.Result.REASON_REJECTED)
             client.cancel(run)
             status, result = run.result()
             self.assertEqual(status, GoalStatus.STATUS_CANCELED)

@@ -11,8 +11,8 @@ from llm_planner_ros.core.types import ErrorType, Skill, TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.planning.service import InvalidGoal, PlanningService
 from llm_planner_ros.planning.settings import PlannerSettings
-from llm_planner_ros.safety.gate import (ApprovalDenied, ApprovalTimeout, SafetyGate, SafetySettings,
-                                         admissibility_problem)
+from llm_planner_ros.safety.gate import ApprovalDenied, ApprovalTimeout, SafetyGate, SafetySettings
+from llm_planner_ros.safety.policy import SkillPolicy, admissibility_problem
 from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import make_skill
 from llm_planner_ros.trace.log import TraceLog, read_traces, redact
@@ -42,7 +42,7 @@ class RecordingExecutor:
 ])
 def test_inadmissible_skills_never_reach_the_executor(skill, problem):
     inner = RecordingExecutor()
-    gate = SafetyGate(inner, SafetySettings())
+    gate = SafetyGate(inner, SkillPolicy(), SafetySettings())
     result = gate.execute(skill)
     assert not result.success and result.failure.type is ErrorType.INVALID_ACTION
     assert problem in result.failure.message and inner.received == []
@@ -51,24 +51,25 @@ def test_inadmissible_skills_never_reach_the_executor(skill, problem):
 
 def test_allow_and_deny_lists():
     inner = RecordingExecutor()
-    gate = SafetyGate(inner, SafetySettings(skill_denylist=["open"], object_denylist=["Television"]))
+    gate = SafetyGate(inner, SkillPolicy(skill_denylist=["open"], object_denylist=["Television"]), SafetySettings())
     assert "action OPEN is not allowed" in gate.execute(make_skill("OPEN", ["microwave"])).failure.message
     assert "object 'television' is not allowed" in gate.execute(make_skill("WALK", ["television"])).failure.message
     assert gate.execute(make_skill("WALK", ["microwave"])).success
-    only_walk = SafetyGate(inner, SafetySettings(skill_allowlist=["WALK"], object_allowlist=["microwave"]))
+    only_walk = SafetyGate(inner, SkillPolicy(skill_allowlist=["WALK"], object_allowlist=["microwave"]),
+                           SafetySettings())
     assert not only_walk.execute(make_skill("WALK", ["television"])).success
     assert [s.action for s in inner.received] == ["WALK"]
 
 
 def test_approval_per_step_denied_and_timed_out():
     asked = []
-    gate = SafetyGate(RecordingExecutor(), SafetySettings(approval="step"),
-                      lambda skills, kind: asked.append((kind, skills)) or (False, "too close to the stairs"))
+    gate = SafetyGate(RecordingExecutor(), SkillPolicy(), SafetySettings(approval="step"),
+                      lambda skills, kind, stop: asked.append((kind, skills)) or (False, "too close to the stairs"))
     with pytest.raises(ApprovalDenied, match="denied: too close to the stairs"):
         gate.execute(make_skill("WALK", ["microwave"]))
     assert asked[0][0] == "step" and gate.inner.received == []
-    silent = SafetyGate(RecordingExecutor(), SafetySettings(approval="step", approval_timeout_s=2),
-                        lambda skills, kind: None)
+    silent = SafetyGate(RecordingExecutor(), SkillPolicy(), SafetySettings(approval="step", approval_timeout_s=2),
+                        lambda skills, kind, stop: None)
     with pytest.raises(ApprovalTimeout, match="not given within 2s"):
         silent.execute(make_skill("WALK", ["microwave"]))
 
@@ -82,7 +83,7 @@ def test_service_gates_every_goal_and_dry_run(smollm2, embedder, demos):
         return ex
 
     service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos, executor_factory=factory,
-                              safety=SafetySettings(skill_denylist=["WALK"]))
+                              policy=SkillPolicy(skill_denylist=["WALK"]))
     result = service.plan(parse_request(task="Turn on light", method="reprompt", execute=True), lambda e: None,
                           CancelToken())
     assert all(s.action != "WALK" for ex in received for s in ex.received)
@@ -99,7 +100,7 @@ def test_whole_plan_approval(smollm2, embedder, demos):
     plans = []
     service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
                               safety=SafetySettings(approval="plan"),
-                              approver=lambda skills, kind: plans.append((kind, list(skills))) or (True, ""))
+                              approver=lambda skills, kind, stop: plans.append((kind, list(skills))) or (True, ""))
     result = service.plan(parse_request(task="Turn on light", execute=True), lambda e: None, CancelToken())
     assert plans and plans[0][0] == "plan" and [s.skill for s in result.steps][:len(plans[0][1])] == \
         plans[0][1][:len(result.steps)]

@@ -37,8 +37,6 @@ def ask(client, task, subtask="", observations=(), subtasks=(), pointer=-1):
 
 
 def test_whole_task_is_checked_against_the_goal_conditions(stack):
-    from rclpy.action import ActionClient
-
     task = "Turn on light"
     reset = stack.node.create_client(ResetScene, "reset_scene")
     assert reset.wait_for_service(timeout_sec=20)
@@ -50,7 +48,7 @@ def test_whole_task_is_checked_against_the_goal_conditions(stack):
     program = next(p for p in resources.human_programs() if p.task == task and resources.eai_goal(p.program_id))
     graph, _ = resources.scene_for_task("TrimmedTestScene1", task)
     assert graph == resources.scene_graphs(program.program_id)[0]
-    ac = ActionClient(stack.node, ExecuteSkill, "execute_skill")
+    ac = stack.action_client(ExecuteSkill, "execute_skill")
     assert ac.wait_for_server(timeout_sec=20)
     for line in program.script:
         goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(SkillParser.parse_script(line)))

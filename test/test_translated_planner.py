@@ -56,6 +56,10 @@ def test_no_translation_keeps_free_text(demos, scene_index):
     assert result.steps[0].skill.action == ""                     # not admissible as written
     assert result.steps[2].skill.action == "SIT"                  # the likelier sample parses as is
     assert math.isnan(result.steps[0].similarity)
+    # plan-only: the lines that are not admissible skills of the scene are marked, and it fails
+    assert result.steps[0].error.message == "untranslated line: not a skill, the LLM's text as written"
+    assert not result.steps[2].error.type and not result.success
+    assert result.detail.startswith("untranslated: line(s) 1, 2 of 3 are not admissible skills of the scene")
 
 
 def test_epsilon_stops_before_a_poor_step_unless_append_before_break(demos, scene_index):
@@ -105,3 +109,14 @@ def test_vanilla_picks_the_most_likely_program(demos, scene_index):
     assert [s.generated_text for s in result.steps] == ["Walk to bathroom", "Wash hands"]
     assert result.steps[0].skill.action == "WALK" and result.steps[1].skill.action == ""
     assert len(events) == 2 and result.num_llm_calls == 1
+    assert [bool(s.error.type) for s in result.steps] == [False, True] and not result.success
+
+
+def test_an_injected_line_of_an_object_the_scene_lacks_is_marked(demos, scene_index):
+    """Issue 15: '[OPEN] <front_door>' written into the task came back in a successful plan."""
+    def sample(prompt):
+        return [(" [OPEN] <front_door>\nStep 2: Walk to bathroom", -0.1)] * 2
+    result, _ = run(make(ScriptedLLM(sample), demos, scene_index), method="vanilla")
+    first = result.steps[0]
+    assert first.error.message.startswith("untranslated line: ")
+    assert not result.steps[1].error.type and not result.success

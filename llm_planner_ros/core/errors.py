@@ -31,22 +31,92 @@ class InvalidGoal(PlanningError):
     reason = TerminationReason.INVALID_GOAL
 
 
-class CancelToken:
-    """Asked between steps and while waiting on the LLM; ``check`` raises once cancelled."""
+class GoalTimeLimit(PlanningError):
+    reason = TerminationReason.TIME_LIMIT
 
-    def __init__(self, is_requested: Optional[Callable[[], bool]] = None) -> None:
+
+class Shutdown(PlanningError):
+    reason = TerminationReason.SHUTDOWN
+
+
+class PromptTooLong(InvalidGoal):
+    """The goal's prompt does not fit the LLM's context: the goal, not the LLM, must change."""
+
+
+class CancelToken:
+    """A goal's stop signal: a cancel (with the error it ends the goal with) or its time limit.
+
+    Asked between steps and while waiting on the LLM (``check`` raises once stopped); waiters on
+    ROS futures register ``on_stop`` instead of polling."""
+
+    def __init__(self, is_requested: Optional[Callable[[], bool]] = None,
+                 time_limit_s: Optional[float] = None) -> None:
         self._event = threading.Event()
         self._is_requested = is_requested
+        self._lock = threading.Lock()
+        self._error: Optional[PlanningError] = None
+        self._callbacks: list[Callable[[], None]] = []
+        self.time_limit_s: Optional[float] = None
+        self._timer: Optional[threading.Timer] = None
+        if time_limit_s:
+            self.start_time_limit(time_limit_s)
 
-    def cancel(self) -> None:
-        self._event.set()
+    def start_time_limit(self, seconds: float) -> None:
+        """From now, the goal stops with :class:`GoalTimeLimit` after ``seconds``."""
+        self.close()
+        self.time_limit_s = seconds
+        self._timer = threading.Timer(seconds, self._time_up)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _time_up(self) -> None:
+        self.cancel(GoalTimeLimit(f"the goal ran past its time limit of {self.time_limit_s:g}s"))
+
+    def cancel(self, error: Optional[PlanningError] = None) -> None:
+        """Stop the goal; it ends with ``error`` (default: cancelled). The first stop wins."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._error = error or PlanCanceled("the goal was cancelled")
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def on_stop(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` once when the goal stops (now, if it has); returns its remover."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                return lambda: self._remove(callback)
+        callback()
+        return lambda: None
+
+    def _remove(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+    def close(self) -> None:
+        """The goal ended: stop the time-limit timer."""
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def wait(self, timeout_s: float) -> bool:
+        """Sleep up to ``timeout_s``, waking when the goal stops; whether it has."""
+        return self._event.wait(timeout_s) or self.cancelled
 
     @property
     def cancelled(self) -> bool:
         if not self._event.is_set() and self._is_requested is not None and self._is_requested():
-            self._event.set()
+            self.cancel()
         return self._event.is_set()
+
+    @property
+    def error(self) -> PlanningError:
+        """What the goal ends with once stopped."""
+        return self._error or PlanCanceled("the goal was cancelled")
 
     def check(self) -> None:
         if self.cancelled:
-            raise PlanCanceled("the goal was cancelled")
+            raise self.error

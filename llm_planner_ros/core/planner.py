@@ -11,8 +11,9 @@ StepCallback = Callable[[StepEvent], None]
 
 
 class Planner(Protocol):
-    def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken) -> PlanResult:
-        """Plan (and, if ``request.execute``, execute) a task.
+    def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
+             goal_id: str = "") -> PlanResult:
+        """Plan (and, if ``request.execute``, execute) a task; ``goal_id`` names it in records.
 
         Calls ``on_step`` after every decided step and ``cancel.check()`` between steps.
         Raises :class:`~llm_planner_ros.core.errors.PlanningError` subclasses to end early.

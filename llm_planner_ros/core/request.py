@@ -45,6 +45,7 @@ class GoalOnlyOptions(BaseModel):
     guide: Optional[Literal["none", "high_level", "low_level"]] = None
     guide_info: Optional[Literal["none", "objects", "static", "dynamic"]] = None
     hold_out_tasks: tuple[str, ...] = ()   # never show demonstrations of these task labels
+    time_limit_s: Optional[float] = Field(None, gt=0.0, le=86400.0)   # None: the node's goal_time_limit_s
 
 
 # Planner settings a goal may override: the type, bounds and description come from

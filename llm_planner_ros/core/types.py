@@ -58,6 +58,10 @@ class TerminationReason(str, Enum):
     INTERNAL_ERROR = "internal_error"
     NO_PLAN = "no_plan"
     REPLAN_LIMIT = "replan_limit"
+    TIME_LIMIT = "time_limit"
+    SHUTDOWN = "shutdown"
+    REJECTED = "rejected"
+    TRACKER_ERROR = "tracker_error"
 
     @property
     def is_success(self) -> bool:
@@ -128,10 +132,11 @@ class PlanResult:
     @property
     def success(self) -> bool:
         """The goal was reached, or a plan ended normally, has steps, and, when executing,
-        executed every step."""
+        executed every step; when only planning, has no step marked with an error."""
         if self.termination_reason is TerminationReason.GOAL_REACHED and self.goal_status is not GoalStatus.NOT_MET:
             return True
-        return self.termination_reason.is_success and bool(self.steps) and (self.executed or not self.executing)
+        done = self.executed if self.executing else all(s.error.type is ErrorType.NONE for s in self.steps)
+        return self.termination_reason.is_success and bool(self.steps) and done
 
     @property
     def program(self) -> list[str]:

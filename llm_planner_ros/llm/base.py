@@ -19,6 +19,7 @@ class SamplingParams:
     max_tokens: int = 32
     stop: tuple[str, ...] = ("\n",)
     seed: Optional[int] = None
+    logprobs: bool = False   # a server is asked for token log-probs only where a ranking uses them
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,8 @@ class UsageStats:
     completions: int = 0
     tokens: int = 0
     seconds: float = 0.0
+    prompt_tokens: int = 0       # prompt tokens the goal asked for
+    prompt_evaluated: int = 0    # of those, evaluated (the rest came from cached prompt states)
 
     @property
     def tokens_per_second(self) -> float:

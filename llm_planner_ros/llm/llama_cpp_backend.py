@@ -2,20 +2,32 @@
 
 Log-probs are read from the last position's logits as each token is generated (the C API's
 ``llama_get_logits_ith``), which avoids ``logits_all=True`` (GBs of memory, ~10x slower).
-Relies on llama-cpp-python 0.3.36's ``Llama.generate``; the version is pinned.
+Relies on llama-cpp-python 0.3.36's ``Llama.generate``, its ``input_ids``, ``n_tokens`` and
+``_requires_eval``, and llama.cpp's ``llama_state_get_data``/``llama_state_set_data``; the version
+is pinned.
+
+Prompts are evaluated line by line, and the state after each line is kept
+(:class:`PromptStates`), keyed by the exact tokens up to there. A prompt that shares lines with an
+earlier one (the demonstration, the steps so far) starts from the state of the longest such
+prefix. Because every prompt is split at the same places whatever ran before, a state loaded from
+the cache is bit for bit the one evaluation would produce: the same goal, seed and settings give
+the same plan, first or after other goals. Each of the k samples starts from the evaluated prompt.
 """
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import logging
 import threading
 import time
+from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
-from llm_planner_ros.core.errors import CancelToken, LLMError
+from llm_planner_ros.core.errors import CancelToken, LLMError, PromptTooLong
 from llm_planner_ros.llm.base import Completion, SamplingParams, UsageStats, cut_at_stop
 
 log = logging.getLogger(__name__)
@@ -32,10 +44,52 @@ def smollm2_path() -> Path:
     return Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
+@dataclass(frozen=True)
+class PromptState:
+    """The model's state (its KV cache) after some prompt tokens, without llama-cpp-python's
+    copy of the logits array (a 100 MB copy per save, which made states cost more than they save)."""
+
+    data: Any             # ctypes buffer of llama_state_get_data
+    llama_state_size: int
+    input_ids: np.ndarray
+
+
+class PromptStates:
+    """Model states after evaluated prompt prefixes, by their exact tokens; least recently used
+    dropped beyond ``max_bytes``."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._states: "OrderedDict[tuple[int, ...], PromptState]" = OrderedDict()
+        self._bytes = 0
+
+    def get(self, tokens: tuple[int, ...]) -> Optional[PromptState]:
+        state = self._states.get(tokens)
+        if state is not None:
+            self._states.move_to_end(tokens)
+        return state
+
+    def put(self, tokens: tuple[int, ...], state: PromptState) -> None:
+        if tokens in self._states:
+            return
+        self._states[tokens] = state
+        self._bytes += state.llama_state_size
+        while self._bytes > self.max_bytes and len(self._states) > 1:
+            _, old = self._states.popitem(last=False)
+            self._bytes -= old.llama_state_size
+
+    def clear(self) -> None:
+        self._states.clear()
+        self._bytes = 0
+
+
 class LlamaCppBackend:
     has_logprobs = True
 
-    def __init__(self, model_path: Path, *, n_ctx: int = 2048, n_threads: int = 1, seed: int = 0) -> None:
+    def __init__(self, model_path: Path, *, n_ctx: int = 2048, n_threads: int = 1, seed: int = 0,
+                 prompt_cache_mb: int = 256) -> None:
+        """``prompt_cache_mb`` bounds the kept prompt states; 0 keeps none across calls (each
+        prompt is evaluated from its start, once per call)."""
         import llama_cpp
 
         if not Path(model_path).is_file():
@@ -50,6 +104,62 @@ class LlamaCppBackend:
         self.eos = self.llm.token_eos()
         self.stats = UsageStats()
         self._lock = threading.Lock()  # one llama context: one generation at a time
+        self.prompt_cache_mb = prompt_cache_mb
+        self._states = PromptStates(prompt_cache_mb * 1_000_000)
+        self._newline: dict[int, bool] = {}
+
+    def _save(self) -> PromptState:
+        ctx = self.llm.ctx
+        size = self._llama_cpp.llama_state_get_size(ctx)
+        buffer = (ctypes.c_uint8 * size)()
+        used = self._llama_cpp.llama_state_get_data(ctx, buffer, size)
+        return PromptState(buffer, int(used), self.llm.input_ids[:self.llm.n_tokens].copy())
+
+    def _load(self, state: PromptState) -> None:
+        if self._llama_cpp.llama_state_set_data(self.llm.ctx, state.data, state.llama_state_size) \
+                != state.llama_state_size:
+            raise LLMError("llama.cpp could not restore a prompt state")
+        n = len(state.input_ids)
+        self.llm.input_ids[:n] = state.input_ids
+        self.llm.n_tokens = n
+        self.llm._requires_eval = True   # the next generate() replays the last token for its logits
+
+    def _ends_line(self, token: int) -> bool:
+        ends = self._newline.get(token)
+        if ends is None:
+            ends = self._newline[token] = b"\n" in self.llm.detokenize([token])
+        return ends
+
+    def _evaluate(self, tokens: list[int]) -> PromptState:
+        """The state after evaluating ``tokens`` line by line, from the longest cached prefix;
+        each line's state is kept. With the cache off, from the start, keeping nothing: slower,
+        and the same numbers (a prompt is always split at the same places)."""
+        key = tuple(tokens)
+        self.stats.prompt_tokens += len(tokens)
+        cuts = [i + 1 for i, t in enumerate(tokens[:-1]) if self._ends_line(t)] + [len(tokens)]
+        start, state = 0, None
+        if self.prompt_cache_mb <= 0:
+            self._states.clear()
+        for cut in reversed(cuts):
+            state = self._states.get(key[:cut])
+            if state is not None:
+                start = cut
+                break
+        if state is None:
+            self.llm.reset()
+        elif start < len(tokens):
+            self._load(state)
+        keep = self.prompt_cache_mb > 0
+        for cut in cuts:
+            if cut > start:
+                self.llm.eval(tokens[start:cut])
+                self.stats.prompt_evaluated += cut - start
+                start = cut
+                if keep or cut == len(tokens):   # with the cache off, only the whole prompt's state
+                    state = self._save()
+                    self._states.put(key[:cut], state)
+        assert state is not None
+        return state
 
     def _last_logprobs(self) -> np.ndarray:
         ptr = self._llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
@@ -78,15 +188,15 @@ class LlamaCppBackend:
         return self._complete_tokens(tokens, n, params, cancel)
 
     def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...]) -> list[float]:
-        """log p(first token of each candidate | prompt); llama.cpp reuses the KV cache of the
-        longest prefix shared with the previous call, so questions that differ only at the end
-        cost a few tokens each."""
+        """log p(first token of each candidate | prompt); questions that differ only in their
+        last lines cost those lines."""
         tokens = self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
         firsts = [self.llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)[0] for c in candidates]
         with self._lock:
             started = time.perf_counter()
-            gen = self.llm.generate(tokens, temp=0.0, reset=True)
-            next(gen)               # the prompt is evaluated; its last position's logits are current
+            self._load(self._evaluate(tokens))
+            gen = self.llm.generate(tokens, temp=0.0, reset=True)   # replays the last token: its logits
+            next(gen)
             lp = self._last_logprobs()
             gen.close()
             self.stats.calls += 1
@@ -96,13 +206,16 @@ class LlamaCppBackend:
     def _complete_tokens(self, tokens: list[int], n: int, params: SamplingParams,
                          cancel: Optional[CancelToken]) -> list[Completion]:
         if len(tokens) + params.max_tokens > self.llm.n_ctx():
-            raise LLMError(f"prompt of {len(tokens)} tokens does not fit the context of "
-                           f"{self.llm.n_ctx()} tokens with {params.max_tokens} to generate")
+            raise PromptTooLong(f"the prompt of {len(tokens)} tokens does not fit the LLM's context of "
+                                f"{self.llm.n_ctx()} tokens with {params.max_tokens} to generate; shorten the "
+                                "task or description, or raise llm_context")
         out = []
         with self._lock:
             started = time.perf_counter()
+            prompt_state = self._evaluate(tokens)
             for i in range(n):
                 seed = (params.seed if params.seed is not None else self.seed) + i
+                self._load(prompt_state)   # every sample from the same evaluated prompt
                 out.append(self._sample(tokens, params, seed, cancel))
             self.stats.record(out, started)
         return out

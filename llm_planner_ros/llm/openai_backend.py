@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, Optional
 
-from llm_planner_ros.core.errors import CancelToken, LLMError
+from llm_planner_ros.core.errors import CancelToken, LLMError, PromptTooLong
+from llm_planner_ros.core.secrets import redact, register_secret
 from llm_planner_ros.llm.base import Completion, SamplingParams, UsageStats, cut_at_stop
 
 log = logging.getLogger(__name__)
@@ -23,13 +26,16 @@ CHAT_SYSTEM = ("Continue the user's text exactly where it stops. Write only the 
 
 class OpenAIBackend:
     def __init__(self, base_url: str, model: str, *, api: Literal["completions", "chat"] = "completions",
-                 api_key_env: str = "OPENAI_API_KEY", timeout_s: float = 60.0, max_retries: int = 2) -> None:
+                 api_key_env: str = "OPENAI_API_KEY", timeout_s: float = 60.0, max_retries: int = 2,
+                 concurrency: int = 4) -> None:
+        """``concurrency`` bounds the requests in flight when the server ignores ``n``."""
         import openai
 
         if not model:
             raise LLMError("the OpenAI-compatible backend needs a model name (openai_model)")
         self._openai = openai
         key = os.environ.get(api_key_env) or "not-needed"
+        register_secret(key)   # a server's error may echo it
         self.client = openai.OpenAI(base_url=base_url or None, api_key=key, timeout=timeout_s,
                                     max_retries=max_retries)
         self.model = model
@@ -37,6 +43,9 @@ class OpenAIBackend:
         self.name = f"openai:{model}@{base_url or 'api.openai.com'}"
         self.has_logprobs = api == "completions"
         self.stats = UsageStats()
+        self.concurrency = concurrency
+        self.honours_n: Optional[bool] = None   # learnt from the first request for n > 1
+        self._pool: Optional[ThreadPoolExecutor] = None
 
     def complete(self, prompt: str, n: int, params: SamplingParams,
                  cancel: Optional[CancelToken] = None) -> list[Completion]:
@@ -67,17 +76,38 @@ class OpenAIBackend:
 
     def _sample(self, prompt: str, messages: Optional[list[dict]], n: int, params: SamplingParams,
                 cancel: Optional[CancelToken]) -> list[Completion]:
+        """``n`` samples: one request with ``n``, or, from a server that ignores ``n`` (llama.cpp's
+        does), one request per sample, ``concurrency`` at a time, seeded in order."""
+        if cancel is not None:
+            cancel.check()
         started = time.perf_counter()
+        seed = params.seed
         out: list[Completion] = []
-        # Some servers (llama.cpp's) ignore n > 1: ask again until there are n samples.
-        while len(out) < n:
+        if self.honours_n is not False or n == 1:
+            out = self._request(prompt, n, params, seed, messages)
+            if not out:
+                raise LLMError(f"{self.name} returned no choices")
+            if n > 1 and self.honours_n is None:
+                self.honours_n = len(out) >= n
+                if not self.honours_n:
+                    log.info("%s ignores n > 1: sending the samples as %d requests at a time", self.name,
+                             self.concurrency)
+        if len(out) < n:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="openai")
+            seeds = [None if seed is None else seed + i for i in range(len(out), n)]
+            futures = [self._pool.submit(self._request, prompt, 1, params, s, messages) for s in seeds]
+            try:
+                for future in futures:
+                    got = future.result()
+                    if not got:
+                        raise LLMError(f"{self.name} returned no choices")
+                    out.extend(got[:1])
+            finally:
+                for future in futures:
+                    future.cancel()
             if cancel is not None:
                 cancel.check()
-            seed = None if params.seed is None else params.seed + len(out)
-            got = self._request(prompt, n - len(out), params, seed, messages)
-            if not got:
-                raise LLMError(f"{self.name} returned no choices")
-            out.extend(got)
         out = out[:n]
         self.stats.record(out, started)
         return out
@@ -89,13 +119,17 @@ class OpenAIBackend:
                       max_tokens=params.max_tokens, stop=list(params.stop)[:4], seed=seed)
         try:
             if self.api == "completions" and messages is None:
-                resp = self.client.completions.create(prompt=prompt, logprobs=1, **common)
+                resp = self.client.completions.create(prompt=prompt, logprobs=1 if params.logprobs else None,
+                                                      **common)
                 return [self._from_completion(c, params) for c in resp.choices]
             resp = self.client.chat.completions.create(
                 messages=messages or [{"role": "system", "content": CHAT_SYSTEM}, {"role": "user", "content": prompt}],
-                logprobs=True, **common)
+                logprobs=params.logprobs or None, **common)
             return [self._from_chat(c, params) for c in resp.choices]
         except self._openai.APIStatusError as exc:
+            if exc.status_code == 400 and _CONTEXT.search(str(exc.message)):
+                raise PromptTooLong(f"{self.name}: the prompt does not fit the model's context: "
+                                    f"{_short(exc.message)}") from None
             raise LLMError(f"{self.name}: HTTP {exc.status_code}: {_short(exc.message)}") from None
         except self._openai.APITimeoutError:
             raise LLMError(f"{self.name}: timed out") from None
@@ -129,5 +163,10 @@ class OpenAIBackend:
                           finish_reason="stop" if stopped else (choice.finish_reason or "stop"))
 
 
+_CONTEXT = re.compile(r"context length|context window|maximum context|too many tokens|prompt is too long", re.I)
+
+
 def _short(text: str, limit: int = 300) -> str:
+    """A server's message, cut, with any key it echoes removed."""
+    text = redact(text)
     return text if len(text) <= limit else text[:limit] + "..."

@@ -110,6 +110,7 @@ def _affordances(class_name: str, node_props: frozenset[str]) -> tuple[str, ...]
 
 _STATES = {"ON": "on", "OFF": "off", "OPEN": "open", "CLOSED": "closed",
            "PLUGGED_IN": "plugged_in", "PLUGGED_OUT": "plugged_out"}
+STATE_NAMES = {pred: state for state, pred in _STATES.items()}   # predicate -> VirtualHome state
 # Sit / lie occupancy limits of the simulator (SitExecutor / LieExecutor); other classes: 1
 SIT_LIMITS = {"couch": 4, "bed": 4, "chair": 1, "loveseat": 2, "sofa": 4, "toilet": 1, "pianobench": 2, "bench": 2}
 LIE_LIMITS = {"couch": 2, "bathtub": 2, "bed": 3, "loveseat": 2, "sofa": 2, "bench": 1}

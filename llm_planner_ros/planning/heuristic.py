@@ -23,6 +23,7 @@ from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import GoalReport, GoalStatus, PlanResult, PlanStep, Skill, StepEvent, TerminationReason
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
 from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
+from llm_planner_ros.pddl.world import STATE_NAMES
 from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import ACTIONS
 
@@ -154,9 +155,11 @@ class HeuristicPlanner:
             return "Objects: " + ", ".join(names) + "\n"
         props = resources.object_properties()
         states: dict[str, set[str]] = {}
-        if info == "dynamic":
-            for node in executor.state().get("nodes", []):
-                states.setdefault(node["class_name"], set()).update(node.get("states", []))
+        if info == "dynamic":   # the states the executor's world reports (over ROS too)
+            world = executor.world_state()
+            for atom in world.facts:
+                if len(atom) == 2 and atom[0] in STATE_NAMES and atom[1] in world.classes:
+                    states.setdefault(world.classes[atom[1]], set()).add(STATE_NAMES[atom[0]])
         lines = []
         for n in names:
             extra = sorted(props.get(n, ())) + (sorted(states.get(n, ())) if info == "dynamic" else [])

@@ -14,7 +14,8 @@ from llm_planner_ros.core.errors import CancelToken, ExecutorError, InvalidGoal,
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.types import GoalReport, GoalStatus, Method, PlanResult, StepEvent, TerminationReason
+from llm_planner_ros.core.types import (GoalReport, GoalStatus, Method, PlanResult, PlanStep, StepEvent,
+                                         TerminationReason)
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.pet.judges import SubtaskJudge
@@ -29,6 +30,7 @@ from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.planning.translated import TranslatedPlanner
 from llm_planner_ros.trace.log import RecordingLLM, TraceLog
 from llm_planner_ros.safety.gate import Approver, SafetyGate, SafetySettings
+from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.skills import bank as banks
 from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import SkillParser
@@ -48,12 +50,17 @@ class BackendSettings(BaseModel):
     llm_model_path: str = Field("", description="GGUF file for the embedded backend; empty = SmolLM2-135M-Instruct")
     llm_threads: int = Field(1, ge=1, le=64, description="CPU threads of the embedded LLM")
     llm_context: int = Field(2048, ge=256, le=32768, description="context length of the embedded LLM")
+    llm_prompt_cache_mb: int = Field(256, ge=0, le=65536,
+                                     description="embedded LLM: memory for evaluated prompt lines reused by later "
+                                                 "prompts; 0 = evaluate every prompt from its start")
     openai_base_url: str = Field("", description="e.g. http://127.0.0.1:8080/v1; empty = api.openai.com")
     openai_model: str = Field("", description="model name on the OpenAI-compatible server")
     openai_api: Literal["completions", "chat"] = Field("completions", description="completions has log-probs")
     openai_api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the key")
     openai_timeout_s: float = Field(60.0, gt=0.0, le=3600.0)
     openai_max_retries: int = Field(2, ge=0, le=10)
+    openai_concurrency: int = Field(4, ge=1, le=64,
+                                    description="requests in flight for the k samples of a server that ignores n")
     embedding_model_dir: str = Field("", description="sentence-transformers folder; empty = all-MiniLM-L6-v2")
     embedding_precision: Literal["fp32", "int8"] = Field("fp32", description="int8 is faster, less faithful")
     embedding_threads: int = Field(1, ge=1, le=64)
@@ -65,11 +72,12 @@ def build_llm(cfg: BackendSettings) -> LLMBackend:
 
         return OpenAIBackend(cfg.openai_base_url, cfg.openai_model, api=cfg.openai_api,
                              api_key_env=cfg.openai_api_key_env, timeout_s=cfg.openai_timeout_s,
-                             max_retries=cfg.openai_max_retries)
+                             max_retries=cfg.openai_max_retries, concurrency=cfg.openai_concurrency)
     from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend, smollm2_path
 
     path = Path(cfg.llm_model_path) if cfg.llm_model_path else smollm2_path()
-    return LlamaCppBackend(path, n_ctx=cfg.llm_context, n_threads=cfg.llm_threads)
+    return LlamaCppBackend(path, n_ctx=cfg.llm_context, n_threads=cfg.llm_threads,
+                           prompt_cache_mb=cfg.llm_prompt_cache_mb)
 
 
 def build_embedder(cfg: BackendSettings) -> OnnxSentenceEmbedder:
@@ -87,14 +95,16 @@ class PlanningService:
                  heuristic_settings: HeuristicSettings = HeuristicSettings(),
                  safety: SafetySettings = SafetySettings(), approver: Optional[Approver] = None,
                  trace: Optional[TraceLog] = None,
-                 goal_directed: GoalDirectedSettings = GoalDirectedSettings()) -> None:
+                 goal_directed: GoalDirectedSettings = GoalDirectedSettings(),
+                 policy: SkillPolicy = SkillPolicy()) -> None:
         """``executor_factory(scene_id, task)`` gives the executor, reset, for goals with
         ``execute=True``; by default the in-process VirtualHome simulator. ``judge`` answers PET's
         subtask questions (e.g. the tracker node over ROS); by default the one ``pet_settings`` names."""
         self.trace = trace
         llm = RecordingLLM(llm, trace) if trace is not None else llm
         self.llm = llm
-        self.safety = safety
+        self.safety = safety   # safety and policy may be replaced while the node runs; each goal
+        self.policy = policy   # reads them once, when its gate is built
         self.approver = approver
         self.executor_factory = in_process_executor if safety.dry_run or executor_factory is None \
             else executor_factory
@@ -118,17 +128,20 @@ class PlanningService:
               heuristic_settings: HeuristicSettings = HeuristicSettings(),
               safety: SafetySettings = SafetySettings(), approver: Optional[Approver] = None,
               trace: Optional[TraceLog] = None,
-              goal_directed: GoalDirectedSettings = GoalDirectedSettings()) -> "PlanningService":
+              goal_directed: GoalDirectedSettings = GoalDirectedSettings(),
+              policy: SkillPolicy = SkillPolicy()) -> "PlanningService":
         t0 = time.perf_counter()
         service = cls(build_llm(backend), build_embedder(backend), defaults, executor_factory=executor_factory,
                       pet_settings=pet_settings, judge=judge, heuristic_settings=heuristic_settings,
-                      safety=safety, approver=approver, trace=trace, goal_directed=goal_directed)
+                      safety=safety, approver=approver, trace=trace, goal_directed=goal_directed,
+                      policy=policy)
         log.info("planner ready in %.1fs (llm %s)", time.perf_counter() - t0, service.llm.name)
         return service
 
     def index_for(self, scene_id: str, kind: str, objects: Optional[Sequence[str]] = None) -> SkillIndex:
         """The skill index for a goal: all objects (``full``), or the scene's, narrowed to the
-        ``objects`` the executor reports after its reset when it reports any."""
+        ``objects`` the executor reports after its reset when it reports any. A narrowed index
+        takes its rows from the full one: nothing is embedded twice."""
         known = resources.object_properties()
         key = ("*" if kind == "full" else scene_id, kind,
                tuple(sorted(o for o in objects if o in known)) if objects and kind == "scene" else ())
@@ -136,15 +149,24 @@ class PlanningService:
             if key not in self._indexes:
                 try:
                     if kind == "full":
-                        bank = banks.full_bank()
+                        self._indexes[key] = SkillIndex(banks.full_bank(), self.embedder)
                     elif key[2]:
-                        bank = banks.build_bank({o: known[o] for o in key[2]})
+                        self._indexes[key] = self._narrowed(set(key[2]))
                     else:
-                        bank = banks.scene_bank(resources.initial_graph(scene_id))
+                        self._indexes[key] = SkillIndex(banks.scene_bank(resources.initial_graph(scene_id)),
+                                                        self.embedder)
                 except KeyError as exc:
                     raise PlanningError(str(exc.args[0])) from None
-                self._indexes[key] = SkillIndex(bank, self.embedder)
             return self._indexes[key]
+
+    def _narrowed(self, objects: set[str]) -> SkillIndex:
+        """The full index's skills whose objects are all among ``objects`` (the bank
+        ``build_bank`` makes for them, in the same order), with their cached vectors."""
+        full_key = ("*", "full", ())
+        if full_key not in self._indexes:
+            self._indexes[full_key] = SkillIndex(banks.full_bank(), self.embedder)
+        full = self._indexes[full_key]
+        return full.subset([i for i, skill in enumerate(full.bank.skills) if set(skill.objects) <= objects])
 
     def interpreted(self) -> InterpretedGoalPlanner:
         """Method interpret's parts, built on first use (EAI's annotated goals are read once)."""
@@ -160,24 +182,39 @@ class PlanningService:
                                                            use_llm=s.interpret_from != "text")
             return self._interpreted
 
-    def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken) -> PlanResult:
-        return self.plan_with_report(request, on_step, cancel)[0]
+    def live_settings(self) -> list[tuple[type, Callable]]:
+        """Settings a running node may change: each goal reads them once, when its gate is built."""
+        return [(SafetySettings, lambda s: setattr(self, "safety", s)),
+                (SkillPolicy, lambda p: setattr(self, "policy", p))]
+
+    def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
+             goal_id: str = "") -> PlanResult:
+        return self.plan_with_report(request, on_step, cancel, goal_id=goal_id)[0]
 
     def plan_with_report(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-                         executor: Optional[Executor] = None) -> tuple[PlanResult, GoalReport]:
+                         executor: Optional[Executor] = None, goal_id: str = "") -> tuple[PlanResult, GoalReport]:
         """The result and this goal's report (time per stage, what the method did). ``executor``,
         already reset, replaces the configured factory for this goal (the benchmark starts each
-        program from its own graph)."""
+        program from its own graph). ``goal_id`` (the ROS goal id) names the goal in the trace,
+        which records each step as it is decided, so a goal that ends early loses none."""
         report = GoalReport()
+        steps: dict[int, PlanStep] = {}
         if self.trace is not None:
-            self.trace.begin(request)
+            self.trace.begin(request, goal_id)
+            trace, outer = self.trace, on_step
+
+            def recorded(event: StepEvent) -> None:
+                steps[event.step.index] = event.step
+                trace.step(event)
+                outer(event)
+            on_step = recorded
         t0 = time.perf_counter()
         try:
             result = self._plan(request, on_step, cancel, report, executor)
         except BaseException as exc:
             if self.trace is not None:
                 self.trace.end(None, error=f"{type(exc).__name__}: {exc}",
-                               timings={"wall_s": time.perf_counter() - t0})
+                               timings={"wall_s": time.perf_counter() - t0}, steps=list(steps.values()))
             raise
         report.times.extra["wall_s"] = time.perf_counter() - t0
         if self.trace is not None:
@@ -210,13 +247,16 @@ class PlanningService:
             self.translated.check(req, req.execute)
         executor = given
         if request.execute and executor is None:
+            t0 = time.perf_counter()
             try:
                 executor = self.executor_factory(req.scene_id, req.task)
             except PlanningError:
                 raise
             except Exception as exc:
                 raise ExecutorError(f"cannot start the executor for scene {req.scene_id!r}: {exc}") from exc
-        gate = SafetyGate(executor, self.safety, self.approver) if executor is not None else None
+            report.times.extra["reset_s"] = time.perf_counter() - t0
+        gate = SafetyGate(executor, self.policy, self.safety, self.approver, cancel) if executor is not None \
+            else None
         if gate is not None and self.safety.approval == "plan":
             return self._approved_plan(req, on_step, cancel, gate, report)
         if method is Method.PDDL:

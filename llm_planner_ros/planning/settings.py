@@ -72,4 +72,4 @@ class EffectiveSettings(BaseModel):
         return SamplingParams(temperature=b.temperature, top_p=b.top_p,
                               frequency_penalty=b.frequency_penalty, presence_penalty=b.presence_penalty,
                               repetition_penalty=b.repetition_penalty, max_tokens=max_tokens, stop=stop,
-                              seed=b.seed + seed_offset)
+                              seed=b.seed + seed_offset, logprobs=True)   # the ranking's mean log-prob

@@ -12,13 +12,16 @@ from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import (
-    GoalReport, GoalStatus, Method, PlanResult, PlanStep, Skill, StageTimes, StepEvent, TerminationReason,
+    ErrorType, GoalReport, GoalStatus, Method, PlanResult, PlanStep, PreconditionFailure, Skill, StageTimes, StepEvent,
+    TerminationReason,
 )
 from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.planning import scoring
 from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
 from llm_planner_ros.planning.prompt import as_step, plan_prompt
 from llm_planner_ros.planning.settings import EffectiveSettings, PlannerSettings
+from llm_planner_ros.safety.policy import admissibility_problem
+from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import SkillParser
 from llm_planner_ros.translation.translator import SkillIndex
 
@@ -35,6 +38,25 @@ def free_text_skill(text: str, parser: SkillParser) -> Skill:
     """An untranslated step: parsed when it happens to match a template, else kept as text
     (``action == ""``), which no executor accepts."""
     return parser.parse_text(text) or Skill(action="", text=text.strip())
+
+
+def mark_untranslated(result: PlanResult, scene_id: str) -> None:
+    """A plan-only program of the LLM's own lines (vanilla, no_translation): each line that is
+    not an admissible skill of the scene gets an INVALID_ACTION error, so the plan does not
+    succeed and the detail says which lines."""
+    present = {n["class_name"] for n in resources.initial_graph(scene_id)["nodes"]} if scene_id else None
+    bad = []
+    for step in result.steps:
+        why = admissibility_problem(step.skill) if step.skill.action else "not a skill, the LLM's text as written"
+        if not why and present is not None:
+            missing = [o for o in step.skill.objects if o not in present]
+            why = f"no {missing[0]!r} in scene {scene_id}" if missing else ""
+        if why:
+            step.error = PreconditionFailure(ErrorType.INVALID_ACTION, f"untranslated line: {why}", why)
+            bad.append(str(step.index))
+    if bad:
+        result.detail = (f"untranslated: line(s) {', '.join(bad)} of {len(result.steps)} are not admissible skills "
+                         f"of the scene; " + result.detail)
 
 
 class TranslatedPlanner:
@@ -75,8 +97,12 @@ class TranslatedPlanner:
         s = EffectiveSettings.resolve(self.defaults, request.options)
         report = report if report is not None else GoalReport()
         if request.method is Method.VANILLA:
-            return self._vanilla(request, s, on_step, cancel, executor, report)
-        return self._translated(request, s, on_step, cancel, executor, report)
+            result = self._vanilla(request, s, on_step, cancel, executor, report)
+        else:
+            result = self._translated(request, s, on_step, cancel, executor, report)
+        if executor is None and (request.method is Method.VANILLA or s.no_translation):
+            mark_untranslated(result, request.scene_id)
+        return result
 
     # -- Algorithm 1, open or closed loop ---------------------------------------------------
     def _translated(self, request: PlanRequest, s: EffectiveSettings, on_step: StepCallback,
@@ -84,12 +110,16 @@ class TranslatedPlanner:
         b = s.base
         mode = request.method if executor is not None else None
         times = report.times
+        t0 = time.perf_counter()
         example = self.choose_example(request, s)
+        times.extra["example_s"] = time.perf_counter() - t0
         pet = self._pet_session(request, s, cancel, executor, times)
         if pet is not None:
             report.stats["pet"] = pet
         objects = getattr(executor, "objects", None) if executor is not None else None
+        t0 = time.perf_counter()
         index = None if s.no_translation else self.index_for(request.scene_id, b.bank, objects)
+        times.extra["bank_s"] = time.perf_counter() - t0   # the skill bank's index (embedded once, then cached)
         prompt_steps: list[str] = []
         steps: list[PlanStep] = []
         calls = corrections = 0

@@ -1,5 +1,9 @@
 """Approval over ROS: the planner publishes an ApprovalRequest and waits for the operator's
-answer on its ``approve`` service, for at most ``approval_timeout_s``."""
+answer on its ``approve`` service, for at most ``approval_timeout_s``.
+
+An answer must carry the request's digest (:func:`~llm_planner_ros.safety.policy.approval_digest`),
+recomputed by the operator's tool from the content it showed; an answer for other content (a
+republished request id with other scripts) is refused, and the request keeps waiting."""
 from __future__ import annotations
 
 import threading
@@ -12,18 +16,20 @@ from rclpy.node import Node
 from llm_planner_msgs.msg import ApprovalRequest
 from llm_planner_msgs.srv import Approve
 
-from llm_planner_ros.core.errors import PlanCanceled
+from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.types import Skill
-from llm_planner_ros.ros.planner_node import LATCHED
+from llm_planner_ros.ros.qos import LATCHED
+from llm_planner_ros.safety.policy import approval_digest
 
 
 class RosApprover:
-    def __init__(self, node: Node, timeout_s: float, goal_info: Callable[[], tuple[str, str, bool]]) -> None:
-        """``goal_info()`` gives (goal id, task, cancel requested) of the goal being planned."""
+    def __init__(self, node: Node, timeout_s: Callable[[], float], goal_info: Callable[[], tuple[str, str]]) -> None:
+        """``timeout_s()`` is the current approval timeout (a live parameter); ``goal_info()``
+        gives (goal id, task) of the goal being planned."""
         self.node = node
         self.timeout_s = timeout_s
         self.goal_info = goal_info
-        self._pending: dict[str, tuple[threading.Event, list]] = {}
+        self._pending: dict[str, tuple[str, threading.Event, list]] = {}
         self._lock = threading.Lock()
         self._pub = node.create_publisher(ApprovalRequest, "approval_request", LATCHED)
         node.create_service(Approve, "approve", self._answer, callback_group=ReentrantCallbackGroup())
@@ -34,31 +40,40 @@ class RosApprover:
             if waiting is None:
                 response.accepted, response.message = False, f"no approval {request.request_id!r} is waiting"
                 return response
-            waiting[1].append((request.approve, request.reason))
-            waiting[0].set()
+            digest, event, answers = waiting
+            if request.digest != digest:
+                self.node.get_logger().warning(f"refused an answer to approval {request.request_id}: its digest "
+                                               "is not that of the content published")
+                response.accepted = False
+                response.message = ("the digest does not match the request's content: approve only what "
+                                    "approval_request published, with the digest recomputed from it")
+                return response
+            answers.append((request.approve, request.reason))
+            event.set()
         response.accepted, response.message = True, "approved" if request.approve else "denied"
         return response
 
-    def __call__(self, skills: Sequence[Skill], kind: str) -> Optional[tuple[bool, str]]:
-        goal_id, task, _ = self.goal_info()
+    def __call__(self, skills: Sequence[Skill], kind: str, stop: CancelToken) -> Optional[tuple[bool, str]]:
+        goal_id, task = self.goal_info()
         request_id = uuid.uuid4().hex[:12]
+        scripts = [s.script() for s in skills]
+        digest = approval_digest(request_id, goal_id, kind, scripts)
         event, answers = threading.Event(), []
+        timeout_s = self.timeout_s()
         with self._lock:
-            self._pending[request_id] = (event, answers)
+            self._pending[request_id] = (digest, event, answers)
         self._pub.publish(ApprovalRequest(request_id=request_id, goal_id=goal_id, kind=kind, task=task,
-                                          scripts=[s.script() for s in skills], texts=[s.text for s in skills],
-                                          timeout_s=float(self.timeout_s)))
-        self.node.get_logger().info(f"waiting up to {self.timeout_s:.0f}s for approval {request_id} of "
-                                    f"{skills[0].script() if kind == 'step' else f'a plan of {len(skills)} steps'}")
+                                          scripts=scripts, texts=[s.text for s in skills],
+                                          timeout_s=float(timeout_s), digest=digest))
+        self.node.get_logger().info(f"waiting up to {timeout_s:.0f}s for approval {request_id} of "
+                                    f"{scripts[0] if kind == 'step' else f'a plan of {len(skills)} steps'}")
+        remove = stop.on_stop(event.set)
         try:
-            waited = 0.0
-            while not event.wait(0.1):
-                waited += 0.1
-                if self.goal_info()[2]:
-                    raise PlanCanceled("canceled while waiting for approval")
-                if waited >= self.timeout_s:
-                    return None
+            if not event.wait(timeout_s):
+                return None
+            stop.check()
             return answers[0]
         finally:
+            remove()
             with self._lock:
                 self._pending.pop(request_id, None)

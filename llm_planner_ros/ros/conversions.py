@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import MethodOptions as MethodOptionsMsg
@@ -91,5 +92,8 @@ def result_to_msg(result: PlanResult) -> PlanTask.Result:
                            num_llm_calls=result.num_llm_calls, wall_time_s=result.wall_time_s)
 
 
-def failed_result(reason: TerminationReason, detail: str, wall_time_s: float = 0.0) -> PlanTask.Result:
-    return result_to_msg(PlanResult(termination_reason=reason, detail=detail, wall_time_s=wall_time_s))
+def failed_result(reason: TerminationReason, detail: str, wall_time_s: float = 0.0,
+                  steps: Sequence[PlanStep] = ()) -> PlanTask.Result:
+    """The result of a goal that ended early, with the ``steps`` decided before it did."""
+    return result_to_msg(PlanResult(termination_reason=reason, detail=detail, wall_time_s=wall_time_s,
+                                    steps=list(steps)))

@@ -1,51 +1,106 @@
 """The core ``Executor`` protocol over ROS: the planner talks to the executor bridge through
-``execute_skill`` / ``reset_scene`` / ``get_applicable_skills``, so a robot can replace the
-simulator without code changes."""
+``execute_skill``, ``reset_scene`` and ``get_world_state``, so a robot can replace the simulator
+without code changes.
+
+One ``get_world_state`` reply serves ``world_state``, ``goal_met`` and ``applicable_skills``
+until the next skill or reset. It carries the applicable skills once they have been asked for
+since the reset, so a search that checks the goal and then reads its options makes one call a
+step. A bridge whose heartbeat stops is reported gone within about 2 s.
+"""
 from __future__ import annotations
 
 from typing import Callable, Optional
 
-from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
 from llm_planner_msgs.action import ExecuteSkill
-from llm_planner_msgs.srv import GetApplicableSkills, GetWorldState, ResetScene
+from llm_planner_msgs.srv import GetWorldState, ResetScene
 
-from llm_planner_ros.core.errors import ExecutorError, PlanCanceled
+from llm_planner_ros.core.errors import CancelToken, ExecutorError
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
 from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.ros import conversions
-from llm_planner_ros.ros.wait import wait_for
+from llm_planner_ros.ros.liveness import PeerWatch, call_peer
+from llm_planner_ros.ros.skill_action import SkillActionClient
+
+BRIDGE = "executor_bridge"
 
 
-class RosExecutor:
-    def __init__(self, node: Node, skill_timeout_s: float = 60.0, wait_s: float = 5.0,
-                 cancel_requested: Callable[[], bool] = lambda: False) -> None:
-        """``cancel_requested()`` is polled while a skill runs (the planner node's goal cancel)."""
-        self.cancel_requested = cancel_requested
-        group = ReentrantCallbackGroup()
-        self._action = ActionClient(node, ExecuteSkill, "execute_skill", callback_group=group)
-        self._reset = node.create_client(ResetScene, "reset_scene", callback_group=group)
-        self._applicable = node.create_client(GetApplicableSkills, "get_applicable_skills", callback_group=group)
-        self._world = node.create_client(GetWorldState, "get_world_state", callback_group=group)
+class BridgeWorld:
+    """The bridge's world-state reply, for a node that only reads it (the tracker)."""
+
+    def __init__(self, node: Node, timeout_s: float = 60.0, wait_s: float = 5.0,
+                 stop: Callable[[], Optional[CancelToken]] = lambda: None) -> None:
+        self.stop = stop
+        self.bridge = PeerWatch(node, BRIDGE)
+        self._world = node.create_client(GetWorldState, "get_world_state", callback_group=ReentrantCallbackGroup())
         self._domain = ""
-        self.skill_timeout_s = skill_timeout_s
+        self._reply: Optional[GetWorldState.Response] = None
+        self._reply_has_applicable = False
+        self._wants_applicable = False
+        self.skill_timeout_s = timeout_s
         self.wait_s = wait_s
+
+    def _call(self, client, request):
+        return call_peer(client, request, self.bridge, "the executor bridge", ExecutorError, self.wait_s,
+                         self.skill_timeout_s, self.stop())
+
+    def forget(self) -> None:
+        """Drop the cached world-state reply (the world may have changed without a skill of ours)."""
+        self._reply = None
+
+    def observe(self, applicable: bool = False) -> GetWorldState.Response:
+        """The bridge's one world-state reply (cached until the next skill or reset)."""
+        self._wants_applicable |= applicable
+        if self._reply is None or (self._wants_applicable and not self._reply_has_applicable):
+            request = GetWorldState.Request(include_domain=not self._domain,
+                                            include_applicable=self._wants_applicable)
+            response = self._call(self._world, request)
+            if not response.success:
+                raise ExecutorError(f"the executor cannot report its world: {response.message}")
+            if response.domain:
+                self._domain = response.domain
+            self._reply, self._reply_has_applicable = response, request.include_applicable
+        return self._reply
+
+    def world_state(self) -> WorldState:
+        reply = self.observe()
+        return WorldState.from_lines(reply.objects, reply.facts)
+
+    def domain_text(self) -> str:
+        if not self._domain:
+            self._reply = None
+            self.observe()
+        return self._domain
+
+    def applicable_skills(self, limit: Optional[int] = None) -> list[Skill]:
+        skills = [conversions.skill_from_msg(s) for s in self.observe(applicable=True).applicable_skills]
+        return skills[:limit] if limit else skills
+
+    def goal_met(self) -> Optional[bool]:
+        status = self.observe().goal_status
+        return None if status < 0 else bool(status)
+
+
+class RosExecutor(BridgeWorld):
+    """The Executor protocol on the bridge: skills, resets and the world-state reply."""
+
+    def __init__(self, node: Node, skill_timeout_s: float = 60.0, wait_s: float = 5.0,
+                 stop: Callable[[], Optional[CancelToken]] = lambda: None, cancel_wait_s: float = 5.0) -> None:
+        """``stop()`` gives the running goal's stop token (cancel, time limit, shutdown): a skill
+        running when it fires is cancelled on the bridge, which cancels it on the robot."""
+        super().__init__(node, skill_timeout_s, wait_s, stop)
+        self.skills = SkillActionClient(node, "execute_skill", "the executor bridge", lost=self.bridge.lost)
+        self._reset = node.create_client(ResetScene, "reset_scene", callback_group=ReentrantCallbackGroup())
+        self.cancel_wait_s = cancel_wait_s
         self.scene_id = ""
         self.objects: list[str] = []
 
-    def _call(self, client, request, what: str):
-        if not client.wait_for_service(timeout_sec=self.wait_s):
-            raise ExecutorError(f"the executor bridge's '{client.srv_name}' service is not available")
-        response = wait_for(client.call_async(request), self.skill_timeout_s)
-        if response is None:
-            raise ExecutorError(f"the executor bridge did not answer {what} within {self.skill_timeout_s:.0f}s")
-        return response
-
     def reset(self, scene_id: str, graph: Optional[dict] = None, task: str = "") -> list[str]:
-        response = self._call(self._reset, ResetScene.Request(scene_id=scene_id, task=task), "reset_scene")
+        self._reply, self._wants_applicable = None, False
+        response = self._call(self._reset, ResetScene.Request(scene_id=scene_id, task=task))
         if not response.success:
             raise ExecutorError(f"the executor bridge could not reset: {response.message}")
         self.scene_id = scene_id
@@ -53,51 +108,17 @@ class RosExecutor:
         return self.objects
 
     def execute(self, skill: Skill) -> ExecutionResult:
-        if not self._action.wait_for_server(timeout_sec=self.wait_s):
-            raise ExecutorError("the executor bridge's 'execute_skill' action is not available")
-        handle = wait_for(self._action.send_goal_async(ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill),
-                                                                         scene_id=self.scene_id)), self.wait_s)
-        if handle is None or not handle.accepted:
-            raise ExecutorError("the executor bridge did not accept the skill")
-        future, waited = handle.get_result_async(), 0.0
-        while (response := wait_for(future, 0.1)) is None:
-            waited += 0.1
-            if self.cancel_requested():   # cancel the running skill, not only the next one
-                handle.cancel_goal_async()
-                raise PlanCanceled(f"cancelled while the bridge ran {skill.script()}")
-            if waited >= self.skill_timeout_s:
-                handle.cancel_goal_async()
-                raise ExecutorError(f"the skill did not finish within {self.skill_timeout_s:.0f}s")
-        result = response.result
+        self._reply = None
+        stop = self.stop()
+        goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill), scene_id=self.scene_id)
+        outcome = self.skills.run(goal, skill.script(), self.skill_timeout_s, self.wait_s, stop, self.cancel_wait_s)
+        if outcome.ended == "stopped" and stop is not None:   # the bridge's own word on the robot, if it gave one
+            said = outcome.result.observation if outcome.result is not None else outcome.message
+            raise type(stop.error)(f"{stop.error} while the bridge ran {skill.script()}; {said}")
+        if outcome.ended != "done" or outcome.result is None:
+            raise ExecutorError(outcome.message)
+        result = outcome.result
         failure = conversions.failure_from_msg(result.failure)
         if failure.type is ErrorType.EXECUTOR_ERROR:   # not a precondition: nothing to re-prompt on
             raise ExecutorError(failure.message)
         return ExecutionResult(result.success, failure, result.observation, skill.script())
-
-    def state(self) -> dict:
-        return {}
-
-    def world_state(self) -> WorldState:
-        response = self._call(self._world, GetWorldState.Request(), "get_world_state")
-        if not response.success:
-            raise ExecutorError(f"the executor cannot report its world: {response.message}")
-        self._domain = response.domain
-        return WorldState.from_lines(response.objects, response.facts)
-
-    def domain_text(self) -> str:
-        if not self._domain:
-            self.world_state()
-        return self._domain
-
-    def applicable_skills(self, limit: Optional[int] = None) -> list[Skill]:
-        if not self._applicable.wait_for_service(timeout_sec=self.wait_s):   # discovery, not a race
-            return []
-        response = self._call(self._applicable, GetApplicableSkills.Request(max_results=limit or 0),
-                              "get_applicable_skills")
-        return [conversions.skill_from_msg(s) for s in response.skills]
-
-    def goal_met(self) -> Optional[bool]:
-        if not self._applicable.wait_for_service(timeout_sec=self.wait_s):   # discovery, not a race
-            return None
-        return bool(self._call(self._applicable, GetApplicableSkills.Request(max_results=1),
-                               "get_applicable_skills").goal_met)

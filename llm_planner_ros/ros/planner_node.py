@@ -3,38 +3,61 @@
 Follows ros2/examples ``minimal_action_server``: a ReentrantCallbackGroup, a
 MultiThreadedExecutor, explicit goal/cancel callbacks, and a queue or reject policy for a
 goal that arrives while another runs.
+
+Every goal ends with a result that has a reason and the steps decided so far: a goal refused by
+the policy is accepted and ends at once with ``rejected`` and why (an action server's plain
+rejection carries no reason); a cancel stops the running skill on the robot; a goal past its
+time limit ends with ``time_limit``; on SIGINT or SIGTERM the active and queued goals end with
+``shutdown`` before the node exits.
 """
 from __future__ import annotations
 
 import collections
 import threading
 import time
+from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import PlanState
 from llm_planner_msgs.msg import PlanStep as PlanStepMsg
 
-from llm_planner_ros.core.errors import CancelToken, PlanningError
+from llm_planner_ros.core.errors import CancelToken, PlanningError, Shutdown
 from llm_planner_ros.core.planner import Planner
 from llm_planner_ros.core.request import InvalidRequest, PlanRequest
-from llm_planner_ros.core.types import Method, StepEvent, TerminationReason
+from llm_planner_ros.core.secrets import redact
+from llm_planner_ros.core.types import Method, PlanStep, StepEvent, TerminationReason
 from llm_planner_ros.ros import conversions
-from llm_planner_ros.ros.params import declare_and_validate, refuse_unknown_parameters
+from llm_planner_ros.ros.liveness import publish_heartbeat
+from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
+from llm_planner_ros.ros.qos import LATCHED
 from llm_planner_ros.ros.spin import spin_node
 from llm_planner_ros.wiring import PlannerNodeParams
 
-# Latched topics: late joiners get the last message.
-LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+PlannerFactory = Callable[[PlannerNodeParams, "PlannerNode"], Planner]
 
 
-PlannerFactory = Callable[[PlannerNodeParams, Node], Planner]
+@dataclass
+class GoalContext:
+    """One goal, from acceptance to its result."""
+
+    handle: ServerGoalHandle
+    stop: CancelToken
+    rejected: str = ""   # why it is not planned (the goal policy)
+    steps: dict[int, PlanStep] = field(default_factory=dict)   # every step decided so far, by index
+
+    @property
+    def goal_id(self) -> str:
+        return bytes(self.handle.goal_id.uuid).hex()
+
+    @property
+    def task(self) -> str:
+        return self.handle.request.task[:500]
 
 
 class PlannerNode(Node):
@@ -43,103 +66,162 @@ class PlannerNode(Node):
     def __init__(self, planner_factory: PlannerFactory, node_name: str = "planner") -> None:
         super().__init__(node_name)
         self.params = declare_and_validate(self, PlannerNodeParams)
+        self._lock = threading.Lock()
+        self._ended = threading.Condition(self._lock)
+        self._active: Optional[GoalContext] = None
+        self._queue: collections.deque[GoalContext] = collections.deque()
+        self._goals: dict[str, GoalContext] = {}
+        self._shutting_down = False
         self._planner = planner_factory(self.params, self)
         refuse_unknown_parameters(self)
-        self._lock = threading.Lock()
-        self._active: Optional[ServerGoalHandle] = None
-        self._queue: collections.deque[ServerGoalHandle] = collections.deque()
+        live = LiveParameters(self)
+        live.add(PlannerNodeParams, self._set_params)
+        for model, apply in getattr(self._planner, "live_settings", lambda: [])():
+            live.add(model, apply)
         self._plan_pub = self.create_publisher(PlanState, "plan", LATCHED)
         self._events_pub = self.create_publisher(PlanStepMsg, "plan_events", 10)
         self._server = ActionServer(
             self, PlanTask, "plan_task",
             execute_callback=self._execute,
-            goal_callback=self._on_goal,
+            goal_callback=lambda goal: GoalResponse.ACCEPT,   # refused goals end with a reason
             handle_accepted_callback=self._on_accepted,
             cancel_callback=self._on_cancel,
             callback_group=ReentrantCallbackGroup())
+        publish_heartbeat(self, "planner")
         self.get_logger().info(
             f"serving action 'plan_task' with policy '{self.params.goal_policy}', "
             f"default method '{self.params.default_method}'")
 
-    def active_goal_info(self) -> tuple[str, str, bool]:
-        """(goal id, task, cancel requested) of the goal being planned."""
+    def _set_params(self, params: PlannerNodeParams) -> None:
+        self.params = params
+
+    def active_goal(self) -> Optional[GoalContext]:
         with self._lock:
-            goal = self._active
-        if goal is None:
-            return "", "", False
-        return bytes(goal.goal_id.uuid).hex(), goal.request.task[:500], bool(goal.is_cancel_requested)
+            return self._active
 
     def destroy_node(self) -> None:
         self._server.destroy()
         super().destroy_node()
 
     # -- goal admission -------------------------------------------------------------------
-    def _on_goal(self, goal: PlanTask.Goal) -> GoalResponse:
-        with self._lock:
-            busy = self._active is not None
-            if busy and self.params.goal_policy == "reject":
-                self.get_logger().warning(
-                    f"rejected goal '{goal.task[:80]}': another goal is running (goal_policy=reject)")
-                return GoalResponse.REJECT
-            if busy and len(self._queue) >= self.params.max_queued_goals:
-                self.get_logger().warning(
-                    f"rejected goal '{goal.task[:80]}': {len(self._queue)} goals already queued "
-                    f"(max_queued_goals={self.params.max_queued_goals})")
-                return GoalResponse.REJECT
-        return GoalResponse.ACCEPT
-
     def _on_accepted(self, goal_handle: ServerGoalHandle) -> None:
+        ctx = GoalContext(goal_handle, CancelToken(lambda: goal_handle.is_cancel_requested))
+        p = self.params
         with self._lock:
-            if self._active is None:
-                self._active = goal_handle
-                goal_handle.execute()
+            self._goals[ctx.goal_id] = ctx
+            busy = self._active is not None
+            if self._shutting_down:
+                ctx.stop.cancel(Shutdown("the planner is shutting down"))
+            elif busy and p.goal_policy == "reject":
+                ctx.rejected = "another goal is running (goal_policy reject)"
+            elif busy and len(self._queue) >= p.max_queued_goals:
+                ctx.rejected = f"{len(self._queue)} goals are already queued (max_queued_goals {p.max_queued_goals})"
+            elif busy:
+                self._queue.append(ctx)
+                return
             else:
-                self._queue.append(goal_handle)
+                self._active = ctx
+        goal_handle.execute()   # the active goal, or one that ends at once with its reason
 
     def _on_cancel(self, goal_handle: ServerGoalHandle) -> CancelResponse:
-        self.get_logger().info("cancel requested")
+        goal_id = bytes(goal_handle.goal_id.uuid).hex()
+        with self._lock:
+            ctx = self._goals.get(goal_id)
+            queued = ctx is not None and ctx in self._queue
+            if queued:
+                self._queue.remove(ctx)
+        self.get_logger().info(f"cancel requested for goal {goal_id[:8]}" + (" (queued)" if queued else ""))
+        if ctx is not None:
+            ctx.stop.cancel()   # stops the LLM, the approval wait and the running skill at once
+        if queued:   # end it now, not when its turn comes; execute() once the cancel is recorded
+            threading.Thread(target=self._end_queued, args=(goal_handle,), daemon=True).start()
         return CancelResponse.ACCEPT
+
+    @staticmethod
+    def _end_queued(goal_handle: ServerGoalHandle) -> None:
+        deadline = time.monotonic() + 2.0
+        while not goal_handle.is_cancel_requested and time.monotonic() < deadline:
+            time.sleep(0.005)   # rclpy records the cancel right after the cancel callback returns
+        goal_handle.execute()
 
     def _start_next(self) -> None:
         with self._lock:
             self._active = self._queue.popleft() if self._queue else None
-            if self._active is not None:
-                self._active.execute()
+            nxt = self._active
+        if nxt is not None:
+            nxt.handle.execute()
+
+    def shutdown_goals(self) -> None:
+        """End the active goal and every queued one with ``shutdown``; wait, up to
+        ``shutdown_wait_s``, until their results are set."""
+        with self._lock:
+            self._shutting_down = True
+            queued, self._queue = list(self._queue), collections.deque()
+            active = self._active
+        if active is not None:
+            active.stop.cancel(Shutdown("the planner is shutting down"))
+        for ctx in queued:
+            ctx.stop.cancel(Shutdown("the planner is shutting down"))
+            ctx.handle.execute()
+        with self._ended:
+            if not self._ended.wait_for(lambda: not self._goals, self.params.shutdown_wait_s):
+                self.get_logger().error(f"{len(self._goals)} goal(s) did not end within "
+                                        f"{self.params.shutdown_wait_s:g}s of the shutdown")
 
     # -- execution ------------------------------------------------------------------------
     def _execute(self, goal_handle: ServerGoalHandle) -> PlanTask.Result:
+        goal_id = bytes(goal_handle.goal_id.uuid).hex()
+        with self._lock:
+            ctx = self._goals[goal_id]
         start = time.monotonic()
         try:
-            return self._run(goal_handle, start)
+            return self._run(ctx, start)
         finally:
-            self._start_next()
+            ctx.stop.close()
+            with self._ended:
+                self._goals.pop(goal_id, None)
+                self._ended.notify_all()
+            if self._active is ctx:
+                self._start_next()
 
-    def _run(self, goal_handle: ServerGoalHandle, start: float) -> PlanTask.Result:
-        state = PlanState(goal_id=bytes(goal_handle.goal_id.uuid).hex(), task=goal_handle.request.task[:500],
-                          method=goal_handle.request.method, status=PlanState.STATUS_PLANNING, subtask_index=-1)
-        self._plan_pub.publish(state)
+    def _run(self, ctx: GoalContext, start: float) -> PlanTask.Result:
+        goal_handle = ctx.handle
+        state = PlanState(goal_id=ctx.goal_id, task=ctx.task, method=goal_handle.request.method,
+                          status=PlanState.STATUS_PLANNING, subtask_index=-1)
+
+        started = False   # only a goal that started planning owns the latched `plan` topic
 
         def finish(reason: TerminationReason, detail: str) -> PlanTask.Result:
-            if reason is TerminationReason.CANCELED:
+            detail = redact(detail)
+            canceled = goal_handle.is_cancel_requested and reason is TerminationReason.CANCELED
+            if canceled:
                 goal_handle.canceled()
             else:
                 goal_handle.abort()
-            self.get_logger().warning(f"goal ended: {reason.value}: {detail}")
-            self._publish_end(state, reason, canceled=reason is TerminationReason.CANCELED, success=False)
-            return conversions.failed_result(reason, detail, time.monotonic() - start)
+            self.get_logger().warning(f"goal ended: {reason.value}: {detail} (goal {ctx.goal_id[:8]})")
+            steps = [ctx.steps[i] for i in sorted(ctx.steps)]
+            if started:
+                self._publish_end(state, reason, canceled=canceled, success=False)
+            return conversions.failed_result(reason, detail, time.monotonic() - start, steps)
 
-        cancel = CancelToken(lambda: goal_handle.is_cancel_requested)
-        if cancel.cancelled:
-            return finish(TerminationReason.CANCELED, "cancelled before it started")
+        if ctx.rejected:
+            return finish(TerminationReason.REJECTED, f"not planned: {ctx.rejected}")
+        if ctx.stop.cancelled:
+            return finish(ctx.stop.error.reason, f"{ctx.stop.error}; it ended before it started")
+        started = True
+        self._plan_pub.publish(state)
         try:
             request = self._with_defaults(conversions.request_from_goal(goal_handle.request))
         except InvalidRequest as exc:
             return finish(TerminationReason.INVALID_GOAL, str(exc))
+        ctx.stop.start_time_limit(request.options.time_limit_s or self.params.goal_time_limit_s)
 
-        self.get_logger().info(f"planning '{request.task}' with method '{request.method.value}'")
+        self.get_logger().info(f"planning '{request.task}' with method '{request.method.value}' "
+                               f"(goal {ctx.goal_id[:8]})")
         state.method = request.method.value
 
         def on_step(event: StepEvent) -> None:
+            ctx.steps[event.step.index] = event.step
             goal_handle.publish_feedback(conversions.feedback_from_event(event))
             step = conversions.step_to_msg(event.step)
             self._events_pub.publish(step)
@@ -147,19 +229,20 @@ class PlannerNode(Node):
             self._plan_pub.publish(state)
 
         try:
-            result = self._planner.plan(request, on_step, cancel)
+            result = self._planner.plan(request, on_step, ctx.stop, goal_id=ctx.goal_id)
         except PlanningError as exc:
             return finish(exc.reason, str(exc) or exc.reason.value)
         except Exception as exc:  # a planner bug must not take the node or later goals down
-            self.get_logger().error(f"planner raised {type(exc).__name__}: {exc}")
+            self.get_logger().error(f"planner raised {type(exc).__name__}: {redact(str(exc))}")
             return finish(TerminationReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
         result.wall_time_s = time.monotonic() - start
         if result.termination_reason.is_success and not result.success:
             result.detail = ("the plan is empty; " if not result.steps else "not every step executed; ") \
                 + result.detail
+        result.detail = redact(result.detail)
         msg = conversions.result_to_msg(result)
-        if result.termination_reason is TerminationReason.CANCELED:
+        if result.termination_reason is TerminationReason.CANCELED and goal_handle.is_cancel_requested:
             goal_handle.canceled()
         elif result.success:
             goal_handle.succeed()
@@ -169,7 +252,7 @@ class PlannerNode(Node):
         self._publish_end(state, result.termination_reason, canceled=False, success=result.success)
         self.get_logger().info(
             f"goal ended: {result.termination_reason.value} after {len(result.steps)} steps "
-            f"in {result.wall_time_s:.2f}s")
+            f"in {result.wall_time_s:.2f}s (goal {ctx.goal_id[:8]})")
         return msg
 
     def _publish_end(self, state: PlanState, reason: TerminationReason, canceled: bool, success: bool) -> None:
@@ -190,42 +273,50 @@ def run_node(planner_factory: PlannerFactory, args: Optional[list[str]] = None) 
     return spin_node(lambda: PlannerNode(planner_factory), "planner", args)
 
 
-def build_planning_service(params: PlannerNodeParams, node: Node) -> Planner:
+def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Planner:
     """The real planner, wired by :mod:`llm_planner_ros.wiring` from the node's parameters."""
-    from llm_planner_ros.trace.log import TraceLog
+    from llm_planner_ros.ros.approval import RosApprover
+    from llm_planner_ros.trace.log import TraceLog, default_path
     from llm_planner_ros.wiring import SERVICE_MODELS, ServiceConfig, build_service
 
     parts = {model: declare_and_validate(node, model) for model in SERVICE_MODELS}
     refuse_unknown_parameters(node)   # before anything slow is loaded
     config = ServiceConfig(*parts.values())
-    approver = None
-    if config.safety.approval != "none":
-        from llm_planner_ros.ros.approval import RosApprover
 
-        approver = RosApprover(node, config.safety.approval_timeout_s, node.active_goal_info)
+    def stop() -> Optional[CancelToken]:
+        goal = node.active_goal()
+        return goal.stop if goal is not None else None
+
+    def goal_info() -> tuple[str, str]:
+        goal = node.active_goal()
+        return (goal.goal_id, goal.task) if goal is not None else ("", "")
     judge = None
     if params.tracker_mode == "ros":
         from llm_planner_ros.ros.tracker_client import RosSubtaskJudge
 
-        judge = RosSubtaskJudge(node, timeout_s=params.tracker_timeout_s, wait_s=params.bridge_wait_s)
+        judge = RosSubtaskJudge(node, timeout_s=params.tracker_timeout_s, wait_s=params.bridge_wait_s, stop=stop)
     node.get_logger().info(f"loading planner (llm backend '{config.backend.llm_backend}')")
     factory: Optional[Callable[[str, str], object]] = None
     if params.executor_mode == "bridge":
         from llm_planner_ros.ros.executor_client import RosExecutor
 
         bridge = RosExecutor(node, skill_timeout_s=params.skill_timeout_s, wait_s=params.bridge_wait_s,
-                             cancel_requested=lambda: node.active_goal_info()[2])
+                             stop=stop, cancel_wait_s=params.cancel_wait_s)
 
         def bridge_executor(scene_id: str, task: str) -> RosExecutor:
             bridge.reset(scene_id, task=task)
             return bridge
         factory = bridge_executor
-    service = build_service(config, executor_factory=factory, judge=judge, approver=approver,
-                            trace=TraceLog(params.trace_log) if params.trace_log else None)
+    trace_path = default_path(node.get_namespace(), node.get_name()) if params.trace_log == "default" \
+        else params.trace_log
+    service = build_service(config, executor_factory=factory, judge=judge,
+                            trace=TraceLog(trace_path) if trace_path else None)
+    # approval may be switched on while the node runs, so its topic and service always exist
+    service.approver = RosApprover(node, lambda: service.safety.approval_timeout_s, goal_info)
     if config.safety.dry_run:
         node.get_logger().warning("dry_run: skills run in the in-process simulator; nothing reaches the bridge")
     service.index_for(params.default_scene, config.planner.bank)   # embed the default bank before serving
-    node.get_logger().info(f"planner ready: {service.llm.name}")
+    node.get_logger().info(f"planner ready: {service.llm.name}" + (f"; trace in {trace_path}" if trace_path else ""))
     return service
 
 

@@ -1,27 +1,49 @@
-"""Run a node on a MultiThreadedExecutor until shutdown, with exit codes for start-up errors."""
+"""Run a node on a MultiThreadedExecutor until shutdown, with exit codes for start-up errors.
+
+SIGINT and SIGTERM are handled here rather than by rclpy (whose handler shuts the context down
+at once): the node's ``shutdown_goals`` runs first, while the executor still spins, so clients
+get their goals' results before the node goes away."""
 from __future__ import annotations
 
+import signal
+import threading
+import time
 from typing import Callable, Optional
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
 from llm_planner_ros.core.errors import PlanningError
 from llm_planner_ros.ros.params import ParameterError
+
+RESULT_GRACE_S = 0.5   # after the last goal ends: time for the executor to send its result
 
 
 def spin_node(factory: Callable[[], Node], name: str, args: Optional[list[str]] = None,
               num_threads: int = 4) -> int:
     """0 on shutdown; 2 for an invalid parameter; 3 when the node cannot start its backend.
     Several threads, because a long callback (a goal) blocks one while replies need others."""
-    rclpy.init(args=args)
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node: Optional[Node] = None
+    executor: Optional[MultiThreadedExecutor] = None
+    spinner: Optional[threading.Thread] = None
     try:
         node = factory()
         executor = MultiThreadedExecutor(num_threads=num_threads)
         executor.add_node(node)
-        executor.spin()
+        spinner = threading.Thread(target=_spin, args=(executor,), daemon=True)
+        spinner.start()
+        while not stop.wait(0.5) and spinner.is_alive():
+            pass
+        shutdown_goals = getattr(node, "shutdown_goals", None)
+        if stop.is_set() and spinner.is_alive() and shutdown_goals is not None:
+            node.get_logger().info("stopping: ending the active and queued goals first")
+            shutdown_goals()
+            time.sleep(RESULT_GRACE_S)
         return 0
     except ParameterError as exc:
         rclpy.logging.get_logger(name).fatal(str(exc))
@@ -29,9 +51,24 @@ def spin_node(factory: Callable[[], Node], name: str, args: Optional[list[str]] 
     except PlanningError as exc:
         rclpy.logging.get_logger(name).fatal(f"cannot start: {exc}")
         return 3
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except KeyboardInterrupt:
         return 0
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        # stop spinning, and wait for the spinner, before the node goes: destroying a node under
+        # a running wait set aborts the process ("terminate called without an active exception")
+        if executor is not None:
+            executor.shutdown(timeout_sec=5.0)
+        if spinner is not None:
+            spinner.join(5.0)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+
+
+def _spin(executor: MultiThreadedExecutor) -> None:
+    try:
+        executor.spin()
+    except ExternalShutdownException:
+        pass

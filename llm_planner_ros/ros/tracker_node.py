@@ -1,5 +1,5 @@
-"""Tracker node: serves ``check_subtask`` (CheckSubtask) and publishes the progress pointer on
-``tracker_state`` (latched).
+"""Tracker node: serves ``check_subtask`` (CheckSubtask), publishes the progress pointer on
+``tracker_state`` (latched) and its liveness on ``heartbeat/tracker``.
 
 A question about the whole task is answered from the goal conditions the executor bridge
 reports. A question about a subtask is PET's "Did you finish the task of X?" over the given
@@ -17,9 +17,10 @@ from llm_planner_msgs.msg import TrackerState
 from llm_planner_msgs.srv import CheckSubtask
 
 from llm_planner_ros.core.errors import ExecutorError
+from llm_planner_ros.ros.executor_client import BridgeWorld
+from llm_planner_ros.ros.liveness import publish_heartbeat
+from llm_planner_ros.ros.qos import LATCHED
 from llm_planner_ros.ros.spin import spin_node
-from llm_planner_ros.ros.executor_client import RosExecutor
-from llm_planner_ros.ros.planner_node import LATCHED
 
 
 def normalise(text: str) -> str:
@@ -45,11 +46,12 @@ class TrackerNode(Node):
             from llm_planner_ros.pet.judges import EmbeddingSubtaskJudge
 
             self.judge = EmbeddingSubtaskJudge(build_embedder(backend), pet.pet_completion_threshold)
-        self.bridge = RosExecutor(self, skill_timeout_s=30.0, wait_s=2.0)
+        self.bridge = BridgeWorld(self, timeout_s=30.0, wait_s=5.0)
         self.state = TrackerState(pointer=-1)
         self._pub = self.create_publisher(TrackerState, "tracker_state", LATCHED)
         self._pub.publish(self.state)
         self.create_service(CheckSubtask, "check_subtask", self._check, callback_group=group)
+        publish_heartbeat(self, "tracker")
         self.get_logger().info(f"serving 'check_subtask' (whole task: goal conditions from the executor bridge; "
                                f"subtasks: {type(self.judge).__name__})")
 
@@ -58,6 +60,7 @@ class TrackerNode(Node):
         goal: Optional[bool] = None
         if whole_task:
             try:
+                self.bridge.forget()   # ask the bridge now, not a reply from an earlier question
                 goal = self.bridge.goal_met()
             except ExecutorError as exc:
                 response.detail = f"cannot reach the executor bridge: {exc}"

@@ -4,32 +4,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Sequence
 
 from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.secrets import redact
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.types import PlanResult
+from llm_planner_ros.core.types import PlanResult, PlanStep, StepEvent
 from llm_planner_ros.llm.base import Completion, SamplingParams
-
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
-
-
-def secrets() -> list[str]:
-    """Values of environment variables that look like credentials (never written anywhere)."""
-    return sorted({v for k, v in os.environ.items() if _SECRET_NAME.search(k) and len(v) >= 6}, key=len,
-                  reverse=True)
-
-
-def redact(text: str) -> str:
-    for value in secrets():
-        text = text.replace(value, "***")
-    return text
-
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value):
@@ -63,30 +48,45 @@ class TraceLog:
             os.fsync(f.fileno())
 
     def begin(self, request: PlanRequest, goal_id: str = "") -> str:
+        """Start a goal's records; its trace id is ``goal_id`` (the ROS goal id) when given."""
         self._local.trace_id = goal_id or uuid.uuid4().hex
         self.write("goal", request=request.model_dump(mode="json"))
         return self._local.trace_id
 
-    def end(self, result: Optional[PlanResult], error: str = "", timings: Optional[dict] = None) -> None:
+    def step(self, event: StepEvent) -> None:
+        """One step as it is decided or executed, on disk (fsync'd) before the goal goes on."""
+        self.write("step", plan_corrections=event.num_corrections, subtask=event.subtask, **step_record(event.step))
+
+    def end(self, result: Optional[PlanResult], error: str = "", timings: Optional[dict] = None,
+            steps: Sequence[PlanStep] = ()) -> None:
+        """The goal's end: its result, or the error it raised and the ``steps`` decided before it."""
         if result is None:
-            self.write("end", error=error, timings=timings or {})
+            self.write("end", error=error, timings=timings or {}, steps=[step_record(s) for s in steps])
         else:
             self.write("end", termination=result.termination_reason.value, detail=result.detail,
                        success=result.success, executed=result.executed, goal_status=int(result.goal_status),
                        corrections=result.num_corrections, llm_calls=result.num_llm_calls,
                        subtasks=result.subtasks, program=result.program,
-                       steps=[{"index": s.index, "text": s.generated_text, "skill": s.skill.script() if s.skill.action
-                               else "", "score": s.score, "similarity": s.similarity,
-                               "mean_logprob": s.mean_logprob, "executed": s.executed,
-                               "error": {"type": int(s.error.type), "message": s.error.message,
-                                         "cause": s.error.cause}, "corrections": s.corrections}
-                              for s in result.steps],
-                       error=error, timings=timings or {})
+                       steps=[step_record(s) for s in result.steps], error=error, timings=timings or {})
         self._local.trace_id = ""
 
 
+def step_record(s: PlanStep) -> dict:
+    return {"index": s.index, "text": s.generated_text, "skill": s.skill.script() if s.skill.action else "",
+            "score": s.score, "similarity": s.similarity, "mean_logprob": s.mean_logprob, "executed": s.executed,
+            "error": {"type": int(s.error.type), "message": s.error.message, "cause": s.error.cause},
+            "corrections": s.corrections}
+
+
+def default_path(node_namespace: str, node_name: str) -> Path:
+    """One trace file per node: ``~/.ros/llm_planner_ros/<namespace>.<name>.jsonl``."""
+    parts = [p for p in node_namespace.split("/") if p] + [node_name]
+    return Path("~/.ros/llm_planner_ros").expanduser() / (".".join(parts) + ".jsonl")
+
+
 def read_traces(path: Path | str) -> Iterator[dict]:
-    """Goals of a trace log, each with its LLM calls and its end (or none, if the node died)."""
+    """Goals of a trace log, each with its LLM calls, its steps as they happened, and its end
+    (or none, if the node died)."""
     goals: dict[str, dict] = {}
     for line in Path(path).read_text(encoding="utf-8").splitlines():
         try:
@@ -98,6 +98,8 @@ def read_traces(path: Path | str) -> Iterator[dict]:
             goal["request"], goal["started"] = record["request"], record["t"]
         elif record["event"] == "llm":
             goal["llm"].append(record)
+        elif record["event"] == "step":
+            goal.setdefault("steps", []).append(record)
         elif record["event"] == "end":
             goal["end"] = record
     yield from ({"trace": k, **v} for k, v in goals.items() if v["request"] is not None)

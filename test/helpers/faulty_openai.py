@@ -39,6 +39,13 @@ class FaultyOpenAIServer:
 
     def handle(self, h: BaseHTTPRequestHandler, body: dict) -> None:
         mode = self.mode
+        if mode == "echo_key":   # what some servers do on a bad key: say it back
+            key = h.headers.get("Authorization", "").removeprefix("Bearer ")
+            return self._send(h, 401, {"error": {"message": f"Incorrect API key provided: {key}",
+                                                 "type": "invalid_request_error"}})
+        if mode == "context":
+            return self._send(h, 400, {"error": {"message": "This model's maximum context length is 2048 tokens",
+                                                 "type": "invalid_request_error"}})
         if mode.startswith("http_"):
             return self._send(h, int(mode[5:]), {"error": {"message": f"injected {mode}", "type": "server_error"}})
         if mode == "garbage":

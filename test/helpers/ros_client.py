@@ -47,6 +47,15 @@ class RosTestClient:
         self._thread = threading.Thread(target=self.executor.spin, daemon=True)
         self._thread.start()
         self.plan_client = ActionClient(self.node, PlanTask, "plan_task")
+        self._action_clients: dict[tuple[type, str], ActionClient] = {}
+
+    def action_client(self, action_type: type, name: str) -> ActionClient:
+        """One client per action for the life of this test client: destroying an action client
+        while the executor spins kills the spin thread (rclpy), so clients go only at close()."""
+        key = (action_type, name)
+        if key not in self._action_clients:
+            self._action_clients[key] = ActionClient(self.node, action_type, name)
+        return self._action_clients[key]
 
     def send_plan(self, goal: PlanTask.Goal, timeout: float = 30.0) -> GoalRun:
         if not self.plan_client.wait_for_server(timeout_sec=timeout):
@@ -73,7 +82,9 @@ class RosTestClient:
         self.close()
 
     def close(self) -> None:
-        self.plan_client.destroy()
         self.executor.shutdown()
+        self._thread.join(5.0)   # the spinner is done before its clients and node go
+        for client in [self.plan_client, *self._action_clients.values()]:
+            client.destroy()
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)

@@ -25,7 +25,7 @@ class ScriptedPlanner:
     def __init__(self, delay: float) -> None:
         self.delay = delay
 
-    def plan(self, request: PlanRequest, on_step, cancel: CancelToken) -> PlanResult:
+    def plan(self, request: PlanRequest, on_step, cancel: CancelToken, goal_id: str = "") -> PlanResult:
         if request.task == "raise":
             raise RuntimeError("scripted planner failure")
         n = int(request.task.split("=")[1]) if request.task.startswith("steps=") else len(SCRIPT)
@@ -34,7 +34,7 @@ class ScriptedPlanner:
             deadline = time.monotonic() + self.delay
             while time.monotonic() < deadline:  # a long LLM call that honours cancel
                 cancel.check()
-                time.sleep(0.01)
+                cancel.wait(0.01)
             skill = SCRIPT[i % len(SCRIPT)]
             step = PlanStep(index=i + 1, generated_text=skill.text.capitalize(), skill=skill,
                             score=1.0 - 0.1 * i, similarity=1.0)

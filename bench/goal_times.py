@@ -1,0 +1,83 @@
+"""Time per goal, split by stage, for one configuration; prints JSON. bench/speed.py runs it for
+each configuration side by side (this tree, a baseline revision, the OpenAI-compatible path,
+each weight type), so each runs in a fresh process.
+
+    python bench/goal_times.py [--root TREE] [--backend embedded|openai] [--model-path GGUF]
+        [--openai-base-url URL] [--prompt-cache-mb N] [--tasks ...]
+
+Goals: method reprompt, executed on the in-process simulator from each task's first EAI program
+(its graph and goal conditions), task text only. The first goal is the fresh planner's; the
+rest are warm. ``--root`` imports llm_planner_ros from another checkout (a baseline revision).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+STAGES = ("reset_s", "example_s", "bank_s", "llm_s", "translation_s", "execution_s")
+TASKS = ["Watch TV", "Browse internet", "Brush teeth", "Change TV channel", "Cook some food", "Drink",
+         "Get some water", "Go to sleep", "Go to toilet", "Listen to music", "Make coffee", "Pet cat", "Pick up phone",
+         "Put groceries in Fridge", "Read book", "Relax on sofa", "Set up table", "Take shower", "Turn on light",
+         "Wash clothes", "Wash dishes by hand", "Wash dishes with dishwasher", "Wash hands", "Wash teeth", "Work",
+         "Write an email"]   # EAI's 26 tasks, each from its first program
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--root", default="")
+    p.add_argument("--backend", choices=["embedded", "openai"], default="embedded")
+    p.add_argument("--model-path", default="")
+    p.add_argument("--openai-base-url", default="")
+    p.add_argument("--prompt-cache-mb", type=int, default=None)
+    p.add_argument("--tasks", nargs="*", default=TASKS)
+    args = p.parse_args()
+    if args.root:
+        sys.path.insert(0, args.root)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from llm_planner_ros.core.errors import CancelToken
+    from llm_planner_ros.core.request import parse_request
+    from llm_planner_ros.planning.service import PlanningService
+    from llm_planner_ros.planning.settings import PlannerSettings
+    from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder
+
+    if args.backend == "openai":
+        from llm_planner_ros.llm.openai_backend import OpenAIBackend
+
+        llm = OpenAIBackend(args.openai_base_url, "smollm2")
+    else:
+        from pathlib import Path
+
+        from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend, smollm2_path
+
+        extra = {} if args.prompt_cache_mb is None else {"prompt_cache_mb": args.prompt_cache_mb}
+        llm = LlamaCppBackend(Path(args.model_path) if args.model_path else smollm2_path(), **extra)
+    t0 = time.perf_counter()
+    service = PlanningService(llm, OnnxSentenceEmbedder(), PlannerSettings())
+    setup_s = time.perf_counter() - t0
+    goals = []
+    for task in args.tasks:
+        before = (getattr(llm.stats, "prompt_tokens", None), getattr(llm.stats, "prompt_evaluated", None))
+        t0 = time.perf_counter()
+        result, report = service.plan_with_report(parse_request(task=task, method="reprompt", execute=True),
+                                                  lambda e: None, CancelToken())
+        wall = time.perf_counter() - t0
+        timings = report.timings()
+        stages = {k: float(timings.get(k, 0.0)) for k in STAGES}
+        stages["untimed_s"] = wall - sum(stages.values())
+        after = (getattr(llm.stats, "prompt_tokens", None), getattr(llm.stats, "prompt_evaluated", None))
+        goals.append({"task": task, "wall_s": wall, **stages, "goal_met": int(result.goal_status) == 1,
+                      "program": result.program, "llm_calls": result.num_llm_calls,
+                      "prompt_tokens": None if before[0] is None else after[0] - before[0],
+                      "prompt_evaluated": None if before[1] is None else after[1] - before[1]})
+    print(json.dumps({"setup_s": setup_s, "llm": llm.name, "goals": goals,
+                      "first_s": goals[0]["wall_s"],
+                      "warm_median_s": statistics.median(g["wall_s"] for g in goals[1:]),
+                      "goals_met": sum(g["goal_met"] for g in goals)}))
+
+
+if __name__ == "__main__":
+    main()

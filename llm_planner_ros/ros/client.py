@@ -1,0 +1,140 @@
+"""A small Python facade over the ``plan_task`` action, in the manner of nav2_simple_commander.
+
+    from llm_planner_ros.ros.client import PlannerClient
+
+    with PlannerClient("/robot1") as planner:
+        planner.wait_until_ready()
+        outcome = planner.plan("Wash hands", method="interpret", execute=True,
+                               on_feedback=lambda fb: print(fb.script))
+        print(outcome.status_name, outcome.result.termination_reason, outcome.result.program)
+
+It spins its own node in a background thread (its own rclpy context, so it coexists with other
+rclpy users in the process), waits on futures, and notices a planner that goes away (its
+heartbeat stops) instead of waiting forever.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import rclpy
+from action_msgs.msg import GoalStatus
+from rclpy.action import ActionClient
+from rclpy.context import Context
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+
+from llm_planner_msgs.action import PlanTask
+from llm_planner_msgs.msg import MethodOptions
+
+from llm_planner_ros.ros.liveness import PeerWatch
+from llm_planner_ros.ros.wait import wait_future
+
+STATUS_NAMES = {GoalStatus.STATUS_SUCCEEDED: "SUCCEEDED", GoalStatus.STATUS_ABORTED: "ABORTED",
+                GoalStatus.STATUS_CANCELED: "CANCELED"}
+
+
+class PlannerGone(RuntimeError):
+    """The planner stopped answering (no heartbeat) before the goal ended."""
+
+
+@dataclass
+class PlanOutcome:
+    status: int
+    result: PlanTask.Result
+
+    @property
+    def status_name(self) -> str:
+        return STATUS_NAMES.get(self.status, str(self.status))
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == GoalStatus.STATUS_SUCCEEDED
+
+
+@dataclass
+class GoalRun:
+    """A goal in flight: its handle, the feedback so far, and its result future."""
+
+    handle: Any
+    result_future: Any
+    feedback: list = field(default_factory=list)
+
+
+class PlannerClient:
+    def __init__(self, namespace: str = "", action: str = "plan_task", node_name: str = "planner_client") -> None:
+        self._context = Context()
+        rclpy.init(context=self._context)
+        self.node = rclpy.create_node(node_name, namespace=namespace or "/", context=self._context)
+        self._action = ActionClient(self.node, PlanTask, action)
+        self._planner = PeerWatch(self.node, "planner", namespace=action.rpartition("/")[0])
+        self._executor = MultiThreadedExecutor(context=self._context)
+        self._executor.add_node(self.node)
+        self._spinner = threading.Thread(target=self._spin, daemon=True)
+        self._spinner.start()
+
+    def _spin(self) -> None:
+        try:
+            self._executor.spin()
+        except ExternalShutdownException:
+            pass
+
+    def wait_until_ready(self, timeout_s: float = 30.0) -> bool:
+        """Whether the planner's action server is up within ``timeout_s``."""
+        return self._action.wait_for_server(timeout_sec=timeout_s)
+
+    def send(self, task: str, method: str = "", execute: bool = False,
+             on_feedback: Optional[Callable[[PlanTask.Feedback], None]] = None,
+             options: Optional[MethodOptions] = None, timeout_s: float = 30.0, **goal: Any) -> GoalRun:
+        """Send a goal and return at once; ``goal`` sets any other PlanTask.Goal field."""
+        request = PlanTask.Goal(task=task, method=method, execute=execute, options=options or MethodOptions(), **goal)
+        feedback: list = []
+
+        def on_message(message) -> None:
+            feedback.append(message.feedback)
+            if on_feedback is not None:
+                on_feedback(message.feedback)
+        sent = self._action.send_goal_async(request, feedback_callback=on_message)
+        self._wait(sent, timeout_s, "accept the goal")
+        handle = sent.result()
+        return GoalRun(handle, handle.get_result_async() if handle.accepted else None, feedback)
+
+    def result(self, run: GoalRun, timeout_s: float = 3600.0) -> PlanOutcome:
+        """Wait for the goal's end."""
+        if run.result_future is None:
+            raise RuntimeError("the planner rejected the goal")
+        self._wait(run.result_future, timeout_s, "end the goal")
+        response = run.result_future.result()
+        return PlanOutcome(response.status, response.result)
+
+    def plan(self, task: str, method: str = "", execute: bool = False,
+             on_feedback: Optional[Callable[[PlanTask.Feedback], None]] = None, timeout_s: float = 3600.0,
+             **goal: Any) -> PlanOutcome:
+        """Send a goal and wait for its result."""
+        return self.result(self.send(task, method, execute, on_feedback, **goal), timeout_s)
+
+    def cancel(self, run: GoalRun, timeout_s: float = 10.0) -> bool:
+        """Ask the planner to cancel ``run``; whether it accepted."""
+        future = run.handle.cancel_goal_async()
+        self._wait(future, timeout_s, "answer the cancel")
+        return bool(future.result().goals_canceling)
+
+    def _wait(self, future, timeout_s: float, what: str) -> None:
+        waited = wait_future(future, timeout_s, lost=self._planner.lost)
+        if waited == "lost":
+            raise PlannerGone(f"the planner went away before it could {what}")
+        if waited == "timeout":
+            raise TimeoutError(f"the planner did not {what} within {timeout_s:g}s")
+
+    def close(self) -> None:
+        self._executor.shutdown(timeout_sec=5.0)
+        self._spinner.join(5.0)
+        self._action.destroy()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self._context)
+
+    def __enter__(self) -> "PlannerClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

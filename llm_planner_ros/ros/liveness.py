@@ -1,0 +1,95 @@
+"""Heartbeats, so that a peer that died is noticed in about a second.
+
+DDS discovery notices a killed process only when its participant lease runs out (Fast DDS:
+20 s), and so do ``service_is_ready`` and DDS liveliness QoS (measured here: 20 s for both). The
+executor bridge and the tracker publish ``heartbeat/<node>`` every ``PERIOD_S``; a client that
+has heard a peer and then hears nothing for ``LOST_AFTER_S`` treats it as gone.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Optional
+
+from builtin_interfaces.msg import Time
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.client import Client
+from rclpy.node import Node
+
+from llm_planner_ros.core.errors import CancelToken, PlanningError
+from llm_planner_ros.ros.qos import HEARTBEAT
+from llm_planner_ros.ros.wait import TICK_S, wait_future
+
+PERIOD_S = 0.25
+LOST_AFTER_S = 1.5
+
+
+def topic(peer: str) -> str:
+    return f"heartbeat/{peer}"
+
+
+def publish_heartbeat(node: Node, peer: str) -> None:
+    """Publish ``heartbeat/<peer>`` every ``PERIOD_S`` for as long as ``node`` spins."""
+    pub = node.create_publisher(Time, topic(peer), HEARTBEAT)
+    node.create_timer(PERIOD_S, lambda: pub.publish(node.get_clock().now().to_msg()),
+                      callback_group=ReentrantCallbackGroup())
+
+
+class PeerWatch:
+    """Whether ``peer`` (a node publishing its heartbeat) is alive, as last heard."""
+
+    def __init__(self, node: Node, peer: str, namespace: str = "") -> None:
+        """Listens on ``[namespace/]heartbeat/<peer>`` (relative to ``node``'s namespace)."""
+        self.peer = peer
+        self._last: Optional[float] = None
+        self._heard = threading.Condition()
+        name = f"{namespace.rstrip('/')}/{topic(peer)}" if namespace else topic(peer)
+        node.create_subscription(Time, name, self._on_beat, HEARTBEAT, callback_group=ReentrantCallbackGroup())
+
+    def _on_beat(self, _msg: Time) -> None:
+        with self._heard:
+            self._last = time.monotonic()
+            self._heard.notify_all()
+
+    def lost(self) -> bool:
+        """Heard once, then silent for ``LOST_AFTER_S``."""
+        last = self._last
+        return last is not None and time.monotonic() - last > LOST_AFTER_S
+
+    def wait_heard(self, timeout_s: float) -> bool:
+        """Wait until a beat arrives within ``LOST_AFTER_S`` of now."""
+        with self._heard:
+            return self._heard.wait_for(
+                lambda: self._last is not None and time.monotonic() - self._last <= LOST_AFTER_S, timeout_s)
+
+
+def call_peer(client: Client, request, peer: PeerWatch, who: str, error: type[PlanningError], wait_s: float,
+              timeout_s: float, stop: Optional[CancelToken] = None):
+    """``client``'s answer to ``request`` from ``who``, a node whose heartbeat ``peer`` hears.
+    Raises ``error`` at once when ``who`` is known gone, when its service is not there after
+    ``wait_s``, when it goes away while it answers, or when it takes longer than ``timeout_s``;
+    the goal's own error when ``stop`` fires first."""
+    gone = f"{who} is not running: no heartbeat for {LOST_AFTER_S:g}s"
+    deadline = time.monotonic() + wait_s
+    while not client.service_is_ready():
+        if peer.lost():
+            raise error(gone)
+        if time.monotonic() >= deadline:
+            raise error(f"{who}'s '{client.srv_name}' service is not available after {wait_s:g}s")
+        if stop is not None and stop.wait(TICK_S):
+            stop.check()
+        elif stop is None:
+            time.sleep(TICK_S)
+    if peer.lost():
+        raise error(gone)
+    future = client.call_async(request)
+    waited = wait_future(future, timeout_s, stop, peer.lost)
+    if waited != "done":
+        client.remove_pending_request(future)
+    if waited == "stopped" and stop is not None:
+        stop.check()
+    if waited == "lost":
+        raise error(f"{who} is not running: it went away while it answered '{client.srv_name}'")
+    if waited == "timeout":
+        raise error(f"{who} did not answer '{client.srv_name}' within {timeout_s:g}s")
+    return future.result()

@@ -1,0 +1,195 @@
+"""Send an ExecuteSkill goal and wait for its end: the one helper the planner (to the executor
+bridge) and the bridge (to the robot) both use.
+
+As py_trees_ros's action clients do, it waits on futures, passes a stop (cancel, time limit,
+shutdown) on to the server at once, and cancels its goal whenever it stops waiting without a
+result. One skill runs at a time: a new one is not sent while the server may still run the last.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Callable, Iterator, Literal, Optional
+
+from action_msgs.msg import GoalStatusArray
+from rclpy.action import ActionClient, CancelResponse
+from rclpy.action.client import ClientGoalHandle
+from rclpy.action.server import ServerGoalHandle
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import qos_profile_action_status_default
+from rclpy.task import Future
+from unique_identifier_msgs.msg import UUID
+
+from llm_planner_msgs.action import ExecuteSkill
+
+from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.ros.wait import wait_future
+
+Ended = Literal["done", "stopped", "timeout", "lost", "unavailable", "rejected", "busy"]
+
+
+@dataclass(frozen=True)
+class SkillOutcome:
+    ended: Ended
+    result: Optional[ExecuteSkill.Result] = None   # the server's result, when it gave one
+    message: str = ""                               # why, when it did not end "done"
+    stopped_confirmed: bool = True                  # a cancelled skill: the server confirmed it stopped
+
+
+class GoalStatusWatch:
+    """Goal ids an action server lists on its status topic.
+
+    On first DDS contact a goal's acceptance response can be lost while the goal itself arrived;
+    the server's (transient-local) status topic still lists it, so its result can be fetched
+    without sending the skill twice."""
+
+    def __init__(self, node: Node, action_name: str, group: ReentrantCallbackGroup, keep: int = 256) -> None:
+        self._seen: "OrderedDict[bytes, None]" = OrderedDict()
+        self._keep = keep
+        self._changed = threading.Condition()
+        node.create_subscription(GoalStatusArray, f"{action_name}/_action/status", self._on_status,
+                                 qos_profile_action_status_default, callback_group=group)
+
+    def _on_status(self, msg: GoalStatusArray) -> None:
+        with self._changed:
+            for status in msg.status_list:
+                key = bytes(status.goal_info.goal_id.uuid)
+                self._seen[key] = None
+                self._seen.move_to_end(key)
+            while len(self._seen) > self._keep:
+                self._seen.popitem(last=False)
+            self._changed.notify_all()
+
+    def wait_listed(self, goal_id: UUID, timeout_s: float) -> bool:
+        key = bytes(goal_id.uuid)
+        with self._changed:
+            return self._changed.wait_for(lambda: key in self._seen, timeout_s)
+
+
+class GoalStops:
+    """An action server's per-goal stop tokens: its cancel callback stops the goal's token at
+    once, so an execute callback waits on events instead of polling ``is_cancel_requested``."""
+
+    def __init__(self) -> None:
+        self._stops: dict[bytes, CancelToken] = {}
+        self._lock = threading.Lock()
+
+    def on_cancel(self, goal_handle: ServerGoalHandle) -> CancelResponse:
+        with self._lock:
+            stop = self._stops.get(bytes(goal_handle.goal_id.uuid))
+        if stop is not None:
+            stop.cancel()
+        return CancelResponse.ACCEPT
+
+    @contextmanager
+    def running(self, goal_handle: ServerGoalHandle) -> Iterator[CancelToken]:
+        key = bytes(goal_handle.goal_id.uuid)
+        stop = CancelToken(lambda: goal_handle.is_cancel_requested)   # a cancel that came first
+        with self._lock:
+            self._stops[key] = stop
+        try:
+            yield stop
+        finally:
+            with self._lock:
+                self._stops.pop(key, None)
+
+
+class SkillActionClient:
+    """``run`` sends one skill and waits for its end; see the module's docstring."""
+
+    def __init__(self, node: Node, action_name: str, what: str,
+                 lost: Optional[Callable[[], bool]] = None) -> None:
+        """``what`` names the server in messages ("the executor bridge"); ``lost()`` says it is
+        gone before DDS discovery notices (a heartbeat), besides ``server_is_ready``."""
+        group = ReentrantCallbackGroup()
+        self.node = node
+        self.what = what
+        self.client = ActionClient(node, ExecuteSkill, action_name, callback_group=group)
+        self._status = GoalStatusWatch(node, action_name, group)
+        self._lost = lost or (lambda: False)
+        self._one_at_a_time = threading.Lock()
+        # a stopped skill the server has not ended, and until when it may run (its time limit)
+        self._unfinished: Optional[tuple[Future, str, float]] = None
+
+    @property
+    def action_name(self) -> str:
+        return self.client._action_name
+
+    def gone(self) -> bool:
+        return self._lost() or not self.client.server_is_ready()
+
+    def run(self, goal: ExecuteSkill.Goal, script: str, timeout_s: float, wait_s: float,
+            stop: Optional[CancelToken] = None, stop_wait_s: float = 5.0) -> SkillOutcome:
+        """Execute ``goal`` (``script`` names it in messages) within ``timeout_s``; ``wait_s``
+        bounds discovery and acceptance; a stopped skill gets ``stop_wait_s`` to confirm."""
+        with self._one_at_a_time:
+            if not self._previous_ended(wait_s):
+                return SkillOutcome("busy", message=f"{self.what} may still run {self._unfinished[1]}, "
+                                                    "which did not confirm its cancel; nothing was sent")
+            if self._lost():
+                return SkillOutcome("unavailable", message=f"{self.what} is not running (its heartbeat stopped)")
+            if not self.client.wait_for_server(timeout_sec=wait_s):
+                return SkillOutcome("unavailable", message=f"{self.what}'s '{self.action_name}' action is not "
+                                                           f"available after {wait_s:g}s")
+            handle = self._send(goal, wait_s)
+            if handle is None and self.gone():
+                return SkillOutcome("lost", message=f"{self.what} went away before it accepted {script}")
+            if handle is None or not handle.accepted:
+                return SkillOutcome("rejected", message=f"{self.what} rejected {script}" if handle
+                                    else f"{self.what} did not accept {script} within {wait_s:g}s")
+            future = handle.get_result_async()
+            waited = ""
+            try:
+                waited = wait_future(future, timeout_s, stop, self.gone)
+                if waited == "done":
+                    return SkillOutcome("done", result=future.result().result)
+                if waited == "lost":
+                    return SkillOutcome("lost", message=f"{self.what} went away while it ran {script}")
+                confirmed = self._cancel(handle, future, stop_wait_s)
+                say = (f"{self.what} confirmed that {script} stopped" if confirmed else
+                       f"{self.what} did not confirm within {stop_wait_s:g}s that {script} stopped; "
+                       "it may still run")
+                if waited == "timeout":
+                    return SkillOutcome("timeout", message=f"{script} did not finish within {timeout_s:g}s; {say}",
+                                        stopped_confirmed=confirmed)
+                return SkillOutcome("stopped", result=future.result().result if confirmed else None, message=say,
+                                    stopped_confirmed=confirmed)
+            finally:
+                if not future.done():   # stopped waiting without an end: never leave it running
+                    handle.cancel_goal_async()
+                    if waited != "lost":   # a server that went away took its goals with it
+                        self._unfinished = (future, script, time.monotonic() + timeout_s)
+
+    def _previous_ended(self, wait_s: float) -> bool:
+        """Whether the last skill is over: ended, its server gone, or past its own time limit."""
+        if self._unfinished is None:
+            return True
+        future, script, until = self._unfinished
+        if wait_future(future, wait_s, lost=self.gone) in ("done", "lost") or time.monotonic() > until:
+            self._unfinished = None
+            return True
+        return False
+
+    def _send(self, goal: ExecuteSkill.Goal, wait_s: float) -> Optional[ClientGoalHandle]:
+        goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+        sent = self.client.send_goal_async(goal, goal_uuid=goal_id)
+        waited = wait_future(sent, wait_s or 1.0, lost=self._lost)
+        if waited == "done":
+            return sent.result()
+        if waited == "lost":
+            return None
+        if self.client.server_is_ready() and self._status.wait_listed(goal_id, 1.0):
+            self.node.get_logger().warning(f"no acceptance from {self.what} within {wait_s:g}s, but its status "
+                                           "lists the skill: fetching its result (the skill is not sent again)")
+            return ClientGoalHandle(self.client, goal_id, ExecuteSkill.Impl.SendGoalService.Response(accepted=True))
+        return None
+
+    def _cancel(self, handle: ClientGoalHandle, future: Future, stop_wait_s: float) -> bool:
+        """Cancel the goal and wait for the server to end it; whether it did in time."""
+        handle.cancel_goal_async()
+        return wait_future(future, stop_wait_s, lost=self.gone) == "done"

@@ -1,0 +1,68 @@
+"""What a robot may be commanded: one policy, loaded by the planner (before it plans a step) and
+by the executor bridge (before anything reaches the robot) from one file, config/policy.yaml.
+
+A skill is refused when it is not admissible (a known action, its number of objects, objects of
+known classes whose properties the action admits: the rules that build the skill banks) or when
+the allow/deny lists exclude its action or one of its objects.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import ClassVar, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from llm_planner_ros.core.types import Skill
+from llm_planner_ros.skills import resources
+from llm_planner_ros.skills.vocabulary import ACTIONS, admits
+
+
+class SkillPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    LIVE: ClassVar[tuple[str, ...]] = ("skill_allowlist", "skill_denylist", "object_allowlist", "object_denylist")
+
+    skill_allowlist: list[str] = Field([""], description="actions allowed (e.g. WALK, GRAB); [''] = all")
+    skill_denylist: list[str] = Field([""], description="actions never sent, e.g. ['CUT', 'PLUGOUT']")
+    object_allowlist: list[str] = Field([""], description="object classes allowed; [''] = all")
+    object_denylist: list[str] = Field([""], description="object classes never touched, e.g. ['knife', 'stove']")
+
+    def names(self, field: str) -> set[str]:
+        return {x.strip().upper() if "skill" in field else x.strip().lower() for x in getattr(self, field) if x.strip()}
+
+    def refusal(self, skill: Skill) -> str:
+        """Why ``skill`` must not reach the robot, or "" when it may."""
+        problem = admissibility_problem(skill)
+        if problem:
+            return f"not admissible: {problem}"
+        allow, deny = self.names("skill_allowlist"), self.names("skill_denylist")
+        if (allow and skill.action not in allow) or skill.action in deny:
+            return f"the action {skill.action} is not allowed on this robot"
+        allow, deny = self.names("object_allowlist"), self.names("object_denylist")
+        for name in skill.objects:
+            if (allow and name not in allow) or name in deny:
+                return f"the object {name!r} is not allowed on this robot"
+        return ""
+
+
+def admissibility_problem(skill: Skill) -> str:
+    """Why ``skill`` is not admissible, or "" when it is."""
+    spec = ACTIONS.get(skill.action)
+    if spec is None:
+        return f"{skill.action or skill.text!r} is not a known action"
+    if len(skill.objects) != spec.arity:
+        return f"{skill.action} takes {spec.arity} object(s), got {len(skill.objects)}"
+    props = resources.object_properties()
+    for i, name in enumerate(skill.objects):
+        if name not in props:
+            return f"{name!r} is not a known object class"
+        if not admits(spec, i, name, props[name]):
+            return f"{skill.action} does not apply to {name!r}"
+    return ""
+
+
+def approval_digest(request_id: str, goal_id: str, kind: str, scripts: Sequence[str]) -> str:
+    """The digest an approval must carry: binds it to exactly the content the operator saw.
+    An operator's tool recomputes it from what it shows, never copies it."""
+    content = json.dumps([request_id, goal_id, kind, list(scripts)], separators=(",", ":"))
+    return hashlib.sha256(content.encode()).hexdigest()
