@@ -8,7 +8,7 @@ setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(include=[package_name, f"{package_name}.*"]),
-    package_data={f"{package_name}.pddl": ["domains/*.pddl"]},
+    package_data={f"{package_name}.pddl": ["domains/*.pddl"], f"{package_name}.console": ["static/*.html"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{package_name}"]),
         (f"share/{package_name}", ["package.xml"]),
@@ -30,6 +30,8 @@ setup(
             "executor_bridge = llm_planner_ros.ros.executor_bridge:main",
             "sim_robot = llm_planner_ros.ros.executor_bridge:sim_robot_main",
             "tracker_node = llm_planner_ros.ros.tracker_node:main",
+            "console_node = llm_planner_ros.ros.console_node:main",
+            "mcap_recorder = llm_planner_ros.ros.recorder:main",
         ],
     },
 )

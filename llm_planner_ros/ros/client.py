@@ -8,21 +8,26 @@
                                on_feedback=lambda fb: print(fb.script))
         print(outcome.status_name, outcome.result.termination_reason, outcome.result.program)
 
-It spins its own node in a background thread (its own rclpy context, so it coexists with other
-rclpy users in the process), waits on futures, and notices a planner that goes away (its
-heartbeat stops) instead of waiting forever.
+By default it spins its own node in a background thread (its own rclpy context, so it coexists
+with other rclpy users in the process); given ``node=``, it adds its clients to that node, which
+its owner spins on a multi-threaded executor (the operator console does so). It waits on
+futures, and notices a planner that goes away (its heartbeat stops) instead of waiting forever.
 """
 from __future__ import annotations
 
 import threading
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import rclpy
-from action_msgs.msg import GoalStatus
+from action_msgs.msg import GoalInfo, GoalStatus
+from action_msgs.srv import CancelGoal
 from rclpy.action import ActionClient
 from rclpy.context import Context
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import MethodOptions
@@ -62,22 +67,36 @@ class GoalRun:
 
 
 class PlannerClient:
-    def __init__(self, namespace: str = "", action: str = "plan_task", node_name: str = "planner_client") -> None:
-        self._context = Context()
-        rclpy.init(context=self._context)
-        self.node = rclpy.create_node(node_name, namespace=namespace or "/", context=self._context)
+    def __init__(self, namespace: str = "", action: str = "plan_task", node_name: str = "planner_client",
+                 node: Optional[Node] = None, args: Optional[list[str]] = None) -> None:
+        """``args``: ROS command-line arguments (remappings, ``--ros-args``) for the own node."""
+        self._own = node is None
+        self._executor: Optional[MultiThreadedExecutor] = None
+        if node is None:
+            self._context = Context()
+            # no signal handlers: Ctrl-C stays a KeyboardInterrupt, with the context still up to cancel
+            rclpy.init(args=args, context=self._context, signal_handler_options=SignalHandlerOptions.NO)
+            node = rclpy.create_node(node_name, namespace=namespace or "/", context=self._context)
+        self.node = node
         self._action = ActionClient(self.node, PlanTask, action)
+        self._cancel = self.node.create_client(CancelGoal, f"{action}/_action/cancel_goal")
         self._planner = PeerWatch(self.node, "planner", namespace=action.rpartition("/")[0])
-        self._executor = MultiThreadedExecutor(context=self._context)
-        self._executor.add_node(self.node)
-        self._spinner = threading.Thread(target=self._spin, daemon=True)
-        self._spinner.start()
+        if self._own:
+            self._executor = MultiThreadedExecutor(context=self._context)
+            self._executor.add_node(self.node)
+            self._spinner = threading.Thread(target=self._spin, daemon=True)
+            self._spinner.start()
 
     def _spin(self) -> None:
         try:
+            assert self._executor is not None
             self._executor.spin()
         except ExternalShutdownException:
             pass
+
+    def planner_alive(self) -> bool:
+        """The planner's heartbeat is heard."""
+        return self._planner.heard()
 
     def wait_until_ready(self, timeout_s: float = 30.0) -> bool:
         """Whether the planner's action server is up within ``timeout_s``."""
@@ -119,6 +138,17 @@ class PlannerClient:
         self._wait(future, timeout_s, "answer the cancel")
         return bool(future.result().goals_canceling)
 
+    def cancel_goal_id(self, goal_id: str, timeout_s: float = 10.0) -> bool:
+        """Cancel any goal by its id (hex, as on the ``plan`` and ``goal_queue`` topics), also one
+        another client sent; whether the planner accepted."""
+        request = CancelGoal.Request(goal_info=GoalInfo())
+        request.goal_info.goal_id.uuid = list(uuid.UUID(hex=goal_id).bytes)
+        if not self._cancel.wait_for_service(timeout_sec=timeout_s):
+            raise TimeoutError(f"no '{self._cancel.srv_name}' service within {timeout_s:g}s")
+        future = self._cancel.call_async(request)
+        self._wait(future, timeout_s, "answer the cancel")
+        return bool(future.result().goals_canceling)
+
     def _wait(self, future, timeout_s: float, what: str) -> None:
         waited = wait_future(future, timeout_s, lost=self._planner.lost)
         if waited == "lost":
@@ -127,6 +157,10 @@ class PlannerClient:
             raise TimeoutError(f"the planner did not {what} within {timeout_s:g}s")
 
     def close(self) -> None:
+        """Stop the own node (a given node stays its owner's)."""
+        if not self._own:
+            return
+        assert self._executor is not None
         self._executor.shutdown(timeout_sec=5.0)
         self._spinner.join(5.0)
         self._action.destroy()

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Any, Sequence
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import MethodOptions as MethodOptionsMsg
@@ -97,3 +97,18 @@ def failed_result(reason: TerminationReason, detail: str, wall_time_s: float = 0
     """The result of a goal that ended early, with the ``steps`` decided before it did."""
     return result_to_msg(PlanResult(termination_reason=reason, detail=detail, wall_time_s=wall_time_s,
                                     steps=list(steps)))
+
+
+def to_plain(msg: Any) -> Any:
+    """A ROS message as plain data (dicts, lists, numbers, strings), for JSON; NaN becomes None."""
+    if hasattr(msg, "get_fields_and_field_types"):
+        return {name: to_plain(getattr(msg, name)) for name in msg.get_fields_and_field_types()}
+    if isinstance(msg, (list, tuple)) or type(msg).__name__ in ("ndarray", "array"):
+        return [to_plain(v) for v in msg]
+    if isinstance(msg, float) and msg != msg:
+        return None
+    if isinstance(msg, bytes):
+        return msg.hex()
+    if hasattr(msg, "item"):   # a numpy scalar
+        return to_plain(msg.item())
+    return msg

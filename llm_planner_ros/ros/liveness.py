@@ -56,6 +56,11 @@ class PeerWatch:
         last = self._last
         return last is not None and time.monotonic() - last > LOST_AFTER_S
 
+    def heard(self) -> bool:
+        """A beat arrived within ``LOST_AFTER_S``."""
+        last = self._last
+        return last is not None and time.monotonic() - last <= LOST_AFTER_S
+
     def wait_heard(self, timeout_s: float) -> bool:
         """Wait until a beat arrives within ``LOST_AFTER_S`` of now."""
         with self._heard:

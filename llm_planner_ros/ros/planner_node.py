@@ -24,7 +24,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
 from llm_planner_msgs.action import PlanTask
-from llm_planner_msgs.msg import PlanState
+from llm_planner_msgs.msg import GoalQueue, PlanState
 from llm_planner_msgs.msg import PlanStep as PlanStepMsg
 
 from llm_planner_ros.core.errors import CancelToken, PlanningError, Shutdown
@@ -59,6 +59,12 @@ class GoalContext:
     def task(self) -> str:
         return self.handle.request.task[:500]
 
+    def summary(self, status: str) -> PlanState:
+        """This goal as a GoalQueue entry."""
+        request = self.handle.request
+        return PlanState(goal_id=self.goal_id, task=self.task, method=request.method, status=status,
+                         subtask_index=-1, goal_conditions=list(request.goal_conditions)[:100])
+
 
 class PlannerNode(Node):
     """Hosts the goal action server; all planning happens in the ROS-free ``Planner``."""
@@ -80,6 +86,8 @@ class PlannerNode(Node):
             live.add(model, apply)
         self._plan_pub = self.create_publisher(PlanState, "plan", LATCHED)
         self._events_pub = self.create_publisher(PlanStepMsg, "plan_events", 10)
+        self._queue_pub = self.create_publisher(GoalQueue, "goal_queue", LATCHED)
+        self._queue_pub.publish(GoalQueue())
         self._server = ActionServer(
             self, PlanTask, "plan_task",
             execute_callback=self._execute,
@@ -110,6 +118,7 @@ class PlannerNode(Node):
         with self._lock:
             self._goals[ctx.goal_id] = ctx
             busy = self._active is not None
+            queued = False
             if self._shutting_down:
                 ctx.stop.cancel(Shutdown("the planner is shutting down"))
             elif busy and p.goal_policy == "reject":
@@ -118,10 +127,12 @@ class PlannerNode(Node):
                 ctx.rejected = f"{len(self._queue)} goals are already queued (max_queued_goals {p.max_queued_goals})"
             elif busy:
                 self._queue.append(ctx)
-                return
+                queued = True
             else:
                 self._active = ctx
-        goal_handle.execute()   # the active goal, or one that ends at once with its reason
+        self._publish_queue()
+        if not queued:
+            goal_handle.execute()   # the active goal, or one that ends at once with its reason
 
     def _on_cancel(self, goal_handle: ServerGoalHandle) -> CancelResponse:
         goal_id = bytes(goal_handle.goal_id.uuid).hex()
@@ -130,6 +141,8 @@ class PlannerNode(Node):
             queued = ctx is not None and ctx in self._queue
             if queued:
                 self._queue.remove(ctx)
+        if queued:
+            self._publish_queue()
         self.get_logger().info(f"cancel requested for goal {goal_id[:8]}" + (" (queued)" if queued else ""))
         if ctx is not None:
             ctx.stop.cancel()   # stops the LLM, the approval wait and the running skill at once
@@ -148,8 +161,15 @@ class PlannerNode(Node):
         with self._lock:
             self._active = self._queue.popleft() if self._queue else None
             nxt = self._active
+        self._publish_queue()
         if nxt is not None:
             nxt.handle.execute()
+
+    def _publish_queue(self) -> None:
+        with self._lock:
+            active, queued = self._active, list(self._queue)
+        goals = [active.summary(PlanState.STATUS_PLANNING)] if active is not None else []
+        self._queue_pub.publish(GoalQueue(goals=goals + [ctx.summary(PlanState.STATUS_QUEUED) for ctx in queued]))
 
     def shutdown_goals(self) -> None:
         """End the active goal and every queued one with ``shutdown``; wait, up to
@@ -183,11 +203,14 @@ class PlannerNode(Node):
                 self._ended.notify_all()
             if self._active is ctx:
                 self._start_next()
+            else:
+                self._publish_queue()
 
     def _run(self, ctx: GoalContext, start: float) -> PlanTask.Result:
         goal_handle = ctx.handle
         state = PlanState(goal_id=ctx.goal_id, task=ctx.task, method=goal_handle.request.method,
-                          status=PlanState.STATUS_PLANNING, subtask_index=-1)
+                          status=PlanState.STATUS_PLANNING, subtask_index=-1,
+                          goal_conditions=list(goal_handle.request.goal_conditions)[:100])
 
         started = False   # only a goal that started planning owns the latched `plan` topic
 
@@ -201,6 +224,7 @@ class PlannerNode(Node):
             self.get_logger().warning(f"goal ended: {reason.value}: {detail} (goal {ctx.goal_id[:8]})")
             steps = [ctx.steps[i] for i in sorted(ctx.steps)]
             if started:
+                state.detail = detail
                 self._publish_end(state, reason, canceled=canceled, success=False)
             return conversions.failed_result(reason, detail, time.monotonic() - start, steps)
 
@@ -226,6 +250,8 @@ class PlannerNode(Node):
             step = conversions.step_to_msg(event.step)
             self._events_pub.publish(step)
             state.steps.append(step)
+            state.subtask_index = event.step.subtask_index
+            state.goal_conditions = list(event.goal_conditions)
             self._plan_pub.publish(state)
 
         try:
@@ -249,6 +275,7 @@ class PlannerNode(Node):
         else:
             goal_handle.abort()
         state.steps = list(msg.steps)
+        state.subtasks, state.goal_conditions, state.detail = list(msg.subtasks), list(msg.goal_conditions), msg.detail
         self._publish_end(state, result.termination_reason, canceled=False, success=result.success)
         self.get_logger().info(
             f"goal ended: {result.termination_reason.value} after {len(result.steps)} steps "

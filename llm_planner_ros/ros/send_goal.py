@@ -12,19 +12,12 @@ import sys
 from typing import Optional
 
 import rclpy
-from action_msgs.msg import GoalStatus
-from rclpy.action import ActionClient
-from rclpy.executors import ExternalShutdownException
-from rclpy.node import Node
-from rclpy.signals import SignalHandlerOptions
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import MethodOptions
 
-from llm_planner_ros.ros.liveness import LOST_AFTER_S, PeerWatch
-
-_STATUS = {GoalStatus.STATUS_SUCCEEDED: "SUCCEEDED", GoalStatus.STATUS_ABORTED: "ABORTED",
-           GoalStatus.STATUS_CANCELED: "CANCELED"}
+from llm_planner_ros.ros.client import STATUS_NAMES, PlannerClient, PlannerGone
+from llm_planner_ros.ros.liveness import LOST_AFTER_S
 
 
 def format_feedback(fb: PlanTask.Feedback) -> str:
@@ -40,7 +33,7 @@ def format_feedback(fb: PlanTask.Feedback) -> str:
 
 
 def format_result(status: int, result: PlanTask.Result) -> str:
-    lines = [f"status: {_STATUS.get(status, status)}  reason: {result.termination_reason}"
+    lines = [f"status: {STATUS_NAMES.get(status, status)}  reason: {result.termination_reason}"
              + (f"  ({result.detail})" if result.detail else "")]
     if result.goal_conditions:
         lines.append(f"goal (what done means): {', '.join(result.goal_conditions)}")
@@ -55,44 +48,30 @@ def format_result(status: int, result: PlanTask.Result) -> str:
     return "\n".join(lines)
 
 
-def send(node: Node, goal: PlanTask.Goal, action_name: str, server_timeout: float) -> int:
-    client = ActionClient(node, PlanTask, action_name)
-    planner = PeerWatch(node, "planner", namespace=action_name.rpartition("/")[0])
-    if not client.wait_for_server(timeout_sec=server_timeout):
-        print(f"no action server '{action_name}' after {server_timeout:.0f}s", file=sys.stderr)
+def send(client: PlannerClient, goal: PlanTask.Goal, server_timeout: float) -> int:
+    if not client.wait_until_ready(server_timeout):
+        print(f"no action server after {server_timeout:.0f}s", file=sys.stderr)
         return 3
     print(f"goal: {goal.task!r} method={goal.method or '(default)'} execute={goal.execute}")
-    send_future = client.send_goal_async(
-        goal, feedback_callback=lambda m: print(format_feedback(m.feedback), flush=True))
-    if not _wait(node, send_future, planner):
-        return 6
-    handle = send_future.result()
-    if not handle.accepted:
-        print("goal rejected by the server (see its log for the reason)", file=sys.stderr)
-        return 4
-    result_future = handle.get_result_async()
+    fields = {name: getattr(goal, name) for name in ("description", "scene_id", "goal_conditions",
+                                                      "action_goals", "objects")}
     try:
-        if not _wait(node, result_future, planner):
-            return 6
-    except KeyboardInterrupt:
-        print("cancelling...", file=sys.stderr)
-        handle.cancel_goal_async()
-        if not _wait(node, result_future, planner):
-            return 6
-    response = result_future.result()
-    print(format_result(response.status, response.result), flush=True)
-    return 0 if response.status == GoalStatus.STATUS_SUCCEEDED else 1
-
-
-def _wait(node: Node, future, planner: PeerWatch) -> bool:
-    """Spin until ``future`` is done; False, with a message, when the planner went away first."""
-    while not future.done():
-        rclpy.spin_until_future_complete(node, future, timeout_sec=0.25)
-        if not future.done() and planner.lost():
-            print(f"the planner went away before it answered (no heartbeat for {LOST_AFTER_S:g}s); "
-                  "the goal has no result", file=sys.stderr)
-            return False
-    return True
+        run = client.send(goal.task, goal.method, goal.execute, options=goal.options,
+                          on_feedback=lambda fb: print(format_feedback(fb), flush=True), **fields)
+        if run.result_future is None:
+            print("goal rejected by the server (see its log for the reason)", file=sys.stderr)
+            return 4
+        try:
+            outcome = client.result(run)
+        except KeyboardInterrupt:
+            print("cancelling...", file=sys.stderr)
+            client.cancel(run)
+            outcome = client.result(run)
+    except PlannerGone as exc:
+        print(f"{exc} (no heartbeat for {LOST_AFTER_S:g}s); the goal has no result", file=sys.stderr)
+        return 6
+    print(format_result(outcome.status, outcome.result), flush=True)
+    return 0 if outcome.succeeded else 1
 
 
 def main(argv: Optional[list[str]] = None) -> None:
@@ -118,18 +97,12 @@ def main(argv: Optional[list[str]] = None) -> None:
                          method=args.method, execute=args.execute, goal_conditions=args.goal,
                          action_goals=args.action_goal, objects=args.objects,
                          options=MethodOptions(time_limit_s=args.time_limit))
-    # Ctrl-C raises KeyboardInterrupt with the context still up, so the cancel can be sent
-    rclpy.init(args=["send_goal", *args_all], signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node("send_goal")
+    client = PlannerClient(action=args.action, node_name="send_goal", args=["send_goal", *args_all])
     try:
-        code = send(node, goal, args.action, args.server_timeout)
+        code = send(client, goal, args.server_timeout)
     except KeyboardInterrupt:
         print("interrupted; the goal may still run", file=sys.stderr)
         code = 130
-    except ExternalShutdownException:
-        print("ROS was shut down before the goal ended", file=sys.stderr)
-        code = 6
     finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+        client.close()
     raise SystemExit(code)

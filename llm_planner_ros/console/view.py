@@ -1,0 +1,115 @@
+"""What the operator console shows, kept from the stack's topics; ROS-free and thread-safe.
+
+The ROS side feeds it plain dicts (``plan``, ``goal_queue``, ``tracker_state``,
+``approval_request``); the web side reads snapshots and waits for changes."""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable, Optional
+
+from llm_planner_ros.safety.policy import approval_digest
+
+ENDED = ("succeeded", "aborted", "canceled")
+
+
+class ConsoleView:
+    def __init__(self, keep_goals: int = 20) -> None:
+        self.keep_goals = keep_goals
+        self._lock = threading.Lock()
+        self._goals: dict[str, dict] = {}          # by goal id, from `plan`, newest last
+        self._queue: list[dict] = []               # from `goal_queue`: active first, then queued
+        self._tracker: dict = {}
+        self._approvals: dict[str, dict] = {}      # by request id
+        self._answered: set[str] = set()
+        self._planner_up = False
+        self.version = 0
+        self._listeners: list[Callable[[], None]] = []
+
+    # -- from the stack ------------------------------------------------------------------
+    def on_plan(self, state: dict) -> None:
+        with self._lock:
+            self._goals.pop(state["goal_id"], None)
+            self._goals[state["goal_id"]] = state
+            while len(self._goals) > self.keep_goals:
+                self._goals.pop(next(iter(self._goals)))
+        self._changed()
+
+    def on_queue(self, goals: list[dict]) -> None:
+        with self._lock:
+            self._queue = goals
+        self._changed()
+
+    def on_tracker(self, state: dict) -> None:
+        with self._lock:
+            self._tracker = state
+        self._changed()
+
+    def on_approval_request(self, request: dict) -> None:
+        content = approval_digest(request["request_id"], request["goal_id"], request["kind"], request["scripts"])
+        with self._lock:
+            self._approvals[request["request_id"]] = {
+                **request, "received": time.time(), "content_matches_digest": content == request["digest"]}
+        self._changed()
+
+    def on_planner(self, up: bool) -> None:
+        if up != self._planner_up:
+            self._planner_up = up
+            self._changed()
+
+    # -- for the operator ----------------------------------------------------------------
+    def approval(self, request_id: str) -> Optional[dict]:
+        """A pending request as shown, with the digest recomputed from its content."""
+        with self._lock:
+            shown = self._approvals.get(request_id)
+        if shown is None or request_id in self._answered:
+            return None
+        return {**shown, "digest": approval_digest(shown["request_id"], shown["goal_id"], shown["kind"],
+                                                   shown["scripts"])}
+
+    def answered(self, request_id: str) -> None:
+        with self._lock:
+            self._answered.add(request_id)
+        self._changed()
+
+    def snapshot(self) -> dict[str, Any]:
+        now = time.time()
+        with self._lock:
+            active = self._queue[0]["goal_id"] if self._queue and self._queue[0]["status"] == "planning" else ""
+            approvals = [a for a in self._approvals.values()
+                         if a["goal_id"] == active and a["request_id"] not in self._answered
+                         and now - a["received"] < a["timeout_s"]
+                         and self._goals.get(active, {}).get("status", "planning") not in ENDED]
+            return {"version": self.version, "planner_up": self._planner_up, "active": active,
+                    "queue": list(self._queue), "goals": list(reversed(self._goals.values())),
+                    "tracker": dict(self._tracker),
+                    "approvals": [{**a, "seconds_left": round(a["timeout_s"] - (now - a["received"]), 1)}
+                                  for a in approvals]}
+
+    def listen(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` (from any thread) after every change; returns its remover."""
+        with self._lock:
+            self._listeners.append(callback)
+        return lambda: self._listeners.remove(callback)
+
+    def _changed(self) -> None:
+        with self._lock:
+            self.version += 1
+            listeners = list(self._listeners)
+        for callback in listeners:
+            callback()
+
+
+def past_goals(traces: list[dict], limit: int) -> list[dict]:
+    """The newest ``limit`` goals of a trace log (``trace.log.read_traces``), newest first."""
+    goals = []
+    for goal in traces[-limit:][::-1]:
+        end = goal.get("end") or {}
+        request = goal.get("request") or {}
+        goals.append({"goal_id": goal["trace"], "task": request.get("task", ""),
+                      "method": request.get("method") or "", "started": goal.get("started"),
+                      "termination": end.get("termination") or ("error" if end.get("error") else "no end recorded"),
+                      "detail": end.get("detail") or end.get("error", ""),
+                      "steps": [{"index": s.get("index"), "skill": s.get("skill", ""), "executed": s.get("executed")}
+                                for s in (end.get("steps") or goal.get("steps") or [])]})
+    return goals

@@ -1,0 +1,112 @@
+"""The console's web app: FastAPI, with server-sent events for live updates.
+
+GET /            the page (static/index.html)
+GET /events      server-sent events: the view's snapshot after every change
+GET /api/state   the snapshot now
+GET /api/history past goals from the planner's trace log
+POST /api/goals                  {"task", "method", "execute"}: send a goal
+POST /api/goals/{goal_id}/cancel cancel a goal (any goal, also one another client sent)
+POST /api/approvals/{request_id} {"approve", "reason"}: answer an approval request; the digest is
+                                 recomputed from the content the page shows
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from importlib import resources
+from typing import AsyncIterator, Protocol
+
+from fastapi import FastAPI, HTTPException
+from fastapi.responses import HTMLResponse
+from pydantic import BaseModel, Field
+from sse_starlette.sse import EventSourceResponse
+
+from llm_planner_ros.console.view import ConsoleView
+
+
+class StackActions(Protocol):
+    """What the page may ask of the stack (the ROS side implements it)."""
+
+    def send_goal(self, task: str, method: str, execute: bool) -> str: ...
+    def cancel(self, goal_id: str) -> bool: ...
+    def answer(self, approval: dict, approve: bool, reason: str) -> tuple[bool, str]: ...
+    def history(self) -> list[dict]: ...
+
+
+class GoalForm(BaseModel):
+    task: str = Field(min_length=1, max_length=500)
+    method: str = Field("", max_length=32)
+    execute: bool = True
+
+
+class Answer(BaseModel):
+    approve: bool
+    reason: str = Field("", max_length=500)
+
+
+def create_app(view: ConsoleView, stack: StackActions) -> FastAPI:
+    app = FastAPI(title="llm_planner_ros console", docs_url=None, redoc_url=None)
+    page = resources.files("llm_planner_ros.console").joinpath("static/index.html").read_text(encoding="utf-8")
+
+    @app.get("/", response_class=HTMLResponse)
+    def index() -> str:
+        return page
+
+    @app.get("/api/state")
+    def state() -> dict:
+        return view.snapshot()
+
+    @app.get("/api/history")
+    def history() -> list[dict]:
+        return stack.history()
+
+    @app.get("/events")
+    async def events() -> EventSourceResponse:
+        loop = asyncio.get_running_loop()
+        changed = asyncio.Event()
+        remove = view.listen(lambda: loop.call_soon_threadsafe(changed.set))
+
+        async def stream() -> AsyncIterator[dict]:
+            try:
+                while True:
+                    changed.clear()
+                    yield {"event": "state", "data": json.dumps(view.snapshot())}
+                    try:   # approvals count down: refresh at least every second
+                        await asyncio.wait_for(changed.wait(), 1.0)
+                    except asyncio.TimeoutError:
+                        pass
+            finally:
+                remove()
+        return EventSourceResponse(stream(), ping=15)
+
+    @app.post("/api/goals")
+    def send_goal(form: GoalForm) -> dict:
+        try:
+            return {"goal_id": stack.send_goal(form.task, form.method, form.execute)}
+        except (RuntimeError, TimeoutError) as exc:
+            raise HTTPException(503, str(exc)) from None
+
+    @app.post("/api/goals/{goal_id}/cancel")
+    def cancel(goal_id: str) -> dict:
+        try:
+            return {"canceling": stack.cancel(goal_id)}
+        except ValueError:
+            raise HTTPException(400, f"not a goal id: {goal_id!r}") from None
+        except (RuntimeError, TimeoutError) as exc:
+            raise HTTPException(503, str(exc)) from None
+
+    @app.post("/api/approvals/{request_id}")
+    def answer(request_id: str, body: Answer) -> dict:
+        shown = view.approval(request_id)
+        if shown is None:
+            raise HTTPException(404, f"no approval request {request_id!r} is waiting")
+        try:
+            accepted, message = stack.answer(shown, body.approve, body.reason)
+        except (RuntimeError, TimeoutError) as exc:
+            raise HTTPException(503, str(exc)) from None
+        if not accepted:
+            raise HTTPException(409, message)
+        view.answered(request_id)
+        return {"accepted": True, "message": message}
+
+    return app

@@ -1,0 +1,208 @@
+"""MCAP recorder: the planner's goals (plan topics, action feedback and status, results) in an
+MCAP file with ROS 2 message encoding (CDR, ``ros2msg`` schemas), so Foxglove opens it.
+
+    ros2 run llm_planner_ros mcap_recorder --ros-args -r __ns:=/robot1 -p path:=run.mcap
+
+It records the serialized messages as they arrive (no decode and re-encode). A goal's result is
+not on a topic: when ``plan_task/_action/status`` shows a goal ended, the recorder asks the
+action's ``get_result`` service and records the answer on ``<action>/result``
+(``PlanTask_GetResult_Response``: status and result). The file is written unchunked and flushed
+after every result, so a recorder that is killed leaves every goal that ended readable.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Optional
+
+from action_msgs.msg import GoalStatus, GoalStatusArray
+from pydantic import BaseModel, ConfigDict, Field
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+from rclpy.serialization import serialize_message
+
+from llm_planner_msgs.action import PlanTask
+
+from llm_planner_ros.ros.qos import LATCHED
+from llm_planner_ros.ros.spin import spin_node
+
+# type ids of type_description_interfaces/FieldType; +48 fixed array, +96 bounded and +144
+# unbounded sequence
+_PRIMITIVES = {2: "int8", 3: "uint8", 4: "int16", 5: "uint16", 6: "int32", 7: "uint32", 8: "int64",
+               9: "uint64", 10: "float32", 11: "float64", 12: "float64", 13: "char", 14: "wchar", 15: "bool",
+               16: "byte", 17: "string", 18: "wstring", 19: "string", 20: "wstring", 21: "string", 22: "wstring"}
+
+
+def _type_description(type_name: str) -> dict:
+    """The type description rosidl installs with a package (``share/<pkg>/<sub>/<Name>.json``)."""
+    pkg, sub, name = type_name.split("/")
+    top = name.split("_")[0] if sub == "action" else name
+    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
+        path = Path(prefix) / "share" / pkg / sub / f"{top}.json"
+        if path.exists():
+            return json.loads(path.read_text())["type_description_msg"]
+    raise LookupError(f"no type description for {type_name} on AMENT_PREFIX_PATH")
+
+
+def schema_name(type_name: str) -> str:
+    """``type_name`` as a schema name: an action's inner types lose their underscore
+    (``PlanTask_FeedbackMessage`` -> ``PlanTaskFeedbackMessage``), because ROS message-definition
+    parsers (mcap-ros2-support's among them) refuse one."""
+    pkg, sub, name = type_name.split("/")
+    return f"{pkg}/{sub}/{name.replace('_', '')}"
+
+
+def _field_text(field: dict) -> str:
+    t = field["type"]
+    base_id = t["type_id"] % 48
+    if base_id == 1:
+        pkg, _, name = schema_name(t["nested_type_name"]).split("/")
+        base = f"{pkg}/{name}"
+    else:
+        base = _PRIMITIVES[base_id]
+        if base_id in (21, 22):
+            base += f"<={t['string_capacity']}"
+    kind = t["type_id"] // 48
+    suffix = {0: "", 1: f"[{t['capacity']}]", 2: f"[<={t['capacity']}]", 3: "[]"}[kind]
+    return f"{base}{suffix} {field['name']}"
+
+
+def message_definition(type_name: str) -> str:
+    """The ``ros2msg`` schema text of ``type_name`` (e.g. ``llm_planner_msgs/msg/PlanState``): its
+    fields, then every type it uses after a ``MSG:`` line, as rosbag2 writes them."""
+    described = _type_description(type_name)
+    types = {d["type_name"]: d for d in [described["type_description"], *described["referenced_type_descriptions"]]}
+    if type_name not in types:
+        raise LookupError(f"{type_name} is not described in its package's type description")
+    order, todo = [], [type_name]
+    while todo:
+        name = todo.pop(0)
+        if name in order:
+            continue
+        order.append(name)
+        todo += [f["type"]["nested_type_name"] for f in types[name]["fields"] if f["type"]["type_id"] % 48 == 1]
+    parts = []
+    for name in order:
+        fields = "\n".join(_field_text(f) for f in types[name]["fields"]
+                           if f["name"] != "structure_needs_at_least_one_member")
+        parts.append(fields if name == type_name else f"{'=' * 80}\nMSG: {schema_name(name)}\n{fields}")
+    return "\n".join(parts) + "\n"
+
+
+def type_name_of(msg_type: type) -> str:
+    """``llm_planner_msgs/msg/PlanState`` for the class ``PlanState``."""
+    module = msg_type.__module__.split(".")   # e.g. llm_planner_msgs.msg._plan_state
+    return f"{module[0]}/{module[1]}/{msg_type.__name__}"
+
+
+class RecorderParams(BaseModel):
+    """ROS parameters of the MCAP recorder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field("", description="the MCAP file; empty = ~/.ros/llm_planner_ros/records/"
+                                      "<namespace>.<date-time>.mcap")
+    action: str = Field("plan_task", min_length=1, description="the planner's action (relative name)")
+
+
+class McapRecorder(Node):
+    def __init__(self) -> None:
+        super().__init__("mcap_recorder")
+        from mcap.writer import Writer
+
+        from llm_planner_ros.ros.params import declare_and_validate, refuse_unknown_parameters
+
+        self.params = declare_and_validate(self, RecorderParams)
+        refuse_unknown_parameters(self)
+        ns = ".".join(p for p in self.get_namespace().split("/") if p) or "root"
+        self.path = Path(self.params.path or f"~/.ros/llm_planner_ros/records/{ns}.{time.strftime('%Y%m%d-%H%M%S')}"
+                         ".mcap").expanduser()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "wb")
+        self._writer = Writer(self._file, use_chunking=False)
+        self._writer.start(profile="ros2", library="llm_planner_ros mcap_recorder")
+        self._lock = threading.Lock()
+        self._schemas: dict[str, int] = {}
+        self._channels: dict[str, int] = {}
+        self.counts: dict[str, int] = {}
+        self._fetched: set[bytes] = set()
+        group = ReentrantCallbackGroup()
+        from llm_planner_msgs.msg import ApprovalRequest, GoalQueue, PlanState, PlanStep, TrackerState
+
+        action = self.params.action
+        topics = [(PlanState, "plan", LATCHED), (GoalQueue, "goal_queue", LATCHED), (PlanStep, "plan_events", 100),
+                  (TrackerState, "tracker_state", LATCHED), (ApprovalRequest, "approval_request", LATCHED),
+                  (PlanTask.Impl.FeedbackMessage, f"{action}/_action/feedback", 100)]
+        for msg_type, topic, qos in topics:
+            self._subscribe(msg_type, topic, qos, group)
+        status_topic = self.resolve_topic_name(f"{action}/_action/status")
+        self._channel(status_topic, GoalStatusArray)
+        self.create_subscription(GoalStatusArray, f"{action}/_action/status",
+                                 lambda m: self._on_status(status_topic, m), LATCHED, callback_group=group)
+        self._result_topic = self.resolve_topic_name(f"{action}/result")
+        self._channel(self._result_topic, PlanTask.Impl.GetResultService.Response)
+        self._get_result = self.create_client(PlanTask.Impl.GetResultService, f"{action}/_action/get_result",
+                                              callback_group=group)
+        self.get_logger().info(f"recording to {self.path}")
+
+    def _channel(self, topic: str, msg_type: type) -> int:
+        with self._lock:
+            if topic not in self._channels:
+                type_name = type_name_of(msg_type)
+                if type_name not in self._schemas:
+                    self._schemas[type_name] = self._writer.register_schema(
+                        name=schema_name(type_name), encoding="ros2msg", data=message_definition(type_name).encode())
+                self._channels[topic] = self._writer.register_channel(
+                    topic=topic, message_encoding="cdr", schema_id=self._schemas[type_name])
+                self.counts[topic] = 0
+            return self._channels[topic]
+
+    def _subscribe(self, msg_type: type, topic: str, qos: QoSProfile | int, group) -> None:
+        resolved = self.resolve_topic_name(topic)
+        self._channel(resolved, msg_type)
+        self.create_subscription(msg_type, topic, lambda data: self._write(resolved, data), qos,
+                                 callback_group=group, raw=True)
+
+    def _write(self, topic: str, data: bytes, flush: bool = False) -> None:
+        now = time.time_ns()
+        with self._lock:
+            if self._file.closed:
+                return
+            self.counts[topic] += 1
+            self._writer.add_message(self._channels[topic], log_time=now, publish_time=now, data=data,
+                                     sequence=self.counts[topic])
+            if flush:
+                self._file.flush()
+
+    def _on_status(self, topic: str, msg: GoalStatusArray) -> None:
+        self._write(topic, serialize_message(msg))
+        ended = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED)
+        for status in msg.status_list:
+            goal_id = bytes(status.goal_info.goal_id.uuid)
+            if status.status in ended and goal_id not in self._fetched:
+                self._fetched.add(goal_id)
+                request = PlanTask.Impl.GetResultService.Request()
+                request.goal_id = status.goal_info.goal_id
+                self._get_result.call_async(request).add_done_callback(self._on_result)
+
+    def _on_result(self, future) -> None:
+        response = future.result()
+        if response is not None:
+            self._write(self._result_topic, serialize_message(response), flush=True)
+            self.get_logger().info(f"recorded a result ({response.result.termination_reason})")
+
+    def destroy_node(self) -> None:
+        with self._lock:
+            if not self._file.closed:
+                self._writer.finish()
+                self._file.close()
+        self.get_logger().info(f"wrote {self.path}: " + ", ".join(f"{t} {n}" for t, n in sorted(self.counts.items())))
+        super().destroy_node()
+
+
+def main(args: Optional[list[str]] = None) -> None:
+    raise SystemExit(spin_node(McapRecorder, "mcap_recorder", args))

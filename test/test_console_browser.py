@@ -1,0 +1,100 @@
+"""The operator console in a real headless browser (Debian's chromium, driven by selenium),
+against the real stack: planner (approval per step), executor bridge on the simulator, console.
+
+Sending a task from the form shows its steps live; an approval request appears and Approve
+executes the step; Deny ends the goal with approval_denied. A screenshot of the console mid-plan
+is saved to test/artifacts/console_mid_plan.png."""
+from __future__ import annotations
+
+import re
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+
+from helpers.processes import ros_node
+
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM and CHROMEDRIVER),
+    reason="needs Debian's chromium and chromium-driver (`make test` installs them with apt-get where it can, "
+           "as root; `apt-get install chromium chromium-driver` otherwise)")
+
+
+@pytest.fixture
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+def test_the_console_sends_a_goal_streams_its_steps_and_answers_approvals(browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    ns = f"/console_{uuid.uuid4().hex[:6]}"
+    with ros_node("executor_bridge", ns, "serving action 'execute_skill'"), \
+            ros_node("planner_node", ns, "planner ready", "approval:=step", "approval_timeout_s:=300.0",
+                     "max_steps:=4"), \
+            ros_node("console_node", ns, "console at", "port:=0") as console:
+        url = re.search(r"console at (http://\S+)", console.output).group(1)
+        browser.get(url)
+        wait = WebDriverWait(browser, 120)
+        wait.until(EC.text_to_be_present_in_element((By.ID, "link"), "planner up"))
+
+        def send(task: str) -> None:
+            browser.find_element(By.ID, "task").clear()
+            browser.find_element(By.ID, "task").send_keys(task)
+            Select(browser.find_element(By.ID, "method")).select_by_visible_text("interpret")
+            browser.find_element(By.ID, "send").click()
+
+        def pending_approval():
+            return wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, ".approval button.approve")))
+
+        # 1. the form sends the task; the step waits for the operator, shown live
+        send("Turn on light")
+        approve = pending_approval()
+        card = browser.find_element(By.CSS_SELECTOR, ".approval")
+        shown = card.find_element(By.CSS_SELECTOR, "li code").text
+        assert shown.startswith("[") and "light" in card.text.lower()
+        goal = browser.find_element(By.CSS_SELECTOR, ".goal")
+        assert "Turn on light" in goal.text and "planning" in goal.text
+        goal_id = goal.get_attribute("data-goal-id")
+        queue = browser.find_element(By.ID, "queue")
+        assert "Turn on light" in queue.text   # the active goal, in the queue panel
+        # 2. Approve: the step runs on the simulator and its row appears, executed
+        approve.click()
+        executed = (By.CSS_SELECTOR, f'.goal[data-goal-id="{goal_id}"] tr.step td.ok')
+        wait.until(EC.presence_of_element_located(executed))
+        row = browser.find_element(By.CSS_SELECTOR, f'.goal[data-goal-id="{goal_id}"] tr.step')
+        assert shown in row.text and "executed" in row.text
+        # the goal's conditions, as interpreted, are shown
+        assert "(on light" in browser.find_element(By.CSS_SELECTOR, f'.goal[data-goal-id="{goal_id}"] .conds').text
+        wait.until(lambda _: "succeeded" in browser.find_element(
+            By.CSS_SELECTOR, f'.goal[data-goal-id="{goal_id}"] .status').text)
+        # past goals come from the planner's trace log
+        wait.until(EC.text_to_be_present_in_element((By.ID, "history"), "goal_reached"))
+
+        # 3. a second goal: its approval is pending; the console mid-plan is saved; Deny ends it
+        send("Turn on light")
+        pending_approval()
+        ARTIFACTS.mkdir(exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "console_mid_plan.png"))
+        browser.find_element(By.CSS_SELECTOR, ".approval input.reason").send_keys("not now")
+        browser.find_element(By.CSS_SELECTOR, ".approval button.deny").click()
+        wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".goal .status"), "aborted"))
+        newest = browser.find_element(By.CSS_SELECTOR, ".goal")
+        assert newest.get_attribute("data-goal-id") != goal_id
+        assert "approval_denied" in newest.text and "not now" in newest.text
+        assert not browser.find_elements(By.CSS_SELECTOR, ".approval")
+        assert "error" not in browser.find_element(By.ID, "message").text.lower()
