@@ -10,7 +10,8 @@ demo: bootstrap
 	@source env.sh && ./scripts/demo.sh "$(TASK)"
 
 test: bootstrap
-	@source env.sh && python -m pytest test
+	@./scripts/install_browser.sh
+	@source env.sh && ./scripts/lint.sh && python -m pytest test
 
 clean:
 	rm -rf build install log env.sh

@@ -30,9 +30,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tqdm import tqdm  # noqa: E402
 
 from llm_planner_ros.evaluation import eai  # noqa: E402
-from llm_planner_ros.evaluation.benchmark import (EAI_JSON, EAI_PDDL, METHODS, SETTING_NAMES,  # noqa: E402
-                                                  BenchmarkRunner, RunCache, anchor_records, eai_summary,
-                                                  summarise)
+from llm_planner_ros.evaluation.benchmark import (  # noqa: E402
+    EAI_JSON,
+    EAI_PDDL,
+    METHODS,
+    SETTING_NAMES,
+    BenchmarkRunner,
+    RunCache,
+    anchor_records,
+    eai_summary,
+    summarise,
+)
 from llm_planner_ros.pet.session import PetFactory, PetSettings  # noqa: E402
 from llm_planner_ros.planning.examples import DemonstrationBank  # noqa: E402
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings  # noqa: E402
@@ -94,7 +102,8 @@ def markdown(report: dict) -> str:
         timing = (f"{ours['wall_s']:.2f} ({ours['llm_s']:.2f} / {ours['translation_s']:.3f} / "
                   f"{ours.get('planner_s', 0.0):.3f} / {ours['execution_s']:.3f}); median "
                   f"{ours.get('median_wall_s', float('nan')):.2f}") if row["kind"] == "method" else "-"
-        lines.append(f"| {row['name']} | {SETTING_NAMES[row['setting']]} | {ours['programs']} | {pct(ours['success'])} | "
+        lines.append(f"| {row['name']} | {SETTING_NAMES[row['setting']]} | {ours['programs']} "
+                     f"| {pct(ours['success'])} | "
                      f"{pct(ours['executability'])} | {pct(theirs.get('success'))} | "
                      f"{pct(theirs.get('executability'))} | {theirs.get('programs_counted', '-')} | {goals} | "
                      f"{ours['lcs']:.3f} | {ours['length']:.1f} | {ours['corrections']:.2f} | {timing} |")
@@ -140,7 +149,6 @@ def plot(report: dict, path: Path) -> None:
 
 def speed(embedder: OnnxSentenceEmbedder, llm) -> dict:
     import numpy as np
-
     import speed as speed_bench
 
     large = banks.large_bank()
@@ -190,14 +198,15 @@ def main(argv=None) -> dict:
         else:
             tasks = eai.select_tasks(eai.eai_tasks(), args.tasks, args.per_task, args.limit)
     except ValueError as exc:
-        raise SystemExit(str(exc))
+        raise SystemExit(str(exc)) from None
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     cache_dir = Path(args.cache) if args.cache else out / "cache"
 
     started = time.perf_counter()
     backend = BackendSettings(llm_backend=args.backend, openai_base_url=args.openai_base_url,
-                              openai_model=args.openai_model, openai_api=args.openai_api, llm_threads=args.threads, llm_context=5120)
+                              openai_model=args.openai_model, openai_api=args.openai_api, llm_threads=args.threads,
+                              llm_context=5120)
     llm = build_llm(backend)
     embedder = OnnxSentenceEmbedder()
     demos = DemonstrationBank.from_scene(embedder)
@@ -215,7 +224,8 @@ def main(argv=None) -> dict:
     cache = RunCache(cache_dir / "records.jsonl")
     runner = BenchmarkRunner(llm, planner_for, cache, config, pet_config=pet.settings.model_dump(mode="json"),
                              heuristic=HeuristicPlanner(llm, demos, HeuristicSettings(
-                                 heuristic_max_length=args.heuristic_max_length), seed=args.seed),
+                                 heuristic_max_length=args.heuristic_max_length, heuristic_max_revisits=0),
+                                 seed=args.seed),   # as Borro et al.: no cycle check
                              service=PlanningService(llm, embedder, settings, demos=demos))
 
     jobs = [(METHODS[m], s, t) for s in args.settings for m in args.methods if s in METHODS[m].settings

@@ -36,7 +36,8 @@ def main() -> None:
     lines = ["| case | goal | observed | reason | detail | time to outcome (s) |", "|---|---|---|---|---|---|"]
     for r in cases:
         detail = r["detail"].replace("|", "/")[:90]
-        lines.append(f"| {r['case']} | {r['task'][:40]!r} | {r['status']} | {r['reason']} | {detail} | {r['seconds']} |")
+        lines.append(f"| {r['case']} | {r['task'][:40]!r} | {r['status']} | {r['reason']} | {detail} "
+                     f"| {r['seconds']} |")
     for r in load:
         lines.append(f"\n50 goals from three clients at once: {r['statuses']} in {r['seconds']} s; planner threads "
                      f"{r['threads_before']} -> {r['threads_after']}; RSS {r['rss_before_mb']:.0f} MB -> "

@@ -3,11 +3,14 @@ each configuration side by side (this tree, a baseline revision, the OpenAI-comp
 each weight type), so each runs in a fresh process.
 
     python bench/goal_times.py [--root TREE] [--backend embedded|openai] [--model-path GGUF]
-        [--openai-base-url URL] [--prompt-cache-mb N] [--tasks ...]
+        [--openai-base-url URL] [--prompt-cache-mb N] [--ros] [--tasks ...]
 
 Goals: method reprompt, executed on the in-process simulator from each task's first EAI program
 (its graph and goal conditions), task text only. The first goal is the fresh planner's; the
 rest are warm. ``--root`` imports llm_planner_ros from another checkout (a baseline revision).
+``--ros`` sends the same goals to the nodes instead (planner_node and executor_bridge started
+here, over DDS, through the PlannerClient facade): the time per goal as a client sees it, the
+planner's own time, and the rest (transport, action round trips, the bridge).
 """
 from __future__ import annotations
 
@@ -33,8 +36,12 @@ def main() -> None:
     p.add_argument("--model-path", default="")
     p.add_argument("--openai-base-url", default="")
     p.add_argument("--prompt-cache-mb", type=int, default=None)
+    p.add_argument("--ros", action="store_true", help="through the planner and bridge nodes over DDS")
     p.add_argument("--tasks", nargs="*", default=TASKS)
     args = p.parse_args()
+    if args.ros:
+        print(json.dumps(over_ros(args.tasks)))
+        return
     if args.root:
         sys.path.insert(0, args.root)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -77,6 +84,48 @@ def main() -> None:
                       "first_s": goals[0]["wall_s"],
                       "warm_median_s": statistics.median(g["wall_s"] for g in goals[1:]),
                       "goals_met": sum(g["goal_met"] for g in goals)}))
+
+
+def over_ros(tasks: list[str]) -> dict:
+    """The goals through planner_node and executor_bridge (embedded defaults), each started here
+    in its own namespace, sent with the PlannerClient facade."""
+    import subprocess
+    import uuid
+    from pathlib import Path
+
+    from llm_planner_ros.ros.client import PlannerClient
+
+    lib = Path(__file__).resolve().parents[1] / "install" / "llm_planner_ros" / "lib" / "llm_planner_ros"
+    ns = f"/bench_{uuid.uuid4().hex[:6]}"
+    common = ["--ros-args", "-r", f"__ns:={ns}"]
+    nodes = [subprocess.Popen([str(lib / "executor_bridge"), *common], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL),
+             subprocess.Popen([str(lib / "planner_node"), *common, "-p", "trace_log:="],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        with PlannerClient(ns, node_name="bench_goal_times") as planner:
+            t0 = time.perf_counter()
+            if not planner.wait_until_ready(300):
+                raise RuntimeError("the planner node did not start within 300 s")
+            setup_s = time.perf_counter() - t0
+            goals = []
+            for task in tasks:
+                t0 = time.perf_counter()
+                outcome = planner.plan(task, method="reprompt", execute=True)
+                wall = time.perf_counter() - t0
+                r = outcome.result
+                goals.append({"task": task, "wall_s": wall, "planner_s": r.wall_time_s,
+                              "ros_s": wall - r.wall_time_s, "goal_met": r.goal_status == 1,
+                              "program": list(r.program), "llm_calls": r.num_llm_calls,
+                              "prompt_tokens": None, "prompt_evaluated": None})
+    finally:
+        for node in nodes:
+            node.terminate()
+        for node in nodes:
+            node.wait(30)
+    return {"setup_s": setup_s, "llm": "planner_node (embedded defaults)", "over_ros": True, "goals": goals,
+            "first_s": goals[0]["wall_s"], "warm_median_s": statistics.median(g["wall_s"] for g in goals[1:]),
+            "goals_met": sum(g["goal_met"] for g in goals)}
 
 
 if __name__ == "__main__":

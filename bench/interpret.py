@@ -147,7 +147,8 @@ def main() -> None:
     parser.add_argument("--per-task", type=int, default=None, help="programs per task (default: all 342)")
     parser.add_argument("--rows", nargs="*", default=list(ROWS), choices=list(ROWS))
     parser.add_argument("--paraphrase-per-task", type=int, default=3,
-                        help="programs per task for the paraphrased rows (compared with the same programs worded as EAI)")
+                        help="programs per task for the paraphrased rows "
+                             "(compared with the same programs worded as EAI)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--out", type=Path, default=Path("bench/results"))
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
@@ -199,7 +200,8 @@ def main() -> None:
         lines += ["", f"## Goal interpretation, EAI's scorer ({len(chosen)} programs; %; the 15 shipped answers "
                       "were given EAI's prompt, which lists the relevant objects; this project's rows see the task "
                       "text and the whole scene)", "",
-                  "| answers | state F1 | relation F1 | action F1 | all P | all R | all F1 |", "|---|---|---|---|---|---|---|"]
+                  "| answers | state F1 | relation F1 | action F1 | all P | all R | all F1 |",
+                  "|---|---|---|---|---|---|---|"]
         for name, m in sorted(scored.items(), key=lambda kv: -kv[1]["all_f1"]):
             lines.append(f"| {name} | {m['node_f1']:.1f} | {m['edge_f1']:.1f} | {m['action_f1']:.1f} | "
                          f"{m['all_precision']:.1f} | {m['all_recall']:.1f} | {m['all_f1']:.1f} |")

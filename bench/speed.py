@@ -13,7 +13,8 @@ Prints a table and writes speed.json and speed.png under --out:
   first and warm goal time split by stage with the untimed remainder, prompt tokens evaluated per
   goal with and without the prompt cache, the baseline revision's code (--baseline), the
   OpenAI-compatible path against ``llama_cpp.server`` with the same GGUF, and the weight types
-  the embedded runtime makes from the shipped GGUF (Q4_1 shipped, Q8_0, F16: speed and goals met);
+  the embedded runtime makes from the shipped GGUF (Q4_1 shipped, Q8_0, F16: speed and goals met),
+  and the same goals through planner_node and executor_bridge over DDS (PlannerClient);
 - translation per step in the live planner (the scene and the full bank, k samples).
 All runtimes use one thread, the default on a shared two-core machine.
 """
@@ -210,8 +211,11 @@ def baseline_goals(rev: str) -> dict:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
 
 
-def bench_goals(baseline: str, weights: bool, openai: bool) -> dict:
-    rows = {"this code, prompt cache on": goal_times(), "this code, prompt cache off": goal_times("--prompt-cache-mb", "0")}
+def bench_goals(baseline: str, weights: bool, openai: bool, ros: bool = True) -> dict:
+    rows = {"this code, prompt cache on": goal_times(),
+            "this code, prompt cache off": goal_times("--prompt-cache-mb", "0")}
+    if ros:
+        rows["this code over ROS (planner + bridge nodes)"] = goal_times("--ros")
     if baseline:
         rows[f"baseline {baseline}"] = baseline_goals(baseline)
     if openai:
@@ -247,12 +251,18 @@ def print_goals(rows: dict) -> None:
           + f" {'prompt tok':>10s} {'evaluated':>9s} {'met':>5s}")
     for name, r in rows.items():
         warm = r["goals"][1:]
+        if r.get("over_ros"):   # the node's stages are not reported over ROS: planner time and the rest
+            print(f"{name:44s} {r['first_s']:6.2f} {r['warm_median_s']:6.2f}   planner "
+                  f"{statistics.median(g['planner_s'] for g in warm):.3f}, ROS and bridge round trips "
+                  f"{statistics.median(g['ros_s'] for g in warm):.3f}{'':>40s} {r['goals_met']:>2d}/{len(r['goals'])}")
+            continue
         med = {s: statistics.median(g[s] for g in warm) for s in stages}
         tokens = [g["prompt_tokens"] for g in r["goals"] if g["prompt_tokens"] is not None]
         evaluated = [g["prompt_evaluated"] for g in r["goals"] if g["prompt_evaluated"] is not None]
         print(f"{name:44s} {r['first_s']:6.2f} {r['warm_median_s']:6.2f} "
               + " ".join(f"{med[s]:11.3f}" for s in stages)
-              + (f" {statistics.mean(tokens):10.0f} {statistics.mean(evaluated):9.0f}" if tokens else f" {'':>10s} {'':>9s}")
+              + (f" {statistics.mean(tokens):10.0f} {statistics.mean(evaluated):9.0f}" if tokens
+                 else f" {'':>10s} {'':>9s}")
               + f" {r['goals_met']:>2d}/{len(r['goals'])}")
     base = rows.get("this code, prompt cache on")
     for name, r in rows.items():
@@ -301,6 +311,7 @@ def main() -> None:
     parser.add_argument("--no-goals", action="store_true", help="skip the goal, OpenAI and weight-type rows")
     parser.add_argument("--no-openai", action="store_true", help="skip the OpenAI-compatible path's row")
     parser.add_argument("--no-weights", action="store_true", help="skip the Q8_0 and F16 rows")
+    parser.add_argument("--no-ros", action="store_true", help="skip the row through the nodes over DDS")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -320,7 +331,7 @@ def main() -> None:
     report["live_translation"] = bench_live_translation(embedder, args.k, args.repeats)
     del llm
     if not args.no_goals:
-        report["goals"] = bench_goals(args.baseline, not args.no_weights, not args.no_openai)
+        report["goals"] = bench_goals(args.baseline, not args.no_weights, not args.no_openai, not args.no_ros)
 
     emb = report["embedding"]
     base = emb["sentence-transformers (PyTorch)"]["texts_per_s"]

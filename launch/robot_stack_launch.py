@@ -16,6 +16,8 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
+from llm_planner_ros.ros.operator_launch import operator_tools
+
 
 def generate_launch_description():
     config = PathJoinSubstitution([FindPackageShare("llm_planner_ros"), "config"])
@@ -48,4 +50,5 @@ def generate_launch_description():
         Node(package="llm_planner_ros", executable="sim_robot", name="sim_robot",
              namespace=[ns, "/robot"], condition=IfCondition(LaunchConfiguration("sim_robot")),
              ros_arguments=enclave("sim_robot"), output="screen", emulate_tty=True),
+        *operator_tools(ns, enclave),
     ])

@@ -2,7 +2,8 @@
 
 ros2 launch llm_planner_ros sim_stack_launch.py [namespace:=/robot1] [llm_backend:=openai]
     [llm_model:=...] [scene:=TrimmedTestScene1] [params_file:=...] [bridge_params_file:=...]
-    [policy_file:=...] [enclaves:=/llm_planner_ros]
+    [policy_file:=...] [enclaves:=/llm_planner_ros] [console:=true [console_port:=8080]]
+    [record:=true [record_path:=run.mcap]]
 
 policy_file (what may be commanded) goes to the planner and the bridge alike. Each node runs in
 the SROS2 enclave <enclaves>/<node>; it is used only when ROS_SECURITY_ENABLE=true (README,
@@ -13,6 +14,8 @@ from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
+
+from llm_planner_ros.ros.operator_launch import operator_tools
 
 
 def generate_launch_description():
@@ -52,4 +55,4 @@ def generate_launch_description():
     tracker = Node(package="llm_planner_ros", executable="tracker_node", name="tracker", namespace=ns,
                    parameters=[LaunchConfiguration("params_file")],
                    ros_arguments=enclave("tracker"), output="screen", emulate_tty=True)
-    return LaunchDescription([*args, bridge, planner, tracker])
+    return LaunchDescription([*args, bridge, planner, tracker, *operator_tools(ns, enclave)])

@@ -11,7 +11,8 @@ import logging
 import math
 import sys
 import time
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Optional
 
 import yaml
 
@@ -106,8 +107,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 3
     load_s = time.perf_counter() - t0
-    print(f"task: {request.task!r}  method: {request.method.value}"
-          + (f"  goal: {' '.join(request.goal_spec().lines())}" if request.goal_spec() else "") + f"  llm: {service.llm.name}  (set-up {load_s:.1f}s)")
+    print(f"task: {request.task!r}  method: {request.method and request.method.value}"
+          + (f"  goal: {' '.join(request.goal_spec().lines())}" if request.goal_spec() else "")
+          + f"  llm: {service.llm.name}  (set-up {load_s:.1f}s)")
     t0 = time.perf_counter()
     try:
         result, report = service.plan_with_report(request, lambda e: print(format_step(e), flush=True),

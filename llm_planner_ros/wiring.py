@@ -5,8 +5,9 @@ and an unknown key is an error."""
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Iterable, Literal, Mapping, Optional
+from typing import Any, ClassVar, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -73,7 +74,7 @@ class ServiceConfig:
     policy: SkillPolicy = SkillPolicy()
 
     @classmethod
-    def from_flat(cls, flat: Mapping[str, Any], also_known: Iterable[str] = ()) -> "ServiceConfig":
+    def from_flat(cls, flat: Mapping[str, Any], also_known: Iterable[str] = ()) -> ServiceConfig:
         """Split ``flat`` over the settings models; keys in ``also_known`` belong to someone else
         (e.g. the node's own parameters) and are skipped; any other unknown key is an error."""
         known = {name for m in SERVICE_MODELS for name in m.model_fields} | set(also_known)
@@ -90,7 +91,7 @@ class ServiceConfig:
                 parts.append(model(**values))
             except ValidationError as exc:
                 raise SettingsError(describe_validation_error(exc)) from None
-        return cls(*parts)
+        return cls(*parts)  # type: ignore[arg-type]   # one instance of each of SERVICE_MODELS, in order
 
 
 def build_service(config: ServiceConfig, executor_factory: Optional[Callable[[str, str], Executor]] = None,

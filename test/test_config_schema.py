@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from helpers.processes import console_script
-from llm_planner_ros.core.request import GoalOnlyOptions, MethodOptions, OVERRIDABLE, PlanRequest
+from llm_planner_ros.core.request import OVERRIDABLE, GoalOnlyOptions, MethodOptions, PlanRequest
 from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.ros.executor_bridge import BridgeParams
 from llm_planner_ros.safety.policy import SkillPolicy

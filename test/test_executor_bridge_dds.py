@@ -195,7 +195,8 @@ def test_the_bridge_enforces_the_policy_whoever_sends_the_skill():
             assert not r.success and r.failure.type == PreconditionFailure.INVALID_ACTION
             assert r.failure.message == "refused by the executor bridge: the action GRAB is not allowed on this robot"
             r = execute(client, "WALK", "knife")
-            assert r.failure.message == "refused by the executor bridge: the object 'knife' is not allowed on this robot"
+            assert r.failure.message == ("refused by the executor bridge: the object 'knife' is not allowed "
+                                         "on this robot")
             r = execute(client, "FLY", "bird")
             assert "not admissible" in r.failure.message
             assert "executing skill" not in robot.output   # nothing reached the robot

@@ -15,8 +15,8 @@ from llm_planner_ros.pddl.goals import eai_goal_spec, ground_goal, parse_goal
 from llm_planner_ros.pddl.problem import build_problem
 from llm_planner_ros.pddl.world import domain_text, from_virtualhome_graph
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner, GoalDirectedSettings
-from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.safety.gate import SafetyGate, SafetySettings
+from llm_planner_ros.safety.policy import SkillPolicy
 
 
 def task(identifier: str):
@@ -38,7 +38,8 @@ def test_problem_from_a_recorded_graph_keeps_what_the_goal_needs():
     assert len(world.objects) > 250 and len(world.facts) > 5000
     assert {"television_410", "character_65", "home_office_319"} <= problem.objects
     assert len(problem.objects) < 30 and problem.num_facts < 200
-    assert "(on television_410)" in problem.text and "(or (did_lookat television_410) (did_watch television_410))" in problem.text
+    assert "(on television_410)" in problem.text
+    assert "(or (did_lookat television_410) (did_watch television_410))" in problem.text
     assert "television_248" not in problem.objects          # the other TV, already on, is not the goal's
 
 

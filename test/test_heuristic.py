@@ -11,8 +11,7 @@ from llm_planner_ros.core.errors import CancelToken, PlanningError
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import GoalReport, TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
-from llm_planner_ros.planning.heuristic import (HeuristicPlanner, HeuristicSettings, action_string, parse_reply,
-                                                repair)
+from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings, action_string, parse_reply, repair
 from llm_planner_ros.skills import resources
 
 TASK = "Turn on light"
@@ -86,12 +85,35 @@ def test_length_limit_and_every_action_applicable():
         return f"{{{index} {action}}}"
 
     llm = ScriptedChat(first_option)
-    planner = HeuristicPlanner(llm, None, HeuristicSettings(heuristic_max_length=4))
+    planner = HeuristicPlanner(llm, None, HeuristicSettings(heuristic_max_length=4, heuristic_max_revisits=0))
     ex = CheckedExecutor(executor())
     result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
                           CancelToken(), ex)
     assert result.termination_reason is TerminationReason.MAX_STEPS and len(result.steps) == 4
     assert not ex.violations and all(s.executed for s in result.steps)
+
+
+def test_a_search_that_comes_back_to_a_state_ends_with_no_progress():
+    """Issue 17: 'Watch TV' repeated [WALK] <bathroom_cabinet> seven times at ~30 s a step. A
+    chooser that always walks to the same place: the state stops changing after the first walk,
+    and the run ends on the third visit of that state, not at the length limit."""
+    def same_walk(prompt):
+        options = options_in(prompt)   # one chunk of the applicable actions, or the chunks' winners
+        walk = "[WALK] <bathroom_cabinet>" if "[WALK] <bathroom_cabinet>" in options else next(iter(options))
+        return f"{{{options[walk]} {walk}}}"
+
+    planner = HeuristicPlanner(ScriptedChat(same_walk), None, HeuristicSettings(heuristic_max_revisits=2))
+    result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
+                          CancelToken(), executor())
+    assert result.termination_reason is TerminationReason.NO_PROGRESS, result.detail
+    assert len(result.steps) == 3 and len({s.skill.script() for s in result.steps}) == 1
+    assert "back in a state it had been in 2 times" in result.detail and "[WALK]" in result.detail
+    # off, as Borro et al. run it: the walk repeats up to the length limit
+    planner = HeuristicPlanner(ScriptedChat(same_walk), None,
+                               HeuristicSettings(heuristic_max_revisits=0, heuristic_max_length=6))
+    result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
+                          CancelToken(), executor())
+    assert result.termination_reason is TerminationReason.MAX_STEPS and len(result.steps) == 6
 
 
 def test_repeated_queries_stop_the_run():

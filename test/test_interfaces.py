@@ -105,3 +105,21 @@ def test_constants_match_the_core_enums():
         assert getattr(PlanTask.Result, f"REASON_{r.name}") == r.value
     for e in ErrorType:
         assert getattr(PreconditionFailure, e.name) == e.value
+
+
+def test_field_comments_survive_ros2_interface_show():
+    """rosidl reads a comment's only [bracketed] word as the field's unit and cuts it from the
+    comment (``ros2 interface show`` printed 'e.g. "[WALK] <kitchen> (1'); no field has a unit."""
+    from pathlib import Path
+
+    from rosidl_adapter.parser import parse_message_string
+
+    root = Path(__file__).resolve().parents[1] / "msg"
+    for path in sorted(root.glob("msg/*.msg")) + sorted(root.glob("srv/*.srv")) + sorted(root.glob("action/*.action")):
+        for part in path.read_text().split("\n---\n"):
+            spec = parse_message_string("llm_planner_msgs", "Probe", part)
+            units = {f.name: f.annotations["unit"] for f in spec.fields if "unit" in f.annotations}
+            assert not units, f"{path.name}: {units}"
+    script = next(f for f in parse_message_string("llm_planner_msgs", "PlanStep",
+                                                  (root / "msg/PlanStep.msg").read_text()).fields if f.name == "script")
+    assert '"[WALK] <kitchen> (1)"' in " ".join(script.annotations["comment"])

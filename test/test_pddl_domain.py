@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
 from llm_planner_ros.evaluation.domain_agreement import replay
 from llm_planner_ros.skills import resources
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 # one program of each of these tasks: walking, containers, switches, plugs, sitting, lying, hands
 SAMPLE_TASKS = ("Watch TV", "Put groceries in Fridge", "Wash dishes with dishwasher", "Go to sleep", "Drink",
@@ -46,7 +46,6 @@ def test_a_wrong_domain_is_caught(monkeypatch):
 def _write(text: str) -> str:
     import tempfile
 
-    f = tempfile.NamedTemporaryFile("w", suffix=".pddl", delete=False)
-    f.write(text)
-    f.close()
+    with tempfile.NamedTemporaryFile("w", suffix=".pddl", delete=False) as f:
+        f.write(text)
     return f.name

@@ -8,8 +8,13 @@ from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.pet.eliminate import Eliminator
-from llm_planner_ros.pet.judges import (Answer, EmbeddingRelevanceScorer, EmbeddingSubtaskJudge, LLMSubtaskJudge,
-                                        completion_question)
+from llm_planner_ros.pet.judges import (
+    Answer,
+    EmbeddingRelevanceScorer,
+    EmbeddingSubtaskJudge,
+    LLMSubtaskJudge,
+    completion_question,
+)
 from llm_planner_ros.pet.plan import SubtaskPlanner, demonstration_subtasks, parse_subtasks
 from llm_planner_ros.pet.track import SubtaskTracker, inverse_subtask
 from llm_planner_ros.skills import bank as banks

@@ -58,7 +58,6 @@ def test_unknown_fields_are_refused():
 
 def test_message_sentinels_map_to_defaults_and_nan_is_refused():
     from llm_planner_msgs.action import PlanTask
-
     from llm_planner_ros.ros.conversions import request_from_goal
 
     goal = PlanTask.Goal(task="x")

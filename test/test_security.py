@@ -65,7 +65,9 @@ def stack():
     with ros_node("executor_bridge", ns, "serving action 'execute_skill'"), \
             ros_node("tracker_node", ns, "serving 'check_subtask'"), \
             ros_node("planner_node", ns, "planner ready", "tracker_mode:=ros", "approval:=step",
-                     "trace_log:=''"):
+                     "trace_log:=''"), \
+            ros_node("console_node", ns, "console at", "port:=0"), \
+            ros_node("mcap_recorder", ns, "recording to", f"path:=/tmp/{ns.strip('/')}.mcap"):
         with RosTestClient(ns) as client:
             yield client, ns
 
@@ -75,10 +77,12 @@ EXPECTED = {"planner": {("execute", "plan_task"), ("call", "execute_skill"), ("r
                         ("request", "check_subtask"), ("subscribe", "heartbeat/tracker")},
             "executor_bridge": {("execute", "execute_skill"), ("reply", "get_world_state"),
                                 ("publish", "heartbeat/executor_bridge")},
-            "tracker": {("reply", "check_subtask"), ("request", "get_world_state"), ("publish", "tracker_state")}}
+            "tracker": {("reply", "check_subtask"), ("request", "get_world_state"), ("publish", "tracker_state")},
+            "console": {("call", "plan_task"), ("request", "approve"), ("subscribe", "goal_queue")},
+            "mcap_recorder": {("call", "plan_task"), ("subscribe", "plan_events"), ("subscribe", "goal_queue")}}
 
 
-@pytest.mark.parametrize("node", ["planner", "executor_bridge", "tracker"])
+@pytest.mark.parametrize("node", ["planner", "executor_bridge", "tracker", "console", "mcap_recorder"])
 def test_the_policy_allows_every_endpoint_a_node_creates(stack, node):
     client, ns = stack
     allowed = grants(ns)[node]
@@ -102,8 +106,8 @@ def test_only_the_planner_sends_skills_and_only_the_operator_approves(stack):
         return {node for node, g in allowed.items() if f"{ns}/{name}" in g.get(permission, set())}
     assert who("call", "execute_skill") == {"planner"}
     assert who("request", "reset_scene") == {"planner"}
-    assert who("request", "approve") == {"operator"}
+    assert who("request", "approve") == {"console"}
     assert who("call", "robot/execute_skill") == {"executor_bridge"}
-    assert who("call", "plan_task") == {"operator", "send_goal"}
+    assert who("call", "plan_task") == {"console", "mcap_recorder", "send_goal"}
     # an approval binds to what was shown (the digest), and the request topic is the planner's alone
     assert who("publish", "approval_request") == {"planner"}

@@ -11,7 +11,6 @@ from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import TerminationReason
 
 
-
 def make(llm, demos, scene_index, **settings):
     return translated_planner(llm, demos, scene_index, num_samples=2, **settings)
 

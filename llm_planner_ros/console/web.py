@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from importlib import resources
-from typing import AsyncIterator, Protocol
+from typing import Protocol
 
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import HTMLResponse
@@ -64,7 +65,9 @@ def create_app(view: ConsoleView, stack: StackActions) -> FastAPI:
     async def events() -> EventSourceResponse:
         loop = asyncio.get_running_loop()
         changed = asyncio.Event()
-        remove = view.listen(lambda: loop.call_soon_threadsafe(changed.set))
+        def wake() -> None:
+            loop.call_soon_threadsafe(changed.set)
+        remove = view.listen(wake)
 
         async def stream() -> AsyncIterator[dict]:
             try:
@@ -73,7 +76,7 @@ def create_app(view: ConsoleView, stack: StackActions) -> FastAPI:
                     yield {"event": "state", "data": json.dumps(view.snapshot())}
                     try:   # approvals count down: refresh at least every second
                         await asyncio.wait_for(changed.wait(), 1.0)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         pass
             finally:
                 remove()

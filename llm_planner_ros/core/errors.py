@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import threading
-from typing import Callable, Optional
+from collections.abc import Callable
+from typing import Optional
 
 from llm_planner_ros.core.types import TerminationReason
 

@@ -18,7 +18,7 @@ class ExecutionResult:
     script: str = ""        # the line actually executed, with instance ids
 
     @classmethod
-    def failed(cls, type_: ErrorType, message: str, cause: str, script: str = "") -> "ExecutionResult":
+    def failed(cls, type_: ErrorType, message: str, cause: str, script: str = "") -> ExecutionResult:
         return cls(False, PreconditionFailure(type_, message, cause), f"nothing changed: {cause}", script)
 
 
@@ -33,10 +33,6 @@ class Executor(Protocol):
         """Execute one skill; never raises on a bad skill (that is a PARSE_ERROR failure)."""
         ...
 
-    def state(self) -> dict:
-        """The current state (for VirtualHome: the scene graph as a dict)."""
-        ...
-
     def applicable_skills(self, limit: Optional[int] = None) -> list[Skill]:
         """Skills whose preconditions hold now (Borro et al.'s f_a)."""
         ...
@@ -45,7 +41,7 @@ class Executor(Protocol):
         """The PDDL domain the executor's world state is written in (goal-directed planning)."""
         ...
 
-    def world_state(self) -> "WorldState":
+    def world_state(self) -> WorldState:
         """The current state as instances and facts over :meth:`domain_text`."""
         ...
 

@@ -1,7 +1,8 @@
 """The contract every planning method implements."""
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import PlanRequest

@@ -93,7 +93,7 @@ class PlanRequest(BaseModel):
             _check_text(item, info.field_name, MAX_SCENE_ID_CHARS, allow_newlines=False)
         return tuple(x.strip() for x in v if x.strip())
 
-    def goal_spec(self) -> "GoalSpec":
+    def goal_spec(self) -> GoalSpec:
         """The goal conditions, checked against the domain's predicates and verbs."""
         from llm_planner_ros.pddl.goals import parse_goal
 

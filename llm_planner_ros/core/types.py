@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
 from enum import Enum, IntEnum
+from typing import Any
 
 
 class ErrorType(IntEnum):
@@ -62,6 +62,7 @@ class TerminationReason(str, Enum):
     SHUTDOWN = "shutdown"
     REJECTED = "rejected"
     TRACKER_ERROR = "tracker_error"
+    NO_PROGRESS = "no_progress"
 
     @property
     def is_success(self) -> bool:

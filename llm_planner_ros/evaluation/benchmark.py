@@ -16,8 +16,9 @@ import json
 import math
 import statistics
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Literal, Optional
+from typing import TYPE_CHECKING, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict
 
@@ -162,7 +163,7 @@ class BenchmarkRunner:
 
     def __init__(self, llm: LLMBackend, planner_for: Callable[[eai.EaiTask], TranslatedPlanner],
                  cache: RunCache, config: dict, eai_max_tokens: int = 256, pet_config: Optional[dict] = None,
-                 heuristic: Optional[HeuristicPlanner] = None, service: Optional["PlanningService"] = None) -> None:
+                 heuristic: Optional[HeuristicPlanner] = None, service: Optional[PlanningService] = None) -> None:
         """``service`` runs the goal-directed rows through the same path as the planner node
         (request validation, safety gate, trace)."""
         self.service = service
@@ -214,19 +215,22 @@ class BenchmarkRunner:
         request = parse_request(task=task.task, description=description[:MAX_DESCRIPTION_CHARS],
                                 method=spec.method, execute=spec.closed_loop, options=spec.options)
         planner = self.heuristic if spec.method == Method.HEURISTIC.value else self.planner_for(task)
+        if planner is None:
+            raise ValueError(f"method {spec.method} needs a planner this benchmark was not given")
         executor = VirtualHomeExecutor(graph=task.graph, goal=task.goal) if spec.closed_loop else None
         report = GoalReport()
         result = planner.plan(request, lambda event: None, CancelToken(), executor, report)
         times = report.times
         program = [st.skill.script() if st.skill.action else st.generated_text for st in result.steps]
-        if spec.closed_loop:
+        goal: Optional[bool]
+        if executor is not None:
             ok, goal = result.executed, bool(executor.goal_met())
             execution_s = times.extra.get("execution_s", 0.0)
         else:   # open loop: the planned program is executed afterwards, as Huang et al. measure it
             t0 = time.perf_counter()
-            ok, goal = executable([st.skill if st.skill.action else st.generated_text for st in result.steps],
-                                  task.graph, task.goal)
-            execution_s, goal = time.perf_counter() - t0, bool(goal)
+            ok, met = executable([st.skill if st.skill.action else st.generated_text for st in result.steps],
+                                 task.graph, task.goal)
+            execution_s, goal = time.perf_counter() - t0, bool(met)
         pet = pet_stats(report.stats["pet"], task) if "pet" in report.stats else {}
         return dict(pet=pet, program=program, generated=[st.generated_text for st in result.steps],
                     llm_output=eai.eai_output(program),   # untranslated steps stay, as EAI hallucinations

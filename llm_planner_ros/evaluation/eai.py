@@ -13,10 +13,11 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Iterable, Mapping, Optional
+from typing import Optional
 
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.evaluation.metrics import as_steps, executable
@@ -47,10 +48,13 @@ class EaiTask:
 
     @property
     def goal(self) -> dict:
-        return resources.eai_goal(self.program_id)
+        goal = resources.eai_goal(self.program_id)
+        if goal is None:
+            raise KeyError(f"EAI has no goal conditions for program {self.program_id}")
+        return goal
 
 
-@lru_cache(maxsize=None)
+@cache
 def eai_tasks() -> tuple[EaiTask, ...]:
     """The 342 programs of EAI's set, ordered by task then id."""
     ids = json.loads((resources.package_root() / "resources" / "virtualhome" / "id2task.json").read_text())
@@ -85,7 +89,7 @@ def select_tasks(tasks: Iterable[EaiTask], names: Iterable[str] = (), per_task: 
     return spread[:limit] if limit else spread
 
 
-@lru_cache(maxsize=None)
+@cache
 def helm_prompts() -> dict[str, str]:
     """EAI's prompt per identifier: objects, initial state, goal conditions, answer format."""
     path = resources.package_root() / "evaluation" / "action_sequence" / "prompts" / "helm_prompts.json"
@@ -139,7 +143,7 @@ def parse_eai_output(text: str, name_to_id: Mapping[str, int] = {}) -> tuple[lis
         return [], f"parsing error: {exc}"
     if not isinstance(pairs, list) or not pairs or not all(isinstance(p, tuple) for p in pairs):
         return [], "parsing error: not a non-empty JSON object of actions"
-    skills = []
+    skills: list = []
     for verb, args in pairs:
         spec = ACTIONS.get(str(verb).upper())
         args = args if isinstance(args, list) else [args]
@@ -252,7 +256,8 @@ import virtualhome_eval
 from virtualhome_eval.evaluation.goal_interpretation.scripts.evaluate_results import evaluate_results
 logging.disable(logging.CRITICAL)
 root = os.path.dirname(virtualhome_eval.__file__)
-results = evaluate_results(argparse.Namespace(llm_response_path=sys.argv[1], resource_dir=os.path.join(root, "resources"),
+results = evaluate_results(argparse.Namespace(llm_response_path=sys.argv[1],
+                                              resource_dir=os.path.join(root, "resources"),
     dataset_dir=os.path.join(root, "dataset"), output_dir=sys.argv[2], scene_id=1))
 json.dump({m: r[0] for m, r in results.items()}, open(os.path.join(sys.argv[2], "result.json"), "w"))
 """

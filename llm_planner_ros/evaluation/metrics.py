@@ -2,7 +2,8 @@
 plan length. Programs are compared as (action, objects) steps; instance ids are ignored."""
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Optional
 
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
@@ -15,7 +16,10 @@ def as_steps(program: Iterable[str | Skill]) -> list[Step]:
     """Script lines or skills -> comparable steps; unparsable lines are kept as themselves."""
     out: list[Step] = []
     for item in program:
-        skill = item if isinstance(item, Skill) else _parse(item)
+        if isinstance(item, Skill):
+            out.append((item.action or item.text, item.objects))
+            continue
+        skill = _parse(item)
         out.append((skill.action or skill.text, skill.objects) if skill is not None else (item.strip(), ()))
     return out
 

@@ -8,6 +8,7 @@ tasks cannot run here: their key objects do not exist in any of the scene's 518 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from llm_planner_ros.evaluation.eai import EaiTask
 
@@ -16,11 +17,11 @@ from llm_planner_ros.evaluation.eai import EaiTask
 class GoalTask(EaiTask):
     """An EaiTask with its own goal instead of EAI's."""
 
-    own_goal: dict = None
+    own_goal: Optional[dict] = None
 
     @property
     def goal(self) -> dict:
-        return self.own_goal
+        return self.own_goal if self.own_goal is not None else super().goal
 
 
 def _task(name: str, program_id: str, goal: dict) -> GoalTask:

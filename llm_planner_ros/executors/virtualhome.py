@@ -20,6 +20,7 @@ from llm_planner_ros.skills import bank as banks
 from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import ACTIONS, object_phrase
 
+
 @dataclass(frozen=True)
 class _Rule:
     pattern: re.Pattern
@@ -89,7 +90,7 @@ class VirtualHomeExecutor:
 
         self._name_equivalence = utils.load_name_equivalence()
         self.reset(scene_id, graph)
-        self.goal = goal
+        self.goal: Optional[dict] = goal
 
     # -- Executor API -----------------------------------------------------------------------
     def reset(self, scene_id: str = "TrimmedTestScene1", graph: Optional[dict] = None) -> list[str]:
@@ -105,12 +106,9 @@ class VirtualHomeExecutor:
         self._rooms = {n.id for n in self._graph.get_nodes() if n.category == "Rooms"}   # never change
         self._bank: Optional[banks.SkillBank] = None
         self.history: list[str] = []
-        self.goal: Optional[dict] = None
+        self.goal = None
         self.objects = sorted(banks.scene_properties(self.initial_graph))
         return self.objects
-
-    def state(self) -> dict:
-        return self._state.to_dict()
 
     def domain_text(self) -> str:
         """The PDDL domain whose predicates :meth:`world_state` reports (domains/virtualhome.pddl)."""
@@ -192,17 +190,19 @@ class VirtualHomeExecutor:
             return False
 
     # -- helpers ----------------------------------------------------------------------------
-    def _ground(self, skill: Skill) -> "tuple[tuple[int, ...], str] | ExecutionResult":
+    def _ground(self, skill: Skill) -> tuple[tuple[int, ...], str] | ExecutionResult:
         """Instance ids and the script line for ``skill``, or the failure that prevents it."""
         problem = self._check_skill(skill)
         if problem is not None:
             return problem
-        ids = skill.object_ids or tuple(self._resolve(o, skill.action) for o in skill.objects)
-        missing = [o for o, i in zip(skill.objects, ids) if i is None]
+        found: tuple[Optional[int], ...] = skill.object_ids or tuple(self._resolve(o, skill.action)
+                                                                     for o in skill.objects)
+        missing = [o for o, i in zip(skill.objects, found) if i is None]
         if missing:
             return ExecutionResult.failed(ErrorType.OTHER_PRECONDITION,
                                           f"<{missing[0]}> is not in scene {self.scene_id}",
                                           f"there is no {object_phrase(missing[0])} here")
+        ids = tuple(i for i in found if i is not None)
         return ids, "[{}]{}".format(skill.action, "".join(f" <{o}> ({i})" for o, i in zip(skill.objects, ids)))
 
     def _check_skill(self, skill: Skill) -> Optional[ExecutionResult]:

@@ -8,8 +8,9 @@ goal on an object the action takes.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
@@ -27,7 +28,7 @@ _STATES = (
                                                   ("The {o} is unplugged.", "I unplug the {o}."))),
 )
 # action goal verb -> (affordance predicates its object needs (any), sentences: the first is shown)
-_ACTIONS = {
+_ACTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "WATCH": (("lookable",), ("I watch the {o}.", "I am watching the {o}.")),
     "LOOKAT": (("lookable", "readable"), ("I look at the {o}.", "I am looking at the {o}.")),
     "READ": (("readable",), ("I read the {o}.", "I am reading the {o}.")),
@@ -114,10 +115,10 @@ def render_conditions(world: WorldState, max_pairs: int = 6000) -> list[Conditio
                 out.append(Condition(f"The {phrase(a)} is inside the {phrase(b)}.", (f"(obj_inside {a} {b})",),
                                      aliases=(f"I put the {phrase(a)} in the {phrase(b)}.",)))
                 pairs += 1
-    for verb, (preds, sentences) in _ACTIONS.items():   # done on that object: (did_watch television)
-        for c in classes(*preds):
-            said = tuple(t.format(o=phrase(c)) for t in sentences)
-            out.append(Condition(said[0], (f"(did_{verb.lower()} {c})",), aliases=said[1:]))
+    for verb, (affordances, templates) in _ACTIONS.items():   # done on that object: (did_watch television)
+        for c in classes(*affordances):
+            done_said = tuple(t.format(o=phrase(c)) for t in templates)
+            out.append(Condition(done_said[0], (f"(did_{verb.lower()} {c})",), aliases=done_said[1:]))
     return out
 
 
@@ -175,12 +176,15 @@ def resolve(matches: Sequence[Match]) -> tuple[list[Condition], list[str]]:
     what was dropped and why)."""
     kept: list[tuple[Condition, float]] = []
     dropped = []
-    for m in sorted((m for m in matches if m.condition is not None), key=lambda m: -m.cosine):
-        clash = next((c for c, _ in kept if contradicts(c, m.condition)), None)
+    for m in sorted(matches, key=lambda m: -m.cosine):
+        condition = m.condition
+        if condition is None:
+            continue
+        clash = next((c for c, _ in kept if contradicts(c, condition)), None)
         if clash is not None:
-            dropped.append(f"{m.condition.text!r} contradicts {clash.text!r}")
-        elif all(c != m.condition for c, _ in kept):
-            kept.append((m.condition, m.cosine))
+            dropped.append(f"{condition.text!r} contradicts {clash.text!r}")
+        elif all(c != condition for c, _ in kept):
+            kept.append((condition, m.cosine))
     return [c for c, _ in kept], dropped
 
 

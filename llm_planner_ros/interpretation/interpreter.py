@@ -11,16 +11,23 @@ import os
 import re
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.interpretation.conditions import (
-    Condition, ConditionIndex, Match, contradicts, render_conditions, resolve, spec_of,
+    Condition,
+    ConditionIndex,
+    Match,
+    contradicts,
+    render_conditions,
+    resolve,
+    spec_of,
 )
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
 from llm_planner_ros.pddl.goals import GoalSpec, Literal, eai_goal_spec
@@ -75,7 +82,8 @@ def _sentences(spec: GoalSpec, world: WorldState, conditions: Sequence[Condition
     wanted |= {class_level(str(lit), world).replace("(holds_lh ", "(holds_rh ", 1)
                for lit in spec.literals if lit.predicate == "holds_lh"}
     objects = [world.classes.get(a) for lit in spec.literals for a in lit.args if world.classes.get(a) != "character"]
-    out, covered = [], set()
+    out: list = []
+    covered: set = set()
     for cond in sorted(conditions, key=lambda c: -len(c.literals)):
         lits = set(cond.literals)
         if cond.literals and lits <= wanted and not lits <= covered:
@@ -159,10 +167,11 @@ class InstancePrior:
     def __init__(self, goals: Sequence[ProgramGoal]) -> None:
         self.goals = list(goals)
 
-    @lru_cache(maxsize=64)
+    @lru_cache(maxsize=64)  # noqa: B019 (as above)
     def _counts(self, held: frozenset[str]) -> tuple[Counter, Counter]:
         """(class, room) -> uses and room -> uses, over the goals of tasks not ``held``."""
-        by_class, by_room = Counter(), Counter()
+        by_class: Counter = Counter()
+        by_room: Counter = Counter()
         for g in self.goals:
             if g.task.lower() not in held:
                 by_class.update(g.uses)
@@ -219,14 +228,15 @@ class Completion:
         self.min_ratio = min_ratio
         self.min_support = min_support
 
-    @lru_cache(maxsize=64)
+    @lru_cache(maxsize=64)  # noqa: B019 (one instance per planning service, which lives as long as the process)
     def rules(self, hold_out: tuple[str, ...] = ()) -> dict[str, tuple[str, ...]]:
         held = {h.strip().lower() for h in hold_out}
         per_task: dict[str, list[ProgramGoal]] = {}
         for g in self.goals:
             if g.task.lower() not in held:
                 per_task.setdefault(g.task, []).append(g)
-        alone, together = Counter(), Counter()
+        alone: dict = Counter()
+        together: dict = Counter()
         for goals in per_task.values():
             for g in goals:
                 by_object: dict[str, set[str]] = {}
@@ -255,7 +265,9 @@ class Completion:
         for cond in conditions:
             for lit in cond.literals:
                 t = _template(lit)
-                for b in rules.get(t[0], ()) if t else ():
+                if t is None:
+                    continue
+                for b in rules.get(t[0], ()):
                     extra = single.get(b.format(x=t[1]))
                     if extra is not None and extra not in out and not any(contradicts(extra, c) for c in out):
                         out.append(extra)

@@ -85,7 +85,7 @@ YES = (" Yes", " yes", "Yes", "yes")
 NO = (" No", " no", "No", "no")
 
 
-def yes_probability(llm: "LLMBackend", prompt: str) -> float:
+def yes_probability(llm: LLMBackend, prompt: str) -> float:
     """p(yes) / (p(yes) + p(no)) for the answer that follows ``prompt``; of the spellings with
     and without a leading space or capital, the likeliest stands for each answer."""
     lps = llm.next_token_logprobs(prompt, YES + NO)

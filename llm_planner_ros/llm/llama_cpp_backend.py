@@ -60,7 +60,7 @@ class PromptStates:
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._states: "OrderedDict[tuple[int, ...], PromptState]" = OrderedDict()
+        self._states: OrderedDict[tuple[int, ...], PromptState] = OrderedDict()
         self._bytes = 0
 
     def get(self, tokens: tuple[int, ...]) -> Optional[PromptState]:

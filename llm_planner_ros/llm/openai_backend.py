@@ -12,7 +12,7 @@ import os
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from llm_planner_ros.core.errors import CancelToken, LLMError, PromptTooLong
 from llm_planner_ros.core.secrets import redact, register_secret
@@ -65,7 +65,8 @@ class OpenAIBackend:
         try:
             resp = self.client.completions.create(model=self.model, prompt=prompt, max_tokens=1, temperature=0.0,
                                                   logprobs=20)
-            top = resp.choices[0].logprobs.top_logprobs[0] if resp.choices[0].logprobs else None
+            logprobs = resp.choices[0].logprobs
+            top = logprobs.top_logprobs[0] if logprobs is not None and logprobs.top_logprobs else None
         except self._openai.APIError as exc:
             raise LLMError(f"{self.name}: {_short(str(exc))}") from None
         except (AttributeError, IndexError, TypeError) as exc:
@@ -114,7 +115,7 @@ class OpenAIBackend:
 
     def _request(self, prompt: str, n: int, params: SamplingParams, seed: Optional[int],
                  messages: Optional[list[dict]] = None) -> list[Completion]:
-        common = dict(model=self.model, n=n, temperature=params.temperature, top_p=params.top_p,
+        common: dict[str, Any] = dict(model=self.model, n=n, temperature=params.temperature, top_p=params.top_p,
                       frequency_penalty=params.frequency_penalty, presence_penalty=params.presence_penalty,
                       max_tokens=params.max_tokens, stop=list(params.stop)[:4], seed=seed)
         try:
@@ -123,7 +124,8 @@ class OpenAIBackend:
                                                       **common)
                 return [self._from_completion(c, params) for c in resp.choices]
             resp = self.client.chat.completions.create(
-                messages=messages or [{"role": "system", "content": CHAT_SYSTEM}, {"role": "user", "content": prompt}],
+                messages=messages or [{"role": "system", "content": CHAT_SYSTEM},  # type: ignore[arg-type]
+                                      {"role": "user", "content": prompt}],
                 logprobs=params.logprobs or None, **common)
             return [self._from_chat(c, params) for c in resp.choices]
         except self._openai.APIStatusError as exc:
@@ -141,7 +143,7 @@ class OpenAIBackend:
     @staticmethod
     def _from_completion(choice, params: SamplingParams) -> Completion:
         text, stopped = cut_at_stop(choice.text or "", params.stop)
-        lps = None
+        lps: Optional[list[float]] = None
         if choice.logprobs is not None and choice.logprobs.token_logprobs is not None:
             lps, consumed = [], 0
             for tok, lp in zip(choice.logprobs.tokens or [], choice.logprobs.token_logprobs):
@@ -149,8 +151,7 @@ class OpenAIBackend:
                     break
                 lps.append(float(lp))
                 consumed += len(tok)
-            lps = tuple(lps)
-        return Completion(text=text, token_logprobs=lps,
+        return Completion(text=text, token_logprobs=None if lps is None else tuple(lps),
                           finish_reason="stop" if stopped else (choice.finish_reason or "stop"))
 
     @staticmethod

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Literal, Optional
 
@@ -33,7 +33,7 @@ class SolveOutcome:
     stats: dict = field(default_factory=dict)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _downward_dir() -> Path:
     """The Fast Downward build inside up-fast-downward, found without importing the package (its
     unified-planning plug-in takes over a second to import)."""
@@ -43,7 +43,7 @@ def _downward_dir() -> Path:
     return Path(list(spec.submodule_search_locations)[0]) / "downward"
 
 
-@lru_cache(maxsize=None)
+@cache
 def search_options(alias: str) -> tuple[str, ...]:
     """The search configuration the Fast Downward driver names ``alias`` (its driver/aliases.py);
     a configuration written out (``astar(ff())``) is passed as it is."""
@@ -52,6 +52,7 @@ def search_options(alias: str) -> tuple[str, ...]:
     folder = _downward_dir() / "driver"
     spec = importlib.util.spec_from_file_location("_fd_driver", folder / "__init__.py",
                                                   submodule_search_locations=[str(folder)])
+    assert spec is not None and spec.loader is not None, folder
     package = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("_fd_driver", package)
     spec.loader.exec_module(package)

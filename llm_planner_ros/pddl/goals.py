@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Mapping, Optional, Sequence
+from functools import cache, lru_cache
+from typing import Optional
 
 from llm_planner_ros.core.errors import InvalidGoal
 from llm_planner_ros.pddl.world import Atom, WorldState, domain_text, object_name
@@ -47,7 +48,7 @@ class GoalSpec:
         return [str(lit) for lit in self.literals] + ["|".join(a) for a in self.actions]
 
 
-@lru_cache(maxsize=None)
+@cache
 def domain_signature(domain: str = "virtualhome") -> dict[str, tuple[str, ...]]:
     """Predicate -> parameter types, read from the domain's ``:predicates`` section."""
     from llm_planner_ros.pddl.domain import parse_sexpr
@@ -69,7 +70,7 @@ def domain_signature(domain: str = "virtualhome") -> dict[str, tuple[str, ...]]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def action_verbs(domain: str = "virtualhome") -> frozenset[str]:
     """Verbs an action goal may name: those with a ``did_<verb>`` predicate."""
     return frozenset(p[4:].upper() for p in domain_signature(domain) if p.startswith("did_"))
@@ -320,9 +321,9 @@ def ground_goal(spec: GoalSpec, world: WorldState, prefer: Optional[Sequence[str
         alternatives.append(tuple(alt))
     objects = frozenset(a for alt in alternatives for _, atoms in alt for atom in atoms for a in atom[1:])
     things = sorted(o for o in objects if world.objects.get(o) != "character" and ("is_room", o) not in world.facts)
-    actions = []
+    actions: list[tuple[tuple[str, tuple[str, ...]], ...]] = []
     for group in spec.actions:
-        options = []
+        options: list[tuple[str, tuple[str, ...]]] = []
         for verb in group:
             if not signature.get("did_" + verb.lower()):   # done on nothing (SLEEP, WAKEUP)
                 options.append((verb, ()))

@@ -8,10 +8,10 @@ predicates (reported by the executor, live). :class:`WorldState` is the latter. 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Iterable, Mapping
 
 Atom = tuple[str, ...]   # ("on", "television_410"): predicate then arguments
 
@@ -51,7 +51,7 @@ class WorldState:
                 [f"({' '.join(a)})" for a in sorted(self.facts)])
 
     @classmethod
-    def from_lines(cls, objects: Iterable[str], facts: Iterable[str]) -> "WorldState":
+    def from_lines(cls, objects: Iterable[str], facts: Iterable[str]) -> WorldState:
         """The inverse of :meth:`to_lines`; class and id come from names of the form ``class_id``."""
         objs, classes, ids = {}, {}, {}
         for line in objects:
@@ -226,7 +226,7 @@ def with_done(world: WorldState, script: Iterable[str]) -> WorldState:
 
     signature = domain_signature()
     by_id = world.by_id()
-    done = set()
+    done: set[tuple[str, ...]] = set()
     for line in script:
         m = re.match(r"\[(\w+)\]\s*(?:<[^>]+>\s*\((?:\d+\.)?(\d+)\))?", line.strip())
         if not m:

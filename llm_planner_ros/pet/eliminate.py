@@ -2,8 +2,9 @@
 (0.4 in the paper) from the admissible skills before translation."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Optional
 
 import numpy as np
 

@@ -8,8 +8,9 @@ judges are the paper's method and work with any backend that returns log-probs.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 

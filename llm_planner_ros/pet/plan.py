@@ -3,7 +3,8 @@ demonstrations as question/answer examples."""
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams

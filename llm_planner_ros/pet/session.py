@@ -10,8 +10,13 @@ from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.pet.eliminate import Elimination, Eliminator
-from llm_planner_ros.pet.judges import (EmbeddingRelevanceScorer, EmbeddingSubtaskJudge, LLMRelevanceScorer,
-                                        LLMSubtaskJudge, SubtaskJudge)
+from llm_planner_ros.pet.judges import (
+    EmbeddingRelevanceScorer,
+    EmbeddingSubtaskJudge,
+    LLMRelevanceScorer,
+    LLMSubtaskJudge,
+    SubtaskJudge,
+)
 from llm_planner_ros.pet.plan import SubtaskPlanner
 from llm_planner_ros.pet.track import SubtaskTracker, TrackUpdate
 from llm_planner_ros.planning.examples import DemonstrationBank
@@ -37,7 +42,8 @@ class PetSettings(BaseModel):
                                            description="llm relevance: drop objects with p(yes) below (paper: 0.4)")
     pet_relevance_cosine: float = Field(
         0.15, ge=-1.0, le=1.0, description="embedding relevance: drop objects whose cosine to the goal is below; "
-                                           "0.15 keeps 95% of the objects EAI's human programs use, removing ~50% of the bank")
+                                           "0.15 keeps 95% of the objects EAI's human programs use, "
+                                           "removing ~50% of the bank")
     pet_num_examples: int = Field(5, ge=1, le=20, description="question/answer examples for Plan (paper: 5)")
 
 

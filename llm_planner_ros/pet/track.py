@@ -2,8 +2,9 @@
 d <= 3 observations (d grows by one per step and resets when the pointer moves)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Optional
 
 from llm_planner_ros.pet.judges import Answer, SubtaskJudge
 

@@ -2,8 +2,9 @@
 to the query, from the human VirtualHome programs, with tasks under test held out."""
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
@@ -43,7 +44,7 @@ class DemonstrationBank:
         self.matrix = embedder.embed([d.task for d in self.demos])
 
     @classmethod
-    def from_scene(cls, embedder: Embedder, scene: str = "TrimmedTestScene1") -> "DemonstrationBank":
+    def from_scene(cls, embedder: Embedder, scene: str = "TrimmedTestScene1") -> DemonstrationBank:
         return cls(demonstrations_from_programs(resources.human_programs(scene)), embedder)
 
     def _allowed(self, exclude_tasks: Iterable[str]) -> list[int]:

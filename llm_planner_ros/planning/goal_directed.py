@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Literal, Optional, Sequence
+from collections.abc import Sequence
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 

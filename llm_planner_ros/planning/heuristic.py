@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Optional, Sequence
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,8 +23,8 @@ from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import GoalReport, GoalStatus, PlanResult, PlanStep, Skill, StepEvent, TerminationReason
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
-from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
 from llm_planner_ros.pddl.world import STATE_NAMES
+from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
 from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import ACTIONS
 
@@ -42,6 +43,10 @@ class HeuristicSettings(BaseModel):
     heuristic_max_repeats: int = Field(10, ge=0, le=100, description="repeated queries allowed per run (paper: 10)")
     heuristic_temperature: float = Field(0.2, ge=0.0, le=2.0, description="paper: 0.2 (gpt-4o-mini)")
     heuristic_max_tokens: int = Field(48, ge=8, le=512, description="tokens of one reply")
+    heuristic_max_revisits: int = Field(2, ge=0, le=200,
+                                        description="a run that comes back to a world state more often than this "
+                                                    "ends with 'no_progress' (repeated actions, cycles); 0 = off "
+                                                    "(Borro et al. have no such check)")
     heuristic_guide_tokens: int = Field(160, ge=16, le=1024, description="tokens of a generated guide")
 
 
@@ -64,8 +69,9 @@ def parse_reply(text: str) -> tuple[Optional[int], Optional[str]]:
             norm = None
             if action:
                 action = re.sub(r"\s*\(\d+\)", "", action)
-                verb, objs = re.match(r"\[([A-Za-z_]+)\]", action).group(1), re.findall(r"<([^<>]+)>", action)
-                norm = f"[{verb.upper()}]" + "".join(f" <{o.strip().lower()}>" for o in objs)
+                verb = re.match(r"\[([A-Za-z_]+)\]", action)
+                objs = re.findall(r"<([^<>]+)>", action)
+                norm = f"[{verb.group(1).upper()}]" + "".join(f" <{o.strip().lower()}>" for o in objs) if verb else None
             return (int(index) if index else None), norm
     return None, None
 
@@ -253,6 +259,7 @@ class HeuristicPlanner:
         """Hill-climb to the goal; ``report`` receives the time per stage, the guide
         (``stats["guide"]``) and the search's trace (``stats["search"]``)."""
         self.check(request, executor is not None)
+        assert executor is not None   # check() refuses a goal without one
         report = report if report is not None else GoalReport()
         trace = search_trace(report)
         times = report.times
@@ -261,6 +268,7 @@ class HeuristicPlanner:
                                                    cancel, report)
         steps: list[PlanStep] = []
         taken: list[str] = []
+        visits: dict[frozenset, int] = {}   # world states seen before each choice
         reason, detail = TerminationReason.MAX_STEPS, f"guide: {o.guide or 'none'}"
         while True:
             if executor.goal_met():
@@ -277,6 +285,14 @@ class HeuristicPlanner:
             if not skills:
                 reason, detail = TerminationReason.END_OF_PLAN, "no action is applicable"
                 break
+            if self.settings.heuristic_max_revisits:
+                state = frozenset(executor.world_state().facts)   # the observation applicable_skills made
+                visits[state] = visits.get(state, 0) + 1
+                if visits[state] > self.settings.heuristic_max_revisits:
+                    reason = TerminationReason.NO_PROGRESS
+                    detail += (f"; back in a state it had been in {visits[state] - 1} times "
+                               f"(last action {taken[-1] if taken else 'none'}): stopped instead of cycling")
+                    break
             options = [action_string(s) for s in skills]
             try:
                 chosen = self.choose(request, guide, taken, options, cancel, len(steps) + 1, report)

@@ -8,8 +8,9 @@ instead, and the result's detail says so.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence
+from typing import Optional
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.executor import Executor

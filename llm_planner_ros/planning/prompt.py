@@ -1,7 +1,7 @@
 """Prompt layout of Huang et al.: ``Task: ...`` [``Description: ...``] then ``Step n: ...`` lines."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from llm_planner_ros.planning.examples import Demonstration
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Optional, Sequence
+from typing import Literal, Optional
 
 Ranking = Literal["huang", "raman"]
 _ENGLISH = re.compile(r"[A-Za-z]")

@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Literal, Optional, Sequence
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -14,26 +15,38 @@ from llm_planner_ros.core.errors import CancelToken, ExecutorError, InvalidGoal,
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.types import (GoalReport, GoalStatus, Method, PlanResult, PlanStep, StepEvent,
-                                         TerminationReason)
+from llm_planner_ros.core.types import (
+    GoalReport,
+    GoalStatus,
+    Method,
+    PlanResult,
+    PlanStep,
+    StepEvent,
+    TerminationReason,
+)
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+from llm_planner_ros.interpretation.interpreter import (
+    Completion,
+    GoalInterpreter,
+    InstancePrior,
+    eai_goal_demos,
+    eai_program_goals,
+)
 from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.pet.judges import SubtaskJudge
 from llm_planner_ros.pet.session import PetFactory, PetSettings
 from llm_planner_ros.planning.examples import DemonstrationBank
-from llm_planner_ros.interpretation.interpreter import (Completion, GoalInterpreter, InstancePrior,
-                                                        eai_goal_demos, eai_program_goals)
-from llm_planner_ros.planning.interpreted import InterpretedGoalPlanner
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner, GoalDirectedSettings
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings
+from llm_planner_ros.planning.interpreted import InterpretedGoalPlanner
 from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.planning.translated import TranslatedPlanner
-from llm_planner_ros.trace.log import RecordingLLM, TraceLog
 from llm_planner_ros.safety.gate import Approver, SafetyGate, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.skills import bank as banks
 from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import SkillParser
+from llm_planner_ros.trace.log import RecordingLLM, TraceLog
 from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder
 from llm_planner_ros.translation.translator import Embedder, SkillIndex
 
@@ -111,7 +124,7 @@ class PlanningService:
         self.embedder = embedder
         self.defaults = defaults
         self.demos = demos or DemonstrationBank.from_scene(embedder)
-        self._indexes: dict[tuple[str, str], SkillIndex] = {}
+        self._indexes: dict[tuple[str, str, tuple[str, ...]], SkillIndex] = {}
         self._index_lock = threading.Lock()
         self.parser = SkillParser(resources.object_properties())
         self.pet = PetFactory(llm, embedder, self.demos, pet_settings, judge)
@@ -129,7 +142,7 @@ class PlanningService:
               safety: SafetySettings = SafetySettings(), approver: Optional[Approver] = None,
               trace: Optional[TraceLog] = None,
               goal_directed: GoalDirectedSettings = GoalDirectedSettings(),
-              policy: SkillPolicy = SkillPolicy()) -> "PlanningService":
+              policy: SkillPolicy = SkillPolicy()) -> PlanningService:
         t0 = time.perf_counter()
         service = cls(build_llm(backend), build_embedder(backend), defaults, executor_factory=executor_factory,
                       pet_settings=pet_settings, judge=judge, heuristic_settings=heuristic_settings,
@@ -162,7 +175,7 @@ class PlanningService:
     def _narrowed(self, objects: set[str]) -> SkillIndex:
         """The full index's skills whose objects are all among ``objects`` (the bank
         ``build_bank`` makes for them, in the same order), with their cached vectors."""
-        full_key = ("*", "full", ())
+        full_key: tuple[str, str, tuple[str, ...]] = ("*", "full", ())
         if full_key not in self._indexes:
             self._indexes[full_key] = SkillIndex(banks.full_bank(), self.embedder)
         full = self._indexes[full_key]
@@ -290,7 +303,8 @@ class PlanningService:
         world_source = gate if gate is not None else in_process_executor(request.scene_id, request.task)
         t0 = time.perf_counter()
         hold_out = list(request.options.hold_out_tasks)
-        seed = request.options.seed if request.options.seed is not None else self.defaults.seed
+        seed = getattr(request.options, "seed", None)   # MethodOptions' fields are made from PlannerSettings'
+        seed = seed if seed is not None else self.defaults.seed
         planned = self.interpreted().plan(request.task, world_source, on_step, cancel, execute=request.execute,
                                           stats=report.stats, hold_out=hold_out, seed=seed)
         report.stats["interpreted"] = planned.interpretation.lines()

@@ -60,7 +60,7 @@ class EffectiveSettings(BaseModel):
     no_trajectory_correction: bool = False
 
     @classmethod
-    def resolve(cls, defaults: PlannerSettings, options: "MethodOptions") -> "EffectiveSettings":
+    def resolve(cls, defaults: PlannerSettings, options: MethodOptions) -> EffectiveSettings:
         overrides = {k: v for k, v in options.model_dump().items()
                      if v is not None and k in PlannerSettings.model_fields}
         return cls(base=defaults.model_copy(update=overrides),

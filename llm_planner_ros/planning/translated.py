@@ -5,14 +5,24 @@ import logging
 import math
 import re
 import time
-from typing import TYPE_CHECKING, Callable, Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Optional
 
 from llm_planner_ros.core.errors import CancelToken, InvalidGoal, PlanningError
 from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import (
-    ErrorType, GoalReport, GoalStatus, Method, PlanResult, PlanStep, PreconditionFailure, Skill, StageTimes, StepEvent,
+    ErrorType,
+    GoalReport,
+    GoalStatus,
+    Method,
+    PlanResult,
+    PlanStep,
+    PreconditionFailure,
+    Skill,
+    StageTimes,
+    StepEvent,
     TerminationReason,
 )
 from llm_planner_ros.llm.base import LLMBackend
@@ -65,7 +75,7 @@ class TranslatedPlanner:
     translation, fixed example, no trajectory correction."""
 
     def __init__(self, llm: LLMBackend, demos: DemonstrationBank, index_for: IndexProvider,
-                 parser: SkillParser, defaults: PlannerSettings, pet: Optional["PetFactory"] = None) -> None:
+                 parser: SkillParser, defaults: PlannerSettings, pet: Optional[PetFactory] = None) -> None:
         self.llm = llm
         self.pet = pet
         self.demos = demos
@@ -215,11 +225,13 @@ class TranslatedPlanner:
                           goal_status=_goal_status(executor), executing=executor is not None)
 
     def _pet_session(self, request: PlanRequest, s: EffectiveSettings, cancel: CancelToken,
-                     executor: Optional[Executor], times: StageTimes) -> Optional["PetSession"]:
+                     executor: Optional[Executor], times: StageTimes) -> Optional[PetSession]:
         o = request.options
         if not (o.plan_subtasks or o.track_subtasks or o.eliminate_objects):
             return None
         self.check(request, executor is not None)
+        if self.pet is None:
+            raise InvalidGoal("PET options need a PET factory; this planner was built without one")
         t0 = time.perf_counter()
         session = self.pet.session(request, s.base.hold_out_query_task, s.base.seed, cancel)
         times.llm_s += time.perf_counter() - t0
@@ -234,7 +246,8 @@ class TranslatedPlanner:
             message = f"I cannot {step.skill.text}"
         else:
             message = f"I cannot {step.skill.text} because {result.failure.cause}"
-        return f" {as_step(step.skill.text or step.generated_text)}\nError: {message}. A correct step would be to Step {n}:"
+        return (f" {as_step(step.skill.text or step.generated_text)}\nError: {message}. "
+                f"A correct step would be to Step {n}:")
 
     def _rank(self, n: int, live, index: Optional[SkillIndex], s: EffectiveSettings,
               used: set[Skill], failed: set[Skill], top_n: int) -> list[tuple[PlanStep, float]]:

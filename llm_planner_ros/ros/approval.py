@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import threading
 import uuid
-from typing import Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Optional
 
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
 from llm_planner_msgs.msg import ApprovalRequest
 from llm_planner_msgs.srv import Approve
-
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.ros.qos import LATCHED
@@ -58,7 +58,8 @@ class RosApprover:
         request_id = uuid.uuid4().hex[:12]
         scripts = [s.script() for s in skills]
         digest = approval_digest(request_id, goal_id, kind, scripts)
-        event, answers = threading.Event(), []
+        event = threading.Event()
+        answers: list[tuple[bool, str]] = []
         timeout_s = self.timeout_s()
         with self._lock:
             self._pending[request_id] = (digest, event, answers)

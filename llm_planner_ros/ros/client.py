@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import rclpy
 from action_msgs.msg import GoalInfo, GoalStatus
 from action_msgs.srv import CancelGoal
 from rclpy.action import ActionClient
+from rclpy.client import Client
 from rclpy.context import Context
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
@@ -31,7 +33,6 @@ from rclpy.signals import SignalHandlerOptions
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import MethodOptions
-
 from llm_planner_ros.ros.liveness import PeerWatch
 from llm_planner_ros.ros.wait import wait_future
 
@@ -78,8 +79,8 @@ class PlannerClient:
             rclpy.init(args=args, context=self._context, signal_handler_options=SignalHandlerOptions.NO)
             node = rclpy.create_node(node_name, namespace=namespace or "/", context=self._context)
         self.node = node
-        self._action = ActionClient(self.node, PlanTask, action)
-        self._cancel = self.node.create_client(CancelGoal, f"{action}/_action/cancel_goal")
+        self._action: ActionClient[Any, Any, Any] = ActionClient(self.node, PlanTask, action)
+        self._cancel: Client[Any, Any] = self.node.create_client(CancelGoal, f"{action}/_action/cancel_goal")
         self._planner = PeerWatch(self.node, "planner", namespace=action.rpartition("/")[0])
         if self._own:
             self._executor = MultiThreadedExecutor(context=self._context)
@@ -107,15 +108,21 @@ class PlannerClient:
              options: Optional[MethodOptions] = None, timeout_s: float = 30.0, **goal: Any) -> GoalRun:
         """Send a goal and return at once; ``goal`` sets any other PlanTask.Goal field."""
         request = PlanTask.Goal(task=task, method=method, execute=execute, options=options or MethodOptions(), **goal)
+        return self.send_goal(request, on_feedback, timeout_s)
+
+    def send_goal(self, goal: PlanTask.Goal, on_feedback: Optional[Callable[[PlanTask.Feedback], None]] = None,
+                  timeout_s: float = 30.0) -> GoalRun:
+        """Send a whole PlanTask.Goal and return at once."""
         feedback: list = []
 
         def on_message(message) -> None:
             feedback.append(message.feedback)
             if on_feedback is not None:
                 on_feedback(message.feedback)
-        sent = self._action.send_goal_async(request, feedback_callback=on_message)
+        sent = self._action.send_goal_async(goal, feedback_callback=on_message)
         self._wait(sent, timeout_s, "accept the goal")
         handle = sent.result()
+        assert handle is not None   # _wait returns only once the future is done
         return GoalRun(handle, handle.get_result_async() if handle.accepted else None, feedback)
 
     def result(self, run: GoalRun, timeout_s: float = 3600.0) -> PlanOutcome:
@@ -136,7 +143,8 @@ class PlannerClient:
         """Ask the planner to cancel ``run``; whether it accepted."""
         future = run.handle.cancel_goal_async()
         self._wait(future, timeout_s, "answer the cancel")
-        return bool(future.result().goals_canceling)
+        response = future.result()
+        return response is not None and bool(response.goals_canceling)
 
     def cancel_goal_id(self, goal_id: str, timeout_s: float = 10.0) -> bool:
         """Cancel any goal by its id (hex, as on the ``plan`` and ``goal_queue`` topics), also one
@@ -147,7 +155,8 @@ class PlannerClient:
             raise TimeoutError(f"no '{self._cancel.srv_name}' service within {timeout_s:g}s")
         future = self._cancel.call_async(request)
         self._wait(future, timeout_s, "answer the cancel")
-        return bool(future.result().goals_canceling)
+        response = future.result()
+        return response is not None and bool(response.goals_canceling)
 
     def _wait(self, future, timeout_s: float, what: str) -> None:
         waited = wait_future(future, timeout_s, lost=self._planner.lost)
@@ -162,12 +171,11 @@ class PlannerClient:
             return
         assert self._executor is not None
         self._executor.shutdown(timeout_sec=5.0)
-        self._spinner.join(5.0)
-        self._action.destroy()
+        self._spinner.join(5.0)   # clients go with the node, once nothing spins (rclpy)
         self.node.destroy_node()
         rclpy.try_shutdown(context=self._context)
 
-    def __enter__(self) -> "PlannerClient":
+    def __enter__(self) -> PlannerClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -12,21 +12,21 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.client import Client
 from rclpy.node import Node
 
 from llm_planner_msgs.msg import ApprovalRequest, GoalQueue, PlanState, TrackerState
 from llm_planner_msgs.srv import Approve
-
 from llm_planner_ros.console.view import ConsoleView, past_goals
 from llm_planner_ros.core.errors import PlanningError
 from llm_planner_ros.ros.client import PlannerClient
 from llm_planner_ros.ros.conversions import to_plain
 from llm_planner_ros.ros.params import declare_and_validate, refuse_unknown_parameters
-from llm_planner_ros.ros.qos import LATCHED
+from llm_planner_ros.ros.qos import LATCHED_EVERY
 from llm_planner_ros.ros.spin import spin_node
 from llm_planner_ros.ros.wait import wait_for
 from llm_planner_ros.trace.log import default_path, read_traces
@@ -58,15 +58,16 @@ class ConsoleNode(Node):
         self.view = ConsoleView()
         group = ReentrantCallbackGroup()
         self.planner = PlannerClient(node=self)
-        self._approve = self.create_client(Approve, "approve", callback_group=group)
-        self.create_subscription(PlanState, "plan", lambda m: self.view.on_plan(to_plain(m)), LATCHED,
+        self._approve: Client[Any, Any] = self.create_client(Approve, "approve", callback_group=group)
+        self.create_subscription(PlanState, "plan", lambda m: self.view.on_plan(to_plain(m)), LATCHED_EVERY,
                                  callback_group=group)
         self.create_subscription(GoalQueue, "goal_queue", lambda m: self.view.on_queue(to_plain(m)["goals"]),
-                                 LATCHED, callback_group=group)
+                                 LATCHED_EVERY, callback_group=group)
         self.create_subscription(TrackerState, "tracker_state", lambda m: self.view.on_tracker(to_plain(m)),
-                                 LATCHED, callback_group=group)
+                                 LATCHED_EVERY, callback_group=group)
         self.create_subscription(ApprovalRequest, "approval_request",
-                                 lambda m: self.view.on_approval_request(to_plain(m)), LATCHED, callback_group=group)
+                                 lambda m: self.view.on_approval_request(to_plain(m)), LATCHED_EVERY,
+                                 callback_group=group)
         self.create_timer(0.5, lambda: self.view.on_planner(self.planner.planner_alive()), callback_group=group)
         self.url = self._serve()
         self.get_logger().info(f"console at {self.url}")

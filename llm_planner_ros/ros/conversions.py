@@ -2,18 +2,25 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import MethodOptions as MethodOptionsMsg
 from llm_planner_msgs.msg import PlanStep as PlanStepMsg
 from llm_planner_msgs.msg import PreconditionFailure as FailureMsg
 from llm_planner_msgs.msg import Skill as SkillMsg
-
 from llm_planner_ros.core.request import InvalidRequest, MethodOptions, PlanRequest, parse_request
 from llm_planner_ros.core.types import (
-    ErrorType, PlanResult, PlanStep, PreconditionFailure, Skill, StepEvent, TerminationReason,
+    ErrorType,
+    PlanResult,
+    PlanStep,
+    PreconditionFailure,
+    Skill,
+    StepEvent,
+    TerminationReason,
 )
+
 
 def options_from_msg(msg: MethodOptionsMsg) -> dict:
     """The options a goal set, by the message's "use the default" sentinels: false, 0, a negative

@@ -17,19 +17,19 @@ VirtualHome executor behind the robot interface, so the robot path can be tested
 from __future__ import annotations
 
 import threading
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.client import Client
 from rclpy.node import Node
 
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.msg import PreconditionFailure as FailureMsg
 from llm_planner_msgs.srv import GetWorldState, ResetScene
-
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType
@@ -152,7 +152,7 @@ class ExecutorBridgeNode(Node):
         else:
             self._robot = SkillActionClient(self, self.params.robot_action, "the robot")
             self.create_service(ResetScene, "reset_scene", self._robot_reset, callback_group=group)
-            self._robot_world = self.create_client(GetWorldState, self.params.robot_world_service,
+            self._robot_world: Client[Any, Any] = self.create_client(GetWorldState, self.params.robot_world_service,
                                                    callback_group=group)
             self.create_service(GetWorldState, "get_world_state", self._robot_world_state, callback_group=group)
         self._server = ActionServer(self, ExecuteSkill, "execute_skill", execute_callback=self._execute,

@@ -9,14 +9,15 @@ step. A bridge whose heartbeat stops is reported gone within about 2 s.
 """
 from __future__ import annotations
 
-from typing import Callable, Optional
+from collections.abc import Callable
+from typing import Any, Optional
 
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.client import Client
 from rclpy.node import Node
 
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.srv import GetWorldState, ResetScene
-
 from llm_planner_ros.core.errors import CancelToken, ExecutorError
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
@@ -35,7 +36,8 @@ class BridgeWorld:
                  stop: Callable[[], Optional[CancelToken]] = lambda: None) -> None:
         self.stop = stop
         self.bridge = PeerWatch(node, BRIDGE)
-        self._world = node.create_client(GetWorldState, "get_world_state", callback_group=ReentrantCallbackGroup())
+        self._world: Client[Any, Any] = node.create_client(GetWorldState, "get_world_state",
+                                                           callback_group=ReentrantCallbackGroup())
         self._domain = ""
         self._reply: Optional[GetWorldState.Response] = None
         self._reply_has_applicable = False
@@ -93,7 +95,8 @@ class RosExecutor(BridgeWorld):
         running when it fires is cancelled on the bridge, which cancels it on the robot."""
         super().__init__(node, skill_timeout_s, wait_s, stop)
         self.skills = SkillActionClient(node, "execute_skill", "the executor bridge", lost=self.bridge.lost)
-        self._reset = node.create_client(ResetScene, "reset_scene", callback_group=ReentrantCallbackGroup())
+        self._reset: Client[Any, Any] = node.create_client(ResetScene, "reset_scene",
+                                                           callback_group=ReentrantCallbackGroup())
         self.cancel_wait_s = cancel_wait_s
         self.scene_id = ""
         self.objects: list[str] = []

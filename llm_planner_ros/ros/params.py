@@ -8,7 +8,8 @@ refuses a change to it.
 from __future__ import annotations
 
 import threading
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult

@@ -15,8 +15,9 @@ from __future__ import annotations
 import collections
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
@@ -26,8 +27,8 @@ from rclpy.node import Node
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import GoalQueue, PlanState
 from llm_planner_msgs.msg import PlanStep as PlanStepMsg
-
 from llm_planner_ros.core.errors import CancelToken, PlanningError, Shutdown
+from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import Planner
 from llm_planner_ros.core.request import InvalidRequest, PlanRequest
 from llm_planner_ros.core.secrets import redact
@@ -139,7 +140,7 @@ class PlannerNode(Node):
         with self._lock:
             ctx = self._goals.get(goal_id)
             queued = ctx is not None and ctx in self._queue
-            if queued:
+            if ctx is not None and queued:
                 self._queue.remove(ctx)
         if queued:
             self._publish_queue()
@@ -240,9 +241,10 @@ class PlannerNode(Node):
             return finish(TerminationReason.INVALID_GOAL, str(exc))
         ctx.stop.start_time_limit(request.options.time_limit_s or self.params.goal_time_limit_s)
 
-        self.get_logger().info(f"planning '{request.task}' with method '{request.method.value}' "
+        method = request.method or Method(self.params.default_method)
+        self.get_logger().info(f"planning '{request.task}' with method '{method.value}' "
                                f"(goal {ctx.goal_id[:8]})")
-        state.method = request.method.value
+        state.method = method.value
 
         def on_step(event: StepEvent) -> None:
             ctx.steps[event.step.index] = event.step
@@ -308,7 +310,7 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
 
     parts = {model: declare_and_validate(node, model) for model in SERVICE_MODELS}
     refuse_unknown_parameters(node)   # before anything slow is loaded
-    config = ServiceConfig(*parts.values())
+    config = ServiceConfig(*parts.values())  # type: ignore[arg-type]   # one instance of each of SERVICE_MODELS
 
     def stop() -> Optional[CancelToken]:
         goal = node.active_goal()
@@ -323,7 +325,7 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
 
         judge = RosSubtaskJudge(node, timeout_s=params.tracker_timeout_s, wait_s=params.bridge_wait_s, stop=stop)
     node.get_logger().info(f"loading planner (llm backend '{config.backend.llm_backend}')")
-    factory: Optional[Callable[[str, str], object]] = None
+    factory: Optional[Callable[[str, str], Executor]] = None
     if params.executor_mode == "bridge":
         from llm_planner_ros.ros.executor_client import RosExecutor
 

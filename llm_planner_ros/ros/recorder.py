@@ -16,18 +16,18 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from action_msgs.msg import GoalStatus, GoalStatusArray
 from pydantic import BaseModel, ConfigDict, Field
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.client import Client
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.serialization import serialize_message
 
 from llm_planner_msgs.action import PlanTask
-
-from llm_planner_ros.ros.qos import LATCHED
+from llm_planner_ros.ros.qos import LATCHED_EVERY
 from llm_planner_ros.ros.spin import spin_node
 
 # type ids of type_description_interfaces/FieldType; +48 fixed array, +96 bounded and +144
@@ -122,7 +122,7 @@ class McapRecorder(Node):
         self.path = Path(self.params.path or f"~/.ros/llm_planner_ros/records/{ns}.{time.strftime('%Y%m%d-%H%M%S')}"
                          ".mcap").expanduser()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "wb")
+        self._file = open(self.path, "wb")  # noqa: SIM115 (open for the node's life; closed in destroy_node)
         self._writer = Writer(self._file, use_chunking=False)
         self._writer.start(profile="ros2", library="llm_planner_ros mcap_recorder")
         self._lock = threading.Lock()
@@ -134,18 +134,21 @@ class McapRecorder(Node):
         from llm_planner_msgs.msg import ApprovalRequest, GoalQueue, PlanState, PlanStep, TrackerState
 
         action = self.params.action
-        topics = [(PlanState, "plan", LATCHED), (GoalQueue, "goal_queue", LATCHED), (PlanStep, "plan_events", 100),
-                  (TrackerState, "tracker_state", LATCHED), (ApprovalRequest, "approval_request", LATCHED),
+        topics: list[tuple[type, str, QoSProfile | int]] = [
+                  (PlanState, "plan", LATCHED_EVERY), (GoalQueue, "goal_queue", LATCHED_EVERY),
+                  (PlanStep, "plan_events", 100), (TrackerState, "tracker_state", LATCHED_EVERY),
+                  (ApprovalRequest, "approval_request", LATCHED_EVERY),
                   (PlanTask.Impl.FeedbackMessage, f"{action}/_action/feedback", 100)]
         for msg_type, topic, qos in topics:
             self._subscribe(msg_type, topic, qos, group)
         status_topic = self.resolve_topic_name(f"{action}/_action/status")
         self._channel(status_topic, GoalStatusArray)
         self.create_subscription(GoalStatusArray, f"{action}/_action/status",
-                                 lambda m: self._on_status(status_topic, m), LATCHED, callback_group=group)
+                                 lambda m: self._on_status(status_topic, m), LATCHED_EVERY, callback_group=group)
         self._result_topic = self.resolve_topic_name(f"{action}/result")
         self._channel(self._result_topic, PlanTask.Impl.GetResultService.Response)
-        self._get_result = self.create_client(PlanTask.Impl.GetResultService, f"{action}/_action/get_result",
+        self._get_result: Client[Any, Any] = self.create_client(PlanTask.Impl.GetResultService,
+                                                                f"{action}/_action/get_result",
                                               callback_group=group)
         self.get_logger().info(f"recording to {self.path}")
 

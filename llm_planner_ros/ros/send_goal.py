@@ -15,7 +15,6 @@ import rclpy
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import MethodOptions
-
 from llm_planner_ros.ros.client import STATUS_NAMES, PlannerClient, PlannerGone
 from llm_planner_ros.ros.liveness import LOST_AFTER_S
 

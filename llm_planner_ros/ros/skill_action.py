@@ -11,9 +11,10 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Iterator, Literal, Optional
+from typing import Any, Literal, Optional
 
 from action_msgs.msg import GoalStatusArray
 from rclpy.action import ActionClient, CancelResponse
@@ -26,7 +27,6 @@ from rclpy.task import Future
 from unique_identifier_msgs.msg import UUID
 
 from llm_planner_msgs.action import ExecuteSkill
-
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.ros.wait import wait_future
 
@@ -49,7 +49,7 @@ class GoalStatusWatch:
     without sending the skill twice."""
 
     def __init__(self, node: Node, action_name: str, group: ReentrantCallbackGroup, keep: int = 256) -> None:
-        self._seen: "OrderedDict[bytes, None]" = OrderedDict()
+        self._seen: OrderedDict[bytes, None] = OrderedDict()
         self._keep = keep
         self._changed = threading.Condition()
         node.create_subscription(GoalStatusArray, f"{action_name}/_action/status", self._on_status,
@@ -109,7 +109,7 @@ class SkillActionClient:
         group = ReentrantCallbackGroup()
         self.node = node
         self.what = what
-        self.client = ActionClient(node, ExecuteSkill, action_name, callback_group=group)
+        self.client: ActionClient[Any, Any, Any] = ActionClient(node, ExecuteSkill, action_name, callback_group=group)
         self._status = GoalStatusWatch(node, action_name, group)
         self._lost = lost or (lambda: False)
         self._one_at_a_time = threading.Lock()
@@ -129,7 +129,8 @@ class SkillActionClient:
         bounds discovery and acceptance; a stopped skill gets ``stop_wait_s`` to confirm."""
         with self._one_at_a_time:
             if not self._previous_ended(wait_s):
-                return SkillOutcome("busy", message=f"{self.what} may still run {self._unfinished[1]}, "
+                running = self._unfinished[1] if self._unfinished is not None else "a skill"
+                return SkillOutcome("busy", message=f"{self.what} may still run {running}, "
                                                     "which did not confirm its cancel; nothing was sent")
             if self._lost():
                 return SkillOutcome("unavailable", message=f"{self.what} is not running (its heartbeat stopped)")
@@ -146,8 +147,9 @@ class SkillActionClient:
             waited = ""
             try:
                 waited = wait_future(future, timeout_s, stop, self.gone)
+                response = future.result() if future.done() else None
                 if waited == "done":
-                    return SkillOutcome("done", result=future.result().result)
+                    return SkillOutcome("done", result=response.result if response is not None else None)
                 if waited == "lost":
                     return SkillOutcome("lost", message=f"{self.what} went away while it ran {script}")
                 confirmed = self._cancel(handle, future, stop_wait_s)
@@ -157,7 +159,9 @@ class SkillActionClient:
                 if waited == "timeout":
                     return SkillOutcome("timeout", message=f"{script} did not finish within {timeout_s:g}s; {say}",
                                         stopped_confirmed=confirmed)
-                return SkillOutcome("stopped", result=future.result().result if confirmed else None, message=say,
+                response = future.result() if future.done() else None
+                return SkillOutcome("stopped", result=response.result if confirmed and response is not None else None,
+                                    message=say,
                                     stopped_confirmed=confirmed)
             finally:
                 if not future.done():   # stopped waiting without an end: never leave it running

@@ -8,7 +8,8 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from typing import Callable, Optional
+from collections.abc import Callable
+from typing import Optional
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor

@@ -1,12 +1,13 @@
 """PET's subtask judge over ROS: asks the tracker node's ``check_subtask`` service."""
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Optional
 
+from rclpy.client import Client
 from rclpy.node import Node
 
 from llm_planner_msgs.srv import CheckSubtask
-
 from llm_planner_ros.core.errors import CancelToken, PlanningError
 from llm_planner_ros.core.types import TerminationReason
 from llm_planner_ros.pet.judges import Answer
@@ -22,7 +23,7 @@ class TrackerUnavailable(PlanningError):
 class RosSubtaskJudge:
     def __init__(self, node: Node, timeout_s: float = 30.0, wait_s: float = 5.0,
                  stop: Callable[[], Optional[CancelToken]] = lambda: None) -> None:
-        self.client = node.create_client(CheckSubtask, "check_subtask")
+        self.client: Client[Any, Any] = node.create_client(CheckSubtask, "check_subtask")
         self.tracker = PeerWatch(node, "tracker")
         self.timeout_s = timeout_s
         self.wait_s = wait_s

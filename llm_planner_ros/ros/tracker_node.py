@@ -15,8 +15,8 @@ from rclpy.node import Node
 
 from llm_planner_msgs.msg import TrackerState
 from llm_planner_msgs.srv import CheckSubtask
-
 from llm_planner_ros.core.errors import ExecutorError
+from llm_planner_ros.pet.judges import SubtaskJudge
 from llm_planner_ros.ros.executor_client import BridgeWorld
 from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.qos import LATCHED
@@ -38,6 +38,7 @@ class TrackerNode(Node):
         pet = declare_and_validate(self, PetSettings)
         backend = declare_and_validate(self, BackendSettings)
         refuse_unknown_parameters(self)
+        self.judge: SubtaskJudge
         if pet.pet_judge == "llm":
             from llm_planner_ros.pet.judges import LLMSubtaskJudge
 

@@ -9,7 +9,8 @@ failures the closed-loop planners can correct; a denied or unanswered approval s
 """
 from __future__ import annotations
 
-from typing import Callable, ClassVar, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import ClassVar, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.skills import resources

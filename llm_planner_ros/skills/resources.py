@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Optional
@@ -20,7 +20,7 @@ def package_root() -> Path:
         raise RuntimeError("virtualhome-eval is not installed; run scripts/bootstrap.sh") from exc
 
 
-@lru_cache(maxsize=None)
+@cache
 def object_properties() -> dict[str, frozenset[str]]:
     """VirtualHome object classes with their static properties: the 314 of EAI's
     ``properties_data.json`` (the names its programs use) plus the classes of the shipped scene
@@ -34,7 +34,7 @@ def object_properties() -> dict[str, frozenset[str]]:
     return {name: frozenset(p) for name, p in props.items()}
 
 
-@lru_cache(maxsize=None)
+@cache
 def unity_properties() -> dict[str, frozenset[str]]:
     """The classes of VirtualHome's Unity simulator with their properties."""
     with open(package_root() / "resources" / "properties_data_unity.json") as f:
@@ -49,7 +49,7 @@ class HumanProgram:
     script: tuple[str, ...]  # VirtualHome script lines with instance ids
 
 
-@lru_cache(maxsize=None)
+@cache
 def human_programs(scene: str = "TrimmedTestScene1") -> tuple[HumanProgram, ...]:
     """The executable human programs of a scene (518 for TrimmedTestScene1), sorted by id."""
     _check_scene(scene)
@@ -87,7 +87,7 @@ def _check_scene(scene: str) -> None:
         raise KeyError(f"unknown scene {scene!r}; available: {', '.join(SCENES)}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _eai_goals() -> dict[str, dict]:
     with open(package_root() / "resources" / "task_state_LTL_formula_accurate.json") as f:
         data = json.load(f)["scene_1"]

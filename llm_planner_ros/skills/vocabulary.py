@@ -8,8 +8,9 @@ of the evolving-graph simulator's executors (``virtualhome_eval.simulation.evolv
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Optional
 
 from llm_planner_ros.core.types import Skill
 
@@ -144,7 +145,7 @@ class SkillParser:
                 continue
             names = [self._objects.get(g) for g in m.groups()]
             if all(n is not None for n in names):
-                return make_skill(spec.name, names)
+                return make_skill(spec.name, [n for n in names if n is not None])
         return None
 
     @classmethod

@@ -7,17 +7,19 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Optional
 
 from llm_planner_ros.core.errors import CancelToken
-from llm_planner_ros.core.secrets import redact
 from llm_planner_ros.core.request import PlanRequest
+from llm_planner_ros.core.secrets import redact
 from llm_planner_ros.core.types import PlanResult, PlanStep, StepEvent
 from llm_planner_ros.llm.base import Completion, SamplingParams
 
+
 def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value):
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {k: _plain(v) for k, v in dataclasses.asdict(value).items()}
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}

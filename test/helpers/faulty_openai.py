@@ -30,7 +30,7 @@ class FaultyOpenAIServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "FaultyOpenAIServer":
+    def __enter__(self) -> FaultyOpenAIServer:
         self.thread.start()
         return self
 

@@ -7,8 +7,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 from ament_index_python.packages import get_package_prefix
 
@@ -32,7 +33,7 @@ class NodeProcess:
         self._ready_event = threading.Event()
         self.proc: Optional[subprocess.Popen[str]] = None
 
-    def __enter__(self) -> "NodeProcess":
+    def __enter__(self) -> NodeProcess:
         env = dict(os.environ, PYTHONUNBUFFERED="1", RCUTILS_LOGGING_BUFFERED_STREAM="0")
         self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True, env=env)

@@ -1,4 +1,5 @@
-"""An rclpy client node spun in a background thread, for tests that talk to nodes over DDS."""
+"""A test client over DDS: the product's PlannerClient facade, plus the test's own clients and
+subscriptions on its node."""
 from __future__ import annotations
 
 import threading
@@ -6,13 +7,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-import rclpy
 from rclpy.action import ActionClient
-from rclpy.context import Context
-from rclpy.executors import MultiThreadedExecutor
 from rclpy.task import Future
 
 from llm_planner_msgs.action import PlanTask
+from llm_planner_ros.ros.client import PlannerClient
 
 
 def wait_future(future: Future, timeout: float) -> Any:
@@ -39,52 +38,38 @@ class GoalRun:
 
 class RosTestClient:
     def __init__(self, namespace: str = "/") -> None:
-        self.context = Context()
-        rclpy.init(context=self.context)
-        self.node = rclpy.create_node("test_client", namespace=namespace, context=self.context)
-        self.executor = MultiThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self._thread.start()
-        self.plan_client = ActionClient(self.node, PlanTask, "plan_task")
+        self.planner = PlannerClient(namespace, node_name="test_client")
+        self.node = self.planner.node
         self._action_clients: dict[tuple[type, str], ActionClient] = {}
 
     def action_client(self, action_type: type, name: str) -> ActionClient:
         """One client per action for the life of this test client: destroying an action client
-        while the executor spins kills the spin thread (rclpy), so clients go only at close()."""
+        while the executor spins kills the spin thread (rclpy), so clients go with the node."""
         key = (action_type, name)
         if key not in self._action_clients:
             self._action_clients[key] = ActionClient(self.node, action_type, name)
         return self._action_clients[key]
 
     def send_plan(self, goal: PlanTask.Goal, timeout: float = 30.0) -> GoalRun:
-        if not self.plan_client.wait_for_server(timeout_sec=timeout):
+        if not self.planner.wait_until_ready(timeout):
             raise TimeoutError("plan_task action server not found")
         run = GoalRun(handle=None)
 
-        def on_feedback(msg):
-            run.feedback.append(msg.feedback)
+        def on_feedback(feedback) -> None:
+            run.feedback.append(feedback)
             run.first_feedback.set()
-
-        run.handle = wait_future(self.plan_client.send_goal_async(goal, feedback_callback=on_feedback),
-                                 timeout)
-        if run.handle.accepted:
-            run.result_future = run.handle.get_result_async()
+        sent = self.planner.send_goal(goal, on_feedback, timeout)
+        run.handle, run.result_future = sent.handle, sent.result_future
         return run
 
     def cancel(self, run: GoalRun, timeout: float = 10.0):
         return wait_future(run.handle.cancel_goal_async(), timeout)
 
-    def __enter__(self) -> "RosTestClient":
+    def __enter__(self) -> RosTestClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
-        self.executor.shutdown()
-        self._thread.join(5.0)   # the spinner is done before its clients and node go
-        for client in [self.plan_client, *self._action_clients.values()]:
-            client.destroy()
-        self.node.destroy_node()
-        rclpy.shutdown(context=self.context)
+        self.planner.close()

@@ -3,7 +3,7 @@ The real backends are exercised in test_llm_backends.py and test_planner_e2e.py.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from llm_planner_ros.llm.base import Completion, SamplingParams, UsageStats
 

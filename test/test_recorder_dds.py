@@ -1,0 +1,58 @@
+"""The MCAP recorder against the real planner: the file it writes reads back with
+mcap-ros2-support, and its message counts match what a client saw during the run."""
+from __future__ import annotations
+
+import uuid
+
+from helpers.processes import ros_node, wait_until
+
+
+def test_an_mcap_record_of_two_goals_reads_back_with_the_counts_of_the_run(tmp_path):
+    from mcap.reader import make_reader
+    from mcap_ros2.decoder import DecoderFactory
+
+    from llm_planner_msgs.msg import PlanState, PlanStep
+    from llm_planner_ros.ros.client import PlannerClient
+    from llm_planner_ros.ros.qos import LATCHED_EVERY
+
+    ns = f"/rec_{uuid.uuid4().hex[:6]}"
+    path = tmp_path / "run.mcap"
+    with ros_node("planner_node", ns, "planner ready", "executor_mode:=in_process", "max_steps:=3"):
+        recorder = ros_node("mcap_recorder", ns, "recording to", f"path:={path}")
+        with recorder, PlannerClient(ns, node_name="recorder_test") as planner:
+            states: list = []
+            events: list = []
+            planner.node.create_subscription(PlanState, "plan", states.append, LATCHED_EVERY)
+            planner.node.create_subscription(PlanStep, "plan_events", events.append, 100)
+            assert planner.wait_until_ready(60)
+            # the recorder hears the feedback, the steps and the plan before the goals start
+            assert wait_until(lambda: planner.node.count_subscribers("plan_task/_action/feedback") >= 2
+                              and planner.node.count_subscribers("plan_events") >= 2
+                              and planner.node.count_subscribers("plan") >= 2, 30)
+            feedback: list = []
+            outcomes = [planner.plan(task, method="translated", on_feedback=feedback.append)
+                        for task in ("Watch TV", "Turn on light")]
+            assert wait_until(lambda: recorder.output.count("recorded a result") >= 2, 30), recorder.output
+            assert wait_until(lambda: len(states) >= 2 * 2 + len(feedback), 10)
+        assert recorder.proc.returncode == 0, recorder.output
+    assert all(o.result.steps for o in outcomes) and len(feedback) == sum(len(o.result.steps) for o in outcomes)
+
+    by_topic: dict[str, list] = {}
+    with open(path, "rb") as f:
+        reader = make_reader(f, decoder_factories=[DecoderFactory()])
+        assert reader.get_header().profile == "ros2"
+        for schema, channel, _message, decoded in reader.iter_decoded_messages():
+            by_topic.setdefault(channel.topic, []).append(decoded)
+            assert schema.encoding == "ros2msg" and channel.message_encoding == "cdr"
+    assert len(by_topic[f"{ns}/plan_task/_action/feedback"]) == len(feedback)
+    assert len(by_topic[f"{ns}/plan_events"]) == len(events) == len(feedback)
+    assert len(by_topic[f"{ns}/plan"]) == len(states)
+    assert by_topic[f"{ns}/goal_queue"] and by_topic[f"{ns}/plan_task/_action/status"]
+    results = by_topic[f"{ns}/plan_task/result"]
+    assert [r.result.termination_reason for r in results] == [o.result.termination_reason for o in outcomes]
+    assert [r.status for r in results] == [o.status for o in outcomes]
+    assert [s.script for r in results for s in r.result.steps] == \
+        [s.script for o in outcomes for s in o.result.steps]
+    recorded = [fb.feedback.script for fb in by_topic[f"{ns}/plan_task/_action/feedback"]]
+    assert recorded == [fb.script for fb in feedback]
+    assert {s.task for s in by_topic[f"{ns}/plan"]} == {"Watch TV", "Turn on light"}
