@@ -86,43 +86,56 @@ def main() -> None:
                       "goals_met": sum(g["goal_met"] for g in goals)}))
 
 
+def _goals_over_ros(ns: str, tasks: list[str], nodes: list, logs: list) -> tuple[float, list[dict]]:
+    from llm_planner_ros.ros.client import PlannerClient
+
+    with PlannerClient(ns, node_name="bench_goal_times") as planner:
+        t0 = time.perf_counter()
+        while not planner.wait_until_ready(1.0):
+            for node, log in zip(nodes, logs):
+                if node.poll() is not None:
+                    log.seek(0)
+                    raise RuntimeError(f"{node.args[0]} exited: {log.read().decode()[-2000:]}")
+            if time.perf_counter() - t0 > 300:
+                raise RuntimeError("the planner node did not start within 300 s")
+        setup_s = time.perf_counter() - t0
+        goals = []
+        for task in tasks:
+            t0 = time.perf_counter()
+            outcome = planner.plan(task, method="reprompt", execute=True)
+            wall = time.perf_counter() - t0
+            r = outcome.result
+            goals.append({"task": task, "wall_s": wall, "planner_s": r.wall_time_s,
+                          "ros_s": wall - r.wall_time_s, "goal_met": r.goal_status == 1,
+                          "program": list(r.program), "llm_calls": r.num_llm_calls,
+                          "prompt_tokens": None, "prompt_evaluated": None})
+    return setup_s, goals
+
+
 def over_ros(tasks: list[str]) -> dict:
     """The goals through planner_node and executor_bridge (embedded defaults), each started here
     in its own namespace, sent with the PlannerClient facade."""
     import subprocess
+    import tempfile
     import uuid
     from pathlib import Path
-
-    from llm_planner_ros.ros.client import PlannerClient
 
     lib = Path(__file__).resolve().parents[1] / "install" / "llm_planner_ros" / "lib" / "llm_planner_ros"
     ns = f"/bench_{uuid.uuid4().hex[:6]}"
     common = ["--ros-args", "-r", f"__ns:={ns}"]
-    nodes = [subprocess.Popen([str(lib / "executor_bridge"), *common], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL),
-             subprocess.Popen([str(lib / "planner_node"), *common, "-p", "trace_log:="],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-    try:
-        with PlannerClient(ns, node_name="bench_goal_times") as planner:
-            t0 = time.perf_counter()
-            if not planner.wait_until_ready(300):
-                raise RuntimeError("the planner node did not start within 300 s")
-            setup_s = time.perf_counter() - t0
-            goals = []
-            for task in tasks:
-                t0 = time.perf_counter()
-                outcome = planner.plan(task, method="reprompt", execute=True)
-                wall = time.perf_counter() - t0
-                r = outcome.result
-                goals.append({"task": task, "wall_s": wall, "planner_s": r.wall_time_s,
-                              "ros_s": wall - r.wall_time_s, "goal_met": r.goal_status == 1,
-                              "program": list(r.program), "llm_calls": r.num_llm_calls,
-                              "prompt_tokens": None, "prompt_evaluated": None})
-    finally:
-        for node in nodes:
-            node.terminate()
-        for node in nodes:
-            node.wait(30)
+    with tempfile.TemporaryFile() as bridge_log, tempfile.TemporaryFile() as planner_log:
+        logs = [bridge_log, planner_log]
+        nodes = [subprocess.Popen([str(lib / "executor_bridge"), *common], stdout=bridge_log,
+                                  stderr=subprocess.STDOUT),
+                 subprocess.Popen([str(lib / "planner_node"), *common, "-p", "trace_log:=''"],
+                                  stdout=planner_log, stderr=subprocess.STDOUT)]
+        try:
+            setup_s, goals = _goals_over_ros(ns, tasks, nodes, logs)
+        finally:
+            for node in nodes:
+                node.terminate()
+            for node in nodes:
+                node.wait(30)
     return {"setup_s": setup_s, "llm": "planner_node (embedded defaults)", "over_ros": True, "goals": goals,
             "first_s": goals[0]["wall_s"], "warm_median_s": statistics.median(g["wall_s"] for g in goals[1:]),
             "goals_met": sum(g["goal_met"] for g in goals)}

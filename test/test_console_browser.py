@@ -2,7 +2,7 @@
 against the real stack: planner (approval per step), executor bridge on the simulator, console.
 
 Sending a task from the form shows its steps live; an approval request appears and Approve
-executes the step; Deny ends the goal with approval_denied. A screenshot of the console mid-plan
+executes the step; Deny ends the goal with approval_denied; Cancel ends a goal. A screenshot of the console mid-plan
 is saved to test/artifacts/console_mid_plan.png."""
 from __future__ import annotations
 
@@ -49,7 +49,9 @@ def test_the_console_sends_a_goal_streams_its_steps_and_answers_approvals(browse
             ros_node("console_node", ns, "console at", "port:=0") as console:
         url = re.search(r"console at (http://\S+)", console.output).group(1)
         browser.get(url)
-        wait = WebDriverWait(browser, 120)
+        from selenium.common.exceptions import StaleElementReferenceException
+
+        wait = WebDriverWait(browser, 120, ignored_exceptions=[StaleElementReferenceException])
         wait.until(EC.text_to_be_present_in_element((By.ID, "link"), "planner up"))
 
         def send(task: str) -> None:
@@ -57,6 +59,16 @@ def test_the_console_sends_a_goal_streams_its_steps_and_answers_approvals(browse
             browser.find_element(By.ID, "task").send_keys(task)
             Select(browser.find_element(By.ID, "method")).select_by_visible_text("interpret")
             browser.find_element(By.ID, "send").click()
+
+        def click(selector: str, tries: int = 20) -> None:
+            """Click what ``selector`` finds now (the page redraws a goal's card when it changes)."""
+            for _ in range(tries):
+                try:
+                    wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, selector))).click()
+                    return
+                except StaleElementReferenceException:
+                    continue
+            raise AssertionError(f"{selector} kept changing under the click")
 
         def pending_approval():
             return wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, ".approval button.approve")))
@@ -94,7 +106,18 @@ def test_the_console_sends_a_goal_streams_its_steps_and_answers_approvals(browse
         browser.find_element(By.CSS_SELECTOR, ".approval button.deny").click()
         wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".goal .status"), "aborted"))
         newest = browser.find_element(By.CSS_SELECTOR, ".goal")
-        assert newest.get_attribute("data-goal-id") != goal_id
-        assert "approval_denied" in newest.text and "not now" in newest.text
+        denied_id, denied_text = newest.get_attribute("data-goal-id"), newest.text
+        assert denied_id != goal_id
+        assert "approval_denied" in denied_text and "not now" in denied_text
         assert not browser.find_elements(By.CSS_SELECTOR, ".approval")
         assert "error" not in browser.find_element(By.ID, "message").text.lower()
+
+        # 4. Cancel: a third goal waits for its approval; the goal card's Cancel ends it
+        send("Turn on light")
+        pending_approval()
+        third_id = browser.find_element(By.CSS_SELECTOR, ".goal").get_attribute("data-goal-id")
+        assert third_id not in (goal_id, denied_id)
+        click(f'.goal[data-goal-id="{third_id}"] button.cancel')
+        wait.until(lambda _: "canceled" in browser.find_element(
+            By.CSS_SELECTOR, f'.goal[data-goal-id="{third_id}"] .status').text)
+        assert not browser.find_elements(By.CSS_SELECTOR, ".approval")

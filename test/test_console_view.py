@@ -1,0 +1,61 @@
+"""What the operator console shows (ROS-free): approvals only for the active goal, while they
+can still be answered, with the digest recomputed from the content shown; past goals from a
+trace log. The page itself runs in a real browser in test_console_browser.py."""
+from __future__ import annotations
+
+import time
+
+from llm_planner_ros.console.view import ConsoleView, past_goals
+from llm_planner_ros.safety.policy import approval_digest
+
+
+def request(request_id: str, goal_id: str, scripts: list[str], digest: str = "", timeout_s: float = 60.0) -> dict:
+    return {"request_id": request_id, "goal_id": goal_id, "kind": "step", "task": "t", "scripts": scripts,
+            "texts": ["x"] * len(scripts), "timeout_s": timeout_s,
+            "digest": digest or approval_digest(request_id, goal_id, "step", scripts)}
+
+
+def test_approvals_are_shown_for_the_active_goal_until_answered_or_expired():
+    view = ConsoleView()
+    changes = []
+    view.listen(lambda: changes.append(view.version))
+    view.on_queue([{"goal_id": "g1", "status": "planning", "task": "t", "method": ""}])
+    view.on_approval_request(request("r0", "g0", ["[WALK] <kitchen> (1)"]))   # a goal that is not active
+    view.on_approval_request(request("r1", "g1", ["[GRAB] <cup> (12)"]))
+    view.on_approval_request(request("r2", "g1", ["[OPEN] <fridge> (3)"], timeout_s=0.0))   # expired
+    shown = view.snapshot()["approvals"]
+    assert [a["request_id"] for a in shown] == ["r1"] and shown[0]["content_matches_digest"]
+    assert changes == [1, 2, 3, 4]
+    # the operator's answer carries the digest of what is shown, recomputed, not the field copied
+    assert view.approval("r1")["digest"] == approval_digest("r1", "g1", "step", ["[GRAB] <cup> (12)"])
+    view.answered("r1")
+    assert view.snapshot()["approvals"] == [] and view.approval("r1") is None
+    # a request republished with other content: shown, flagged, and its recomputed digest is not the real one
+    real = approval_digest("r3", "g1", "step", ["[GRAB] <knife> (5)"])
+    forged = request("r3", "g1", ["[LOOKAT] <wall> (1)"], digest=real)
+    view.on_approval_request(forged)
+    [shown] = view.snapshot()["approvals"]
+    assert not shown["content_matches_digest"] and view.approval("r3")["digest"] != forged["digest"]
+    # the goal ends: nothing of it is left to approve
+    view.on_plan({"goal_id": "g1", "status": "aborted", "steps": []})
+    assert view.snapshot()["approvals"] == []
+
+
+def test_goals_are_kept_newest_first_and_bounded():
+    view = ConsoleView(keep_goals=3)
+    for i in range(5):
+        view.on_plan({"goal_id": f"g{i}", "status": "planning", "steps": []})
+    view.on_plan({"goal_id": "g2", "status": "succeeded", "steps": [{"index": 1}]})
+    assert [g["goal_id"] for g in view.snapshot()["goals"]] == ["g2", "g4", "g3"]
+
+
+def test_past_goals_from_a_trace_log_newest_first():
+    traces = [{"trace": "a", "request": {"task": "Watch TV", "method": "pddl"}, "started": time.time(),
+               "end": {"termination": "goal_reached", "steps": [{"index": 1, "skill": "[WALK] <tv> (1)",
+                                                                  "executed": True}]}},
+              {"trace": "b", "request": {"task": "Wash hands", "method": None}, "started": time.time(), "end": None,
+               "steps": [{"index": 1, "skill": "[WALK] <bathroom> (2)", "executed": True}]}]
+    newest, oldest = past_goals(traces, 10)
+    assert newest["task"] == "Wash hands" and newest["termination"] == "no end recorded" and len(newest["steps"]) == 1
+    assert oldest["termination"] == "goal_reached" and oldest["steps"][0]["skill"] == "[WALK] <tv> (1)"
+    assert len(past_goals(traces, 1)) == 1
