@@ -52,6 +52,10 @@ def test_planner_yaml_sets_every_parameter_and_nothing_else():
     assert set(params("planner.yaml", "planner")) | set(policy) == fields
     ServiceConfig.from_flat(params("planner.yaml", "planner") | policy, also_known=PlannerNodeParams.model_fields)
     assert set(params("executor_bridge.yaml", "executor_bridge")) == set(BridgeParams.model_fields)
+    from llm_planner_ros.ros.console_node import ConsoleParams
+
+    ConsoleParams(**params("console.yaml", "console"))
+    assert set(params("console.yaml", "console")) == set(ConsoleParams.model_fields)
 
 
 def test_an_unknown_setting_is_refused_with_a_suggestion():

@@ -59,3 +59,70 @@ def test_past_goals_from_a_trace_log_newest_first():
     assert newest["task"] == "Wash hands" and newest["termination"] == "no end recorded" and len(newest["steps"]) == 1
     assert oldest["termination"] == "goal_reached" and oldest["steps"][0]["skill"] == "[WALK] <tv> (1)"
     assert len(past_goals(traces, 1)) == 1
+
+
+def test_the_web_app_refuses_other_hosts_and_cross_origin_posts():
+    """Another site in the operator's browser must not send goals or approve: a foreign Host
+    (DNS rebinding) and a POST from another origin are refused. The app runs on a real uvicorn;
+    the stack behind it is a stand-in (the real one is driven in test_console_browser.py)."""
+    import json
+    import threading
+    import urllib.error
+    import urllib.request
+
+    import uvicorn
+
+    from llm_planner_ros.console.web import create_app
+
+    class Stack:
+        sent: list = []
+
+        def send_goal(self, task, method, execute):
+            self.sent.append(task)
+            return "0" * 32
+
+        def cancel(self, goal_id):
+            return True
+
+        def answer(self, approval, approve, reason):
+            return True, "approved"
+
+        def history(self):
+            return []
+
+    stack = Stack()
+    server = uvicorn.Server(uvicorn.Config(create_app(ConsoleView(), stack), host="127.0.0.1", port=0,
+                                           log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
+
+    def call(path: str, headers: dict, body: dict | None = None) -> int:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(url + path, data=data, headers={"Content-Type": "application/json", **headers})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as response:
+                return response.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+    try:
+        assert call("/api/state", {}) == 200
+        assert call("/api/state", {"Host": "evil.example"}) == 400
+        assert call("/api/goals", {"Origin": "http://evil.example"}, {"task": "unlock the door"}) == 403
+        assert call("/api/goals", {"Origin": url}, {"task": "Watch TV"}) == 200
+        assert stack.sent == ["Watch TV"]
+        # the API takes JSON only, which a cross-site form cannot send without a preflight
+        form = urllib.request.Request(url + "/api/goals", data=b'{"task": "x"}', headers={"Content-Type": "text/plain"})
+        try:
+            urllib.request.urlopen(form, timeout=10)
+            raise AssertionError("a text/plain body was accepted")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 422
+        assert stack.sent == ["Watch TV"]
+    finally:
+        server.should_exit = True
+        thread.join(10)

@@ -8,19 +8,25 @@ POST /api/goals                  {"task", "method", "execute"}: send a goal
 POST /api/goals/{goal_id}/cancel cancel a goal (any goal, also one another client sent)
 POST /api/approvals/{request_id} {"approve", "reason"}: answer an approval request; the digest is
                                  recomputed from the content the page shows
+
+Another web site open in the operator's browser must not drive the robot: a request whose Host is
+not one of ``allowed_hosts`` is refused (DNS rebinding), and so is a POST from another origin
+(the API takes JSON only, which a cross-site form cannot send, and answers no CORS preflight).
 """
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from importlib import resources
 from typing import Protocol
+from urllib.parse import urlsplit
 
-from fastapi import FastAPI, HTTPException
-from fastapi.responses import HTMLResponse
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from llm_planner_ros.console.view import ConsoleView
 
@@ -45,8 +51,18 @@ class Answer(BaseModel):
     reason: str = Field("", max_length=500)
 
 
-def create_app(view: ConsoleView, stack: StackActions) -> FastAPI:
+def create_app(view: ConsoleView, stack: StackActions,
+               allowed_hosts: Sequence[str] = ("127.0.0.1", "localhost")) -> FastAPI:
     app = FastAPI(title="llm_planner_ros console", docs_url=None, redoc_url=None)
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))
+
+    @app.middleware("http")
+    async def same_origin(request: Request, call_next):
+        origin = request.headers.get("origin")
+        if request.method == "POST" and origin and urlsplit(origin).netloc != request.headers.get("host"):
+            return JSONResponse({"detail": f"refused: a request from {origin}, not from this page"}, 403)
+        return await call_next(request)
+
     page = resources.files("llm_planner_ros.console").joinpath("static/index.html").read_text(encoding="utf-8")
 
     @app.get("/", response_class=HTMLResponse)

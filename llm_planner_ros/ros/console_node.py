@@ -40,6 +40,10 @@ class ConsoleParams(BaseModel):
     host: str = Field("127.0.0.1", min_length=1,
                       description="address the page is served on; 127.0.0.1 keeps it on this machine")
     port: int = Field(8080, ge=0, le=65535, description="TCP port of the page; 0 = any free port (logged)")
+    allowed_hosts: tuple[str, ...] = Field(("127.0.0.1", "localhost"), min_length=1,
+                                           description="names the page answers to (a guard against DNS "
+                                                       "rebinding); add the robot's name or address when "
+                                                       "host is not 127.0.0.1; '*' = any")
     trace_log: str = Field("default", description="the planner's trace log, for past goals; 'default' = "
                                                   "~/.ros/llm_planner_ros/<namespace>.planner.jsonl; empty = none")
     past_goals: int = Field(30, ge=0, le=1000, description="past goals shown from the trace log")
@@ -103,7 +107,8 @@ class ConsoleNode(Node):
 
         from llm_planner_ros.console.web import create_app
 
-        config = uvicorn.Config(create_app(self.view, self), host=self.params.host, port=self.params.port,
+        app = create_app(self.view, self, self.params.allowed_hosts)
+        config = uvicorn.Config(app, host=self.params.host, port=self.params.port,
                                 log_level="warning", lifespan="off")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
