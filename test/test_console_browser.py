@@ -81,6 +81,7 @@ def test_the_console_sends_a_goal_streams_its_steps_and_answers_approvals(browse
         assert shown.startswith("[") and "light" in card.text.lower()
         goal = browser.find_element(By.CSS_SELECTOR, ".goal")
         assert "Turn on light" in goal.text and "planning" in goal.text
+        assert f"waiting for approval: {shown}" in goal.find_element(By.CSS_SELECTOR, ".pending").text
         goal_id = goal.get_attribute("data-goal-id")
         queue = browser.find_element(By.ID, "queue")
         assert "Turn on light" in queue.text   # the active goal, in the queue panel

@@ -126,3 +126,19 @@ def test_the_web_app_refuses_other_hosts_and_cross_origin_posts():
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def test_past_goals_read_from_the_end_of_a_long_trace(tmp_path):
+    from llm_planner_ros.core.request import parse_request
+    from llm_planner_ros.trace.log import TraceLog, read_traces
+
+    log = TraceLog(tmp_path / "trace.jsonl")
+    for i in range(50):
+        log.begin(parse_request(task=f"task {i}"), goal_id=f"goal{i:02d}")
+        log.write("llm", prompt="x" * 2000)
+        log.end(None, error="stopped")
+    everything = list(read_traces(log.path))
+    tail = list(read_traces(log.path, tail_bytes=20_000))
+    assert len(everything) == 50 and 0 < len(tail) < 50
+    assert [g["trace"] for g in tail] == [g["trace"] for g in everything[-len(tail):]]
+    assert past_goals(tail, 3)[0]["task"] == "task 49"

@@ -99,7 +99,8 @@ class ConsoleNode(Node):
     def history(self) -> list[dict]:
         if self.trace_path is None or not self.trace_path.exists():
             return []
-        return past_goals(list(read_traces(self.trace_path)), self.params.past_goals)
+        # the newest goals only: a robot's trace grows for as long as it runs
+        return past_goals(list(read_traces(self.trace_path, tail_bytes=8 << 20)), self.params.past_goals)
 
     # -- the web server ----------------------------------------------------------------------
     def _serve(self) -> str:

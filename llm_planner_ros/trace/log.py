@@ -86,11 +86,20 @@ def default_path(node_namespace: str, node_name: str) -> Path:
     return Path("~/.ros/llm_planner_ros").expanduser() / (".".join(parts) + ".jsonl")
 
 
-def read_traces(path: Path | str) -> Iterator[dict]:
+def read_traces(path: Path | str, tail_bytes: Optional[int] = None) -> Iterator[dict]:
     """Goals of a trace log, each with its LLM calls, its steps as they happened, and its end
-    (or none, if the node died)."""
+    (or none, if the node died). ``tail_bytes`` reads only the end of the file (the newest goals;
+    the first of them may lack its start and is left out)."""
     goals: dict[str, dict] = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    with open(path, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        start = max(0, size - tail_bytes) if tail_bytes else 0
+        f.seek(start)
+        text = f.read().decode("utf-8", errors="replace")
+    lines = text.splitlines()
+    if start and lines:
+        lines = lines[1:]   # cut in the middle
+    for line in lines:
         try:
             record = json.loads(line)
         except ValueError:
