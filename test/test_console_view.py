@@ -142,3 +142,16 @@ def test_past_goals_read_from_the_end_of_a_long_trace(tmp_path):
     assert len(everything) == 50 and 0 < len(tail) < 50
     assert [g["trace"] for g in tail] == [g["trace"] for g in everything[-len(tail):]]
     assert past_goals(tail, 3)[0]["task"] == "task 49"
+
+
+def test_a_long_running_console_remembers_a_bounded_number_of_requests():
+    from llm_planner_ros.console.view import KEEP_APPROVALS
+
+    view = ConsoleView()
+    view.on_queue([{"goal_id": "g", "status": "planning", "task": "t", "method": ""}])
+    for i in range(3 * KEEP_APPROVALS):
+        view.on_approval_request(request(f"r{i}", "g", ["[WALK] <kitchen> (1)"]))
+        view.answered(f"r{i}")
+    view.on_approval_request(request("last", "g", ["[GRAB] <cup> (12)"]))
+    assert len(view._approvals) == KEEP_APPROVALS and len(view._answered) < KEEP_APPROVALS
+    assert [a["request_id"] for a in view.snapshot()["approvals"]] == ["last"]

@@ -12,6 +12,7 @@ from typing import Any, Optional
 from llm_planner_ros.safety.policy import approval_digest
 
 ENDED = ("succeeded", "aborted", "canceled")
+KEEP_APPROVALS = 100   # requests remembered (one waits at a time per goal)
 
 
 class ConsoleView:
@@ -51,6 +52,8 @@ class ConsoleView:
         with self._lock:
             self._approvals[request["request_id"]] = {
                 **request, "received": time.time(), "content_matches_digest": content == request["digest"]}
+            while len(self._approvals) > KEEP_APPROVALS:   # the oldest have long been answered or expired
+                self._answered.discard(self._approvals.pop(next(iter(self._approvals)))["request_id"])
         self._changed()
 
     def on_planner(self, up: bool) -> None:

@@ -129,7 +129,8 @@ class McapRecorder(Node):
         self._schemas: dict[str, int] = {}
         self._channels: dict[str, int] = {}
         self.counts: dict[str, int] = {}
-        self._fetched: set[bytes] = set()
+        self._fetched: set[bytes] = set()   # goals whose result was asked for
+        self._fetching = threading.Lock()   # status messages may arrive on two threads at once
         group = ReentrantCallbackGroup()
         from llm_planner_msgs.msg import ApprovalRequest, GoalQueue, PlanState, PlanStep, TrackerState
 
@@ -184,13 +185,19 @@ class McapRecorder(Node):
     def _on_status(self, topic: str, msg: GoalStatusArray) -> None:
         self._write(topic, serialize_message(msg))
         ended = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED)
-        for status in msg.status_list:
-            goal_id = bytes(status.goal_info.goal_id.uuid)
-            if status.status in ended and goal_id not in self._fetched:
-                self._fetched.add(goal_id)
-                request = PlanTask.Impl.GetResultService.Request()
-                request.goal_id = status.goal_info.goal_id
-                self._get_result.call_async(request).add_done_callback(self._on_result)
+        asks = []
+        with self._fetching:
+            # the server lists a goal until its result expires: remember only those still listed
+            self._fetched &= {bytes(s.goal_info.goal_id.uuid) for s in msg.status_list}
+            for status in msg.status_list:
+                goal_id = bytes(status.goal_info.goal_id.uuid)
+                if status.status in ended and goal_id not in self._fetched:
+                    self._fetched.add(goal_id)
+                    asks.append(status.goal_info.goal_id)
+        for goal_id in asks:
+            request = PlanTask.Impl.GetResultService.Request()
+            request.goal_id = goal_id
+            self._get_result.call_async(request).add_done_callback(self._on_result)
 
     def _on_result(self, future) -> None:
         response = future.result()
