@@ -3,7 +3,7 @@
 ros2 launch llm_planner_ros sim_stack_launch.py [namespace:=/robot1] [llm_backend:=openai]
     [llm_model:=...] [scene:=TrimmedTestScene1] [params_file:=...] [bridge_params_file:=...]
     [policy_file:=...] [enclaves:=/llm_planner_ros] [console:=true [console_port:=8080]]
-    [record:=true [record_path:=run.mcap]]
+    [record:=true [record_path:=run]]
 
 policy_file (what may be commanded) goes to the planner and the bridge alike. Each node runs in
 the SROS2 enclave <enclaves>/<node>; it is used only when ROS_SECURITY_ENABLE=true (README,

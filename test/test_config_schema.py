@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def params(file: str, node: str) -> dict:
-    return yaml.safe_load((ROOT / "config" / file).read_text())[node]["ros__parameters"]
+    """The section of ``node`` in a shipped file: keyed ``/**/<node>`` (any namespace), or ``/**``."""
+    data = yaml.safe_load((ROOT / "config" / file).read_text())
+    return data[node if node == "/**" else f"/**/{node}"]["ros__parameters"]
 
 
 def test_method_options_message_and_model_have_the_same_fields():
@@ -79,3 +81,15 @@ def test_a_node_refuses_an_unknown_parameter():
     assert done.returncode == 2, done.stderr
     assert "unknown parameter(s) on node 'executor_bridge': 'robot_timout_s' (did you mean 'robot_timeout_s'?)" \
         in done.stdout + done.stderr
+
+
+def test_parameter_file_keys_follow_rcl_wildcards():
+    from llm_planner_ros.ros.params import key_matches, params_files
+
+    assert key_matches("/**/planner", "/planner") and key_matches("/**/planner", "/robot1/planner")
+    assert key_matches("/**/planner", "/a/b/planner") and key_matches("/**", "/robot1/executor_bridge")
+    assert key_matches("planner", "/planner") and not key_matches("planner", "/robot1/planner")
+    assert key_matches("/*/planner", "/robot1/planner") and not key_matches("/*/planner", "/planner")
+    assert not key_matches("/**/planner", "/robot1/tracker")
+    argv = ["x", "--ros-args", "--params-file", "a.yaml", "-r", "__ns:=/r", "--", "--params-file", "b.yaml"]
+    assert params_files(argv) == ["a.yaml"]

@@ -3,7 +3,11 @@ can still be answered, with the digest recomputed from the content shown; past g
 trace log. The page itself runs in a real browser in test_console_browser.py."""
 from __future__ import annotations
 
+import contextlib
+import json
 import time
+import urllib.error
+import urllib.request
 
 from llm_planner_ros.console.view import ConsoleView, past_goals
 from llm_planner_ros.safety.policy import approval_digest
@@ -30,12 +34,14 @@ def test_approvals_are_shown_for_the_active_goal_until_answered_or_expired():
     assert view.approval("r1")["digest"] == approval_digest("r1", "g1", "step", ["[GRAB] <cup> (12)"])
     view.answered("r1")
     assert view.snapshot()["approvals"] == [] and view.approval("r1") is None
-    # a request republished with other content: shown, flagged, and its recomputed digest is not the real one
+    # a request published with content that does not match its digest: shown, flagged, and the
+    # digest the console answers with is recomputed, not the field copied
     real = approval_digest("r3", "g1", "step", ["[GRAB] <knife> (5)"])
     forged = request("r3", "g1", ["[LOOKAT] <wall> (1)"], digest=real)
     view.on_approval_request(forged)
     [shown] = view.snapshot()["approvals"]
     assert not shown["content_matches_digest"] and view.approval("r3")["digest"] != forged["digest"]
+    assert shown["content_digest"] == view.approval("r3")["digest"] and not shown["conflict"]
     # the goal ends: nothing of it is left to approve
     view.on_plan({"goal_id": "g1", "status": "aborted", "steps": []})
     assert view.snapshot()["approvals"] == []
@@ -61,37 +67,39 @@ def test_past_goals_from_a_trace_log_newest_first():
     assert len(past_goals(traces, 1)) == 1
 
 
-def test_the_web_app_refuses_other_hosts_and_cross_origin_posts():
-    """Another site in the operator's browser must not send goals or approve: a foreign Host
-    (DNS rebinding) and a POST from another origin are refused. The app runs on a real uvicorn;
-    the stack behind it is a stand-in (the real one is driven in test_console_browser.py)."""
-    import json
+class StandInStack:
+    """The stack behind the web app, recording what the page asked (the real one is driven in
+    test_console_browser.py)."""
+
+    def __init__(self) -> None:
+        self.sent: list = []
+        self.answers: list = []
+
+    def send_goal(self, task, method, execute):
+        self.sent.append(task)
+        return "0" * 32
+
+    def cancel(self, goal_id):
+        return True
+
+    def answer(self, approval, approve, reason):
+        self.answers.append((approval["scripts"], approval["digest"], approve))
+        return True, "approved" if approve else "denied"
+
+    def history(self):
+        return []
+
+
+@contextlib.contextmanager
+def serving(view: ConsoleView, stack: StandInStack):
+    """The console's app on a real uvicorn; yields ``call(path, headers, body) -> status``."""
     import threading
-    import urllib.error
-    import urllib.request
 
     import uvicorn
 
     from llm_planner_ros.console.web import create_app
 
-    class Stack:
-        sent: list = []
-
-        def send_goal(self, task, method, execute):
-            self.sent.append(task)
-            return "0" * 32
-
-        def cancel(self, goal_id):
-            return True
-
-        def answer(self, approval, approve, reason):
-            return True, "approved"
-
-        def history(self):
-            return []
-
-    stack = Stack()
-    server = uvicorn.Server(uvicorn.Config(create_app(ConsoleView(), stack), host="127.0.0.1", port=0,
+    server = uvicorn.Server(uvicorn.Config(create_app(view, stack), host="127.0.0.1", port=0,
                                            log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -109,7 +117,55 @@ def test_the_web_app_refuses_other_hosts_and_cross_origin_posts():
                 return response.status
         except urllib.error.HTTPError as exc:
             return exc.code
+    call.url = url   # type: ignore[attr-defined]
     try:
+        yield call
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def test_an_approval_answers_only_the_content_the_page_showed():
+    """Issue 22's probe: a rogue node republished a waiting request's id with other content, the
+    page drew that, the rogue put the original back, and Approve approved what the page never
+    showed. Now the page sends the digest of the card it drew, a request seen with two contents
+    is flagged and cannot be approved, and a changed content is drawn anew."""
+    view, stack = ConsoleView(), StandInStack()
+    view.on_queue([{"goal_id": "g1", "status": "planning", "task": "t", "method": "pddl"}])
+    walk, lookat = ["[WALK] <floor> (208)"], ["[LOOKAT] <television> (248)"]
+    view.on_approval_request(request("r1", "g1", walk))
+    [first] = view.snapshot()["approvals"]
+    assert not first["conflict"] and first["scripts"] == walk
+    view.on_approval_request(request("r1", "g1", lookat))   # the rogue, with a matching digest
+    [drawn] = view.snapshot()["approvals"]
+    assert drawn["conflict"] and drawn["scripts"] == lookat and drawn["content_matches_digest"]
+    view.on_approval_request(request("r1", "g1", walk))     # the rogue puts the original back
+    [now] = view.snapshot()["approvals"]
+    assert now["conflict"] and now["content_digest"] == first["content_digest"] != drawn["content_digest"]
+    with serving(view, stack) as call:
+        # the page drew LOOKAT: its answer names LOOKAT's content, which is no longer held
+        assert call("/api/approvals/r1", {}, {"approve": True, "content_digest": drawn["content_digest"]}) == 409
+        # even with the content held now, a request seen with two contents is never approved here
+        assert call("/api/approvals/r1", {}, {"approve": True, "content_digest": now["content_digest"]}) == 409
+        assert call("/api/approvals/r1", {}, {"approve": True}) == 422   # no digest: refused
+        assert stack.answers == []
+        assert call("/api/approvals/r1", {}, {"approve": False, "content_digest": now["content_digest"]}) == 200
+    assert stack.answers == [(walk, approval_digest("r1", "g1", "step", walk), False)]
+    # an untouched request is approved with the digest of the content the page showed
+    view.on_approval_request(request("r2", "g1", lookat))
+    [card] = view.snapshot()["approvals"]
+    with serving(view, stack) as call:
+        assert call("/api/approvals/r2", {}, {"approve": True, "content_digest": card["content_digest"]}) == 200
+    assert stack.answers[-1] == (lookat, approval_digest("r2", "g1", "step", lookat), True)
+
+
+def test_the_web_app_refuses_other_hosts_and_cross_origin_posts():
+    """Another site in the operator's browser must not send goals or approve: a foreign Host
+    (DNS rebinding) and a POST from another origin are refused. The app runs on a real uvicorn;
+    the stack behind it is a stand-in (the real one is driven in test_console_browser.py)."""
+    stack = StandInStack()
+    with serving(ConsoleView(), stack) as call:
+        url = call.url
         assert call("/api/state", {}) == 200
         assert call("/api/state", {"Host": "evil.example"}) == 400
         assert call("/api/goals", {"Origin": "http://evil.example"}, {"task": "unlock the door"}) == 403
@@ -123,9 +179,6 @@ def test_the_web_app_refuses_other_hosts_and_cross_origin_posts():
         except urllib.error.HTTPError as exc:
             assert exc.code == 422
         assert stack.sent == ["Watch TV"]
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 def test_past_goals_read_from_the_end_of_a_long_trace(tmp_path):

@@ -83,12 +83,13 @@ def test_robot_backend_through_the_reference_simulated_robot():
 
 
 def test_a_missed_acceptance_is_recovered_from_the_robots_status_topic():
-    """An acceptance that does not come in time (lost on first DDS contact, or, here, a wait
-    shorter than one round trip): the robot's status lists the goal, and its result is fetched."""
+    """An acceptance that does not come in time (lost on first DDS contact, or, here, a robot
+    that takes 0.8 s to accept while the bridge waits 0.3 s): the robot's status lists the goal,
+    and its result is fetched."""
     ns = f"/lostaccept_{uuid.uuid4().hex[:6]}"
-    with node("sim_robot", f"{ns}/robot", ready="simulated robot serving") as robot, \
+    with node("sim_robot", f"{ns}/robot", "accept_delay_s:=0.8", ready="simulated robot serving") as robot, \
             node("executor_bridge", ns, "backend:=robot", "robot_action:=robot/execute_skill",
-                 "robot_wait_s:=0.001") as bridge:
+                 "robot_wait_s:=0.3") as bridge:
         with RosTestClient(ns) as client:
             for _ in range(40):   # until the bridge has discovered the robot
                 r = execute(client, "WALK", "freezer")

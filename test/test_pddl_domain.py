@@ -49,3 +49,20 @@ def _write(text: str) -> str:
     with tempfile.NamedTemporaryFile("w", suffix=".pddl", delete=False) as f:
         f.write(text)
     return f.name
+
+
+def test_refused_skills_leave_the_domain():
+    from llm_planner_ros.pddl.domain import load_domain
+    from llm_planner_ros.pddl.fast_downward import solve
+    from llm_planner_ros.pddl.world import domain_text
+
+    domain = load_domain(domain_text())
+    walks = {n for n, a in domain.actions.items() if a.skill_verb == "WALK"}
+    pruned = domain.without_skills({"WALK"})
+    assert walks and not walks & set(pruned.actions) and set(pruned.actions) == set(domain.actions) - walks
+    assert all(f"(:action {n}" not in pruned.text.lower() for n in walks)
+    assert load_domain(pruned.text).actions.keys() == pruned.actions.keys()   # still a domain that parses
+    assert domain.without_skills(set()) is domain
+    problem = ("(define (problem p) (:domain virtualhome) (:objects c - character) (:init) "
+               "(:goal (and)))")
+    assert solve(pruned.text, problem, 10.0, "astar(ff())").status == "solved"   # Fast Downward reads it

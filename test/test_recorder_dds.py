@@ -1,22 +1,29 @@
-"""The MCAP recorder against the real planner: the file it writes reads back with
-mcap-ros2-support, and its message counts match what a client saw during the run."""
+"""The MCAP recorder against the real planner: the files it writes read back with
+mcap-ros2-support, and its message counts match what a client saw during the run; a killed
+recorder leaves every ended goal readable with the standard reader."""
 from __future__ import annotations
 
 import uuid
 
 from helpers.processes import ros_node, wait_until
 
+RECORDED = ("plan_task/_action/feedback", "plan_events", "plan")
+
+
+def matched_all(recorder, ns: str) -> bool:
+    """The recorder's subscriptions have matched the planner's publishers at the DDS level (the
+    test's own view of the graph says nothing about the recorder's matches)."""
+    return all(f"matched {ns}/{topic}: 1 publisher" in recorder.output for topic in RECORDED)
+
 
 def test_an_mcap_record_of_two_goals_reads_back_with_the_counts_of_the_run(tmp_path):
-    from mcap.reader import make_reader
-    from mcap_ros2.decoder import DecoderFactory
-
     from llm_planner_msgs.msg import PlanState, PlanStep
     from llm_planner_ros.ros.client import PlannerClient
     from llm_planner_ros.ros.qos import LATCHED_EVERY
+    from llm_planner_ros.ros.recorder import read_record
 
     ns = f"/rec_{uuid.uuid4().hex[:6]}"
-    path = tmp_path / "run.mcap"
+    path = tmp_path / "run"
     with ros_node("planner_node", ns, "planner ready", "executor_mode:=in_process", "max_steps:=3"):
         recorder = ros_node("mcap_recorder", ns, "recording to", f"path:={path}")
         with recorder, PlannerClient(ns, node_name="recorder_test") as planner:
@@ -26,9 +33,7 @@ def test_an_mcap_record_of_two_goals_reads_back_with_the_counts_of_the_run(tmp_p
             planner.node.create_subscription(PlanStep, "plan_events", events.append, 100)
             assert planner.wait_until_ready(60)
             # the recorder hears the feedback, the steps and the plan before the goals start
-            assert wait_until(lambda: planner.node.count_subscribers("plan_task/_action/feedback") >= 2
-                              and planner.node.count_subscribers("plan_events") >= 2
-                              and planner.node.count_subscribers("plan") >= 2, 30)
+            assert wait_until(lambda: matched_all(recorder, ns), 60), recorder.output
             feedback: list = []
             outcomes = [planner.plan(task, method="translated", on_feedback=feedback.append)
                         for task in ("Watch TV", "Turn on light")]
@@ -38,12 +43,10 @@ def test_an_mcap_record_of_two_goals_reads_back_with_the_counts_of_the_run(tmp_p
     assert all(o.result.steps for o in outcomes) and len(feedback) == sum(len(o.result.steps) for o in outcomes)
 
     by_topic: dict[str, list] = {}
-    with open(path, "rb") as f:
-        reader = make_reader(f, decoder_factories=[DecoderFactory()])
-        assert reader.get_header().profile == "ros2"
-        for schema, channel, _message, decoded in reader.iter_decoded_messages():
-            by_topic.setdefault(channel.topic, []).append(decoded)
-            assert schema.encoding == "ros2msg" and channel.message_encoding == "cdr"
+    assert sorted(p.name for p in path.iterdir()) == ["run_0.mcap", "run_1.mcap", "run_2.mcap"]   # one per goal
+    for schema, channel, _message, decoded in read_record(path):
+        by_topic.setdefault(channel.topic, []).append(decoded)
+        assert schema.encoding == "ros2msg" and channel.message_encoding == "cdr"
     assert len(by_topic[f"{ns}/plan_task/_action/feedback"]) == len(feedback)
     assert len(by_topic[f"{ns}/plan_events"]) == len(events) == len(feedback)
     assert len(by_topic[f"{ns}/plan"]) == len(states)

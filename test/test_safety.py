@@ -49,6 +49,42 @@ def test_inadmissible_skills_never_reach_the_executor(skill, problem):
     assert admissibility_problem(make_skill("WALK", ["microwave"])) == ""
 
 
+def test_instance_ids_must_name_instances_of_their_classes():
+    """An id of another class (2003 is the knife) is refused at the gate, before the executor,
+    and the deny list applies to what the id really is."""
+    inner = RecordingExecutor()
+    inner.inner = VirtualHomeExecutor()   # TrimmedTestScene1's own graph, where 2003 is the knife
+    world = inner.world_state()
+    knife, cup = (world.ids[world.instances_of(c)[0]] for c in ("knife", "cup"))
+    gate = SafetyGate(inner, SkillPolicy(object_denylist=["knife"]), SafetySettings())
+    result = gate.execute(Skill("GRAB", ("cup",), (knife,), "grab cup"))
+    assert not result.success and f"the object with id {knife} is a 'knife', not a 'cup'" in result.failure.message
+    assert "there is no object with id 999999" in gate.execute(Skill("WALK", ("cup",), (999999,))).failure.message
+    assert "1 instance id(s) for 2 object(s)" in gate.execute(Skill("PUTIN", ("cup", "sink"), (cup,))).failure.message
+    assert inner.received == []
+    assert gate.execute(Skill("WALK", ("cup",), (cup,), "walk to cup")).success
+    # without a way to say what an id is, a skill with ids is refused (a skill without ids is not)
+    policy = SkillPolicy()
+    assert "cannot be checked" in policy.refusal(Skill("WALK", ("cup",), (cup,)))
+    assert policy.refusal(Skill("WALK", ("cup",))) == ""
+    # the simulator itself never acts on another object than the one named
+    assert "is a knife, not a cup" in inner.inner.execute(Skill("GRAB", ("cup",), (knife,))).failure.cause
+
+
+def test_a_skill_stopped_while_it_ran_is_named_by_the_error_the_gate_raises():
+    from llm_planner_ros.core.errors import ExecutorError
+
+    class Dying(RecordingExecutor):
+        def execute(self, skill):
+            raise ExecutorError("the bridge went away")
+
+    gate = SafetyGate(Dying(), SkillPolicy(), SafetySettings())
+    walk = make_skill("WALK", ["microwave"])
+    with pytest.raises(ExecutorError) as caught:
+        gate.execute(walk)
+    assert caught.value.interrupted_skill == walk
+
+
 def test_allow_and_deny_lists():
     inner = RecordingExecutor()
     gate = SafetyGate(inner, SkillPolicy(skill_denylist=["open"], object_denylist=["Television"]), SafetySettings())

@@ -67,7 +67,7 @@ def stack():
             ros_node("planner_node", ns, "planner ready", "tracker_mode:=ros", "approval:=step",
                      "trace_log:=''"), \
             ros_node("console_node", ns, "console at", "port:=0"), \
-            ros_node("mcap_recorder", ns, "recording to", f"path:=/tmp/{ns.strip('/')}.mcap"):
+            ros_node("mcap_recorder", ns, "recording to", f"path:=/tmp/{ns.strip('/')}"):
         with RosTestClient(ns) as client:
             yield client, ns
 

@@ -48,10 +48,16 @@ class ConsoleView:
         self._changed()
 
     def on_approval_request(self, request: dict) -> None:
+        """A request as published. The same request id published again with other content (a
+        rogue publisher, or a replay) marks it ``conflict``: the console then approves it never."""
         content = approval_digest(request["request_id"], request["goal_id"], request["kind"], request["scripts"])
         with self._lock:
+            before = self._approvals.get(request["request_id"])
+            conflict = before is not None and (before["conflict"] or before["content_digest"] != content)
             self._approvals[request["request_id"]] = {
-                **request, "received": time.time(), "content_matches_digest": content == request["digest"]}
+                **request, "received": before["received"] if before else time.time(),
+                "content_digest": content, "conflict": conflict,
+                "content_matches_digest": content == request["digest"]}
             while len(self._approvals) > KEEP_APPROVALS:   # the oldest have long been answered or expired
                 self._answered.discard(self._approvals.pop(next(iter(self._approvals)))["request_id"])
         self._changed()
@@ -63,13 +69,13 @@ class ConsoleView:
 
     # -- for the operator ----------------------------------------------------------------
     def approval(self, request_id: str) -> Optional[dict]:
-        """A pending request as shown, with the digest recomputed from its content."""
+        """A pending request as held now, with the digest recomputed from its content: the
+        caller compares it with the ``content_digest`` the operator's page showed."""
         with self._lock:
             shown = self._approvals.get(request_id)
         if shown is None or request_id in self._answered:
             return None
-        return {**shown, "digest": approval_digest(shown["request_id"], shown["goal_id"], shown["kind"],
-                                                   shown["scripts"])}
+        return {**shown, "digest": shown["content_digest"]}
 
     def answered(self, request_id: str) -> None:
         with self._lock:

@@ -6,8 +6,10 @@ GET /api/state   the snapshot now
 GET /api/history past goals from the planner's trace log
 POST /api/goals                  {"task", "method", "execute"}: send a goal
 POST /api/goals/{goal_id}/cancel cancel a goal (any goal, also one another client sent)
-POST /api/approvals/{request_id} {"approve", "reason"}: answer an approval request; the digest is
-                                 recomputed from the content the page shows
+POST /api/approvals/{request_id} {"approve", "reason", "content_digest"}: answer an approval
+                                 request; ``content_digest`` is the one the page showed with the
+                                 card, and an answer is refused unless the content held now has
+                                 that digest (the planner then checks it against its own)
 
 Another web site open in the operator's browser must not drive the robot: a request whose Host is
 not one of ``allowed_hosts`` is refused (DNS rebinding), and so is a POST from another origin
@@ -49,6 +51,8 @@ class GoalForm(BaseModel):
 class Answer(BaseModel):
     approve: bool
     reason: str = Field("", max_length=500)
+    content_digest: str = Field(min_length=64, max_length=64, pattern="^[0-9a-f]{64}$",
+                                description="the digest of the content the operator saw, from the snapshot")
 
 
 def create_app(view: ConsoleView, stack: StackActions,
@@ -119,6 +123,12 @@ def create_app(view: ConsoleView, stack: StackActions,
         shown = view.approval(request_id)
         if shown is None:
             raise HTTPException(404, f"no approval request {request_id!r} is waiting")
+        if body.content_digest != shown["content_digest"]:
+            raise HTTPException(409, "the request's content changed since the page showed it; nothing was "
+                                     "answered: check the content shown now")
+        if body.approve and shown["conflict"]:
+            raise HTTPException(409, f"request {request_id!r} was published with two different contents; it "
+                                     "cannot be approved here (deny it, or let it expire)")
         try:
             accepted, message = stack.answer(shown, body.approve, body.reason)
         except (RuntimeError, TimeoutError) as exc:

@@ -5,13 +5,15 @@ import threading
 from collections.abc import Callable
 from typing import Optional
 
-from llm_planner_ros.core.types import TerminationReason
+from llm_planner_ros.core.types import Skill, TerminationReason
 
 
 class PlanningError(RuntimeError):
-    """Base class: a plan ended early for a known reason."""
+    """Base class: a plan ended early for a known reason. ``interrupted_skill``: the skill that
+    was running on the executor when it ended (it becomes the result's last step)."""
 
     reason = TerminationReason.INTERNAL_ERROR
+    interrupted_skill: Optional[Skill] = None
 
 
 class PlanCanceled(PlanningError):

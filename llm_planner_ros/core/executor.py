@@ -45,6 +45,10 @@ class Executor(Protocol):
         """The current state as instances and facts over :meth:`domain_text`."""
         ...
 
+    def instance_class(self, instance_id: int) -> Optional[str]:
+        """The class of the instance with this id in the current world, or None when there is none."""
+        ...
+
     def goal_met(self) -> Optional[bool]:
         """Whether the goal conditions hold, or None where the executor cannot tell."""
         ...

@@ -118,6 +118,10 @@ class VirtualHomeExecutor:
         """The current state as facts over :meth:`domain_text`, with the actions done since the reset."""
         return world.with_done(world.from_virtualhome_graph(self._state.to_dict()), self.history)
 
+    def instance_class(self, instance_id: int) -> Optional[str]:
+        node = self._state.get_node(instance_id)
+        return None if node is None else node.class_name
+
     def goal_met(self) -> Optional[bool]:
         """EAI-style goal conditions (``self.goal``): node states, relations between node ids
         (a HOLDS goal is met by either hand), and actions that must have been executed
@@ -219,11 +223,16 @@ class VirtualHomeExecutor:
             return ExecutionResult.failed(ErrorType.PARSE_ERROR,
                                           f"{skill.action} takes {spec.arity} objects, got {len(skill.objects)}",
                                           f"'{skill.action.lower()}' needs {spec.arity} objects")
-        for i in skill.object_ids:
+        for name, i in zip(skill.objects, skill.object_ids):
             node = self._state.get_node(i)
             if node is None:
                 return ExecutionResult.failed(ErrorType.PARSE_ERROR, f"no node with id {i}",
                                               f"there is no object {i} here")
+            if node.class_name != name:   # never act on another object than the one named
+                return ExecutionResult.failed(ErrorType.INVALID_ACTION,
+                                              f"node {i} is a {node.class_name}, not a {name}",
+                                              f"the object {i} is a {object_phrase(node.class_name)}, "
+                                              f"not a {object_phrase(name)}")
         return None
 
     @staticmethod

@@ -130,10 +130,11 @@ class LlamaCppBackend:
             ends = self._newline[token] = b"\n" in self.llm.detokenize([token])
         return ends
 
-    def _evaluate(self, tokens: list[int]) -> PromptState:
+    def _evaluate(self, tokens: list[int], cancel: Optional[CancelToken] = None) -> PromptState:
         """The state after evaluating ``tokens`` line by line, from the longest cached prefix;
         each line's state is kept. With the cache off, from the start, keeping nothing: slower,
-        and the same numbers (a prompt is always split at the same places)."""
+        and the same numbers (a prompt is always split at the same places). ``cancel`` is
+        checked between lines: a long prompt (the heuristic's options) stops within a line."""
         key = tuple(tokens)
         self.stats.prompt_tokens += len(tokens)
         cuts = [i + 1 for i, t in enumerate(tokens[:-1]) if self._ends_line(t)] + [len(tokens)]
@@ -152,6 +153,8 @@ class LlamaCppBackend:
         keep = self.prompt_cache_mb > 0
         for cut in cuts:
             if cut > start:
+                if cancel is not None:
+                    cancel.check()
                 self.llm.eval(tokens[start:cut])
                 self.stats.prompt_evaluated += cut - start
                 start = cut
@@ -212,7 +215,7 @@ class LlamaCppBackend:
         out = []
         with self._lock:
             started = time.perf_counter()
-            prompt_state = self._evaluate(tokens)
+            prompt_state = self._evaluate(tokens, cancel)
             for i in range(n):
                 seed = (params.seed if params.seed is not None else self.seed) + i
                 self._load(prompt_state)   # every sample from the same evaluated prompt

@@ -10,8 +10,9 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal, Optional
 
 from llm_planner_ros.core.errors import CancelToken, LLMError, PromptTooLong
@@ -85,7 +86,7 @@ class OpenAIBackend:
         seed = params.seed
         out: list[Completion] = []
         if self.honours_n is not False or n == 1:
-            out = self._request(prompt, n, params, seed, messages)
+            out = self._answer(self._submit(self._request, prompt, n, params, seed, messages), cancel)
             if not out:
                 raise LLMError(f"{self.name} returned no choices")
             if n > 1 and self.honours_n is None:
@@ -94,13 +95,11 @@ class OpenAIBackend:
                     log.info("%s ignores n > 1: sending the samples as %d requests at a time", self.name,
                              self.concurrency)
         if len(out) < n:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="openai")
             seeds = [None if seed is None else seed + i for i in range(len(out), n)]
-            futures = [self._pool.submit(self._request, prompt, 1, params, s, messages) for s in seeds]
+            futures = [self._submit(self._request, prompt, 1, params, s, messages) for s in seeds]
             try:
                 for future in futures:
-                    got = future.result()
+                    got = self._answer(future, cancel)
                     if not got:
                         raise LLMError(f"{self.name} returned no choices")
                     out.extend(got[:1])
@@ -112,6 +111,29 @@ class OpenAIBackend:
         out = out[:n]
         self.stats.record(out, started)
         return out
+
+    def _submit(self, fn, *args) -> Future:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="openai")
+        return self._pool.submit(fn, *args)
+
+    @staticmethod
+    def _answer(future: Future, cancel: Optional[CancelToken]) -> list[Completion]:
+        """The request's answer; a goal stopped while it waits ends at once (the request finishes
+        in the background, within the client's own time-out)."""
+        if cancel is None:
+            return future.result()
+        answered = threading.Event()
+        future.add_done_callback(lambda _f: answered.set())
+        remove = cancel.on_stop(answered.set)
+        try:
+            answered.wait()
+            if not future.done():
+                future.cancel()
+                cancel.check()
+            return future.result()
+        finally:
+            remove()
 
     def _request(self, prompt: str, n: int, params: SamplingParams, seed: Optional[int],
                  messages: Optional[list[dict]] = None) -> list[Completion]:

@@ -60,6 +60,25 @@ class Domain:
         ids = [world.ids[n] for n in names if n in world.ids]
         return make_skill(schema.skill_verb, classes, ids if len(ids) == len(names) else ())
 
+    def without_skills(self, verbs: set[str]) -> Domain:
+        """This domain without the actions that become one of ``verbs`` (skills the policy
+        refuses), so that no plan holds them."""
+        drop = {name for name, a in self.actions.items() if a.skill_verb in verbs}
+        if not drop:
+            return self
+        text = self.text
+        for name in drop:
+            m = re.search(r"\(\s*:action\s+" + re.escape(name) + r"\b", text, re.IGNORECASE)
+            if m is None:
+                continue
+            depth, end = 0, m.start()
+            for end in range(m.start(), len(text)):   # to the parenthesis that closes the action
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                if depth == 0:
+                    break
+            text = text[:m.start()] + text[end + 1:]
+        return Domain(self.name, text, {n: a for n, a in self.actions.items() if n not in drop}, self.unobserved)
+
     def expected(self, action: tuple[str, ...]) -> tuple[list[Atom], list[Atom]]:
         """(atoms that must hold, atoms that must not) after the action, by its unconditional effects."""
         schema = self.actions[action[0]]

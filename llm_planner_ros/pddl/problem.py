@@ -39,9 +39,10 @@ def _candidates(world: WorldState, props: tuple[str, ...], near: set[str], limit
     return sorted(found, key=lambda n: (n not in near, world.ids.get(n, 0)))[:limit]
 
 
-def relevant_objects(world: WorldState, goal: GroundGoal, allowed: Optional[set[str]] = None) -> set[str]:
+def relevant_objects(world: WorldState, goal: GroundGoal, allowed: Optional[set[str]] = None,
+                     excluded: frozenset[str] = frozenset()) -> set[str]:
     """What the problem keeps; with ``allowed``, only those (plus the character, the rooms and the
-    goal's own objects)."""
+    goal's own objects); never one of ``excluded`` (objects the policy does not let be touched)."""
     if allowed is not None:
         world = WorldState(world.objects, frozenset(a for a in world.facts if all(
             x in allowed or x == world.character or ("is_room", x) in world.facts for x in a[1:])),
@@ -76,17 +77,18 @@ def relevant_objects(world: WorldState, goal: GroundGoal, allowed: Optional[set[
                 keep |= set(_candidates(world, ("pour_target",), near, CANDIDATES_PER_NEED))
     if allowed is not None:
         keep &= allowed | {char} | rooms | set(goal.objects)
+    keep -= excluded
     frontier = set(keep)
     while frontier:   # containers and surfaces, transitively
-        nxt = {a[2] for a in world.facts if a[0] in ("obj_inside", "obj_ontop") and a[1] in frontier} - keep
+        nxt = {a[2] for a in world.facts if a[0] in ("obj_inside", "obj_ontop") and a[1] in frontier} - keep - excluded
         keep |= nxt
         frontier = nxt
     return keep
 
 
 def build_problem(world: WorldState, goal: GroundGoal, name: str = "goal", domain: str = "virtualhome",
-                  allowed: Optional[set[str]] = None) -> Problem:
-    objects = relevant_objects(world, goal, allowed)
+                  allowed: Optional[set[str]] = None, excluded: frozenset[str] = frozenset()) -> Problem:
+    objects = relevant_objects(world, goal, allowed, excluded)
     facts = sorted(a for a in world.facts if all(x in objects for x in a[1:]))
     by_type: dict[str, list[str]] = {}
     for o in sorted(objects):

@@ -24,6 +24,7 @@ from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pddl.domain import load_domain
 from llm_planner_ros.pddl.goals import GoalSpec, contradictions, ground_goal, resolve_objects
 from llm_planner_ros.pddl.problem import build_problem
+from llm_planner_ros.safety.policy import SkillPolicy
 
 
 class GoalDirectedSettings(BaseModel):
@@ -61,18 +62,24 @@ class GoalDirectedPlanner:
         return spec
 
     def plan(self, spec: GoalSpec, executor: Executor, on_step: StepCallback, cancel: CancelToken,
-             execute: bool = True, stats: Optional[dict] = None, objects: Sequence[str] = ()) -> PlanResult:
+             execute: bool = True, stats: Optional[dict] = None, objects: Sequence[str] = (),
+             policy: Optional[SkillPolicy] = None) -> PlanResult:
         """Plan for ``spec`` from the executor's current world; with ``execute``, run the plan
         through ``executor`` (a safety gate) and re-plan on surprises. ``objects`` (instances or
-        classes) limits what the plan may use. ``stats`` collects timings."""
+        classes) limits what the plan may use; ``policy`` takes the actions and objects it refuses
+        out of the domain and the problem before planning. ``stats`` collects timings."""
         s = self.settings
         stats = stats if stats is not None else {}
         stats.update(planner_s=0.0, plans=0, problem_objects=0, problem_facts=0)
         domain = load_domain(executor.domain_text())
+        refused = sorted({a.skill_verb for a in domain.actions.values()
+                          if policy is not None and not policy.action_allowed(a.skill_verb)})
+        domain = domain.without_skills(set(refused))
         t0 = time.perf_counter()
         world = executor.world_state()
         goal = ground_goal(spec, world)
         allowed = resolve_objects(objects, world) if objects else None
+        excluded = frozenset(n for n, c in world.classes.items() if policy is not None and not policy.object_allowed(c))
         stats["world_s"] = time.perf_counter() - t0
         steps: list[PlanStep] = []
         corrections = 0
@@ -94,16 +101,21 @@ class GoalDirectedPlanner:
         conflicts = contradictions(goal)
         if conflicts:
             return end(TerminationReason.NO_PLAN, f"the goal contradicts itself: {conflicts[0]}")
+        forbidden = sorted(set(goal.objects) & excluded)
+        if forbidden:
+            return end(TerminationReason.NO_PLAN, f"the goal needs {', '.join(forbidden)}, which the skill policy "
+                       "does not allow to be touched")
         while True:
             cancel.check()
-            problem = build_problem(world, goal, domain=domain.name, allowed=allowed)
+            problem = build_problem(world, goal, domain=domain.name, allowed=allowed, excluded=excluded)
             stats["problem_objects"], stats["problem_facts"] = len(problem.objects), problem.num_facts
             outcome = fast_downward.solve(domain.text, problem.text, s.pddl_time_limit_s, s.pddl_search)
             stats["planner_s"] += outcome.seconds
             stats["plans"] += 1
             if outcome.status != "solved":
+                without = f"; planned without the skills the policy refuses: {', '.join(refused)}" if refused else ""
                 return end(TerminationReason.NO_PLAN, f"{outcome.status}: {outcome.detail} "
-                           f"({len(problem.objects)} objects, {problem.num_facts} facts)")
+                           f"({len(problem.objects)} objects, {problem.num_facts} facts){without}")
             if not execute:
                 for action in outcome.actions:
                     step = PlanStep(index=len(steps) + 1, generated_text=_pddl(action),

@@ -20,6 +20,7 @@ from llm_planner_ros.interpretation.conditions import Condition, spec_of
 from llm_planner_ros.interpretation.interpreter import GoalInterpreter, InstancePrior, Interpretation
 from llm_planner_ros.pddl.goals import GoalSpec, ground_goal
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
+from llm_planner_ros.safety.policy import SkillPolicy
 
 
 @dataclass
@@ -41,7 +42,7 @@ class InterpretedGoalPlanner:
 
     def plan(self, task: str, executor: Executor, on_step: StepCallback, cancel: CancelToken,
              execute: bool = True, stats: Optional[dict] = None, hold_out: Sequence[str] = (),
-             seed: int = 0) -> InterpretedPlan:
+             seed: int = 0, policy: Optional[SkillPolicy] = None) -> InterpretedPlan:
         stats = stats if stats is not None else {}
         world = executor.world_state()
         if self.use_llm:
@@ -66,13 +67,14 @@ class InterpretedGoalPlanner:
 
             def report(event: StepEvent, lines: tuple[str, ...] = lines) -> None:
                 on_step(replace(event, goal_conditions=lines))
-            result = self.goal_directed.plan(spec, executor, report, cancel, execute=execute, stats=stats)
+            result = self.goal_directed.plan(spec, executor, report, cancel, execute=execute, stats=stats,
+                                             policy=policy)
             if result.termination_reason is not TerminationReason.NO_PLAN or result.steps or len(conditions) == 1:
                 break
             # give up the least certain condition whose loss lets a plan exist (the last kept first:
             # completions, then lower cosines); with none such, the least certain one
             pick = next((c for c in reversed(conditions) if c not in held and self._solvable(
-                bound([x for x in conditions if x is not c]), executor, cancel)), conditions[-1])
+                bound([x for x in conditions if x is not c]), executor, cancel, policy)), conditions[-1])
             conditions.remove(pick)
             dropped.append(pick.text)
         if result.termination_reason is TerminationReason.NO_PLAN and not result.steps:
@@ -85,7 +87,8 @@ class InterpretedGoalPlanner:
                          + (f" (given up: {'; '.join(dropped)})" if dropped else "") + f"; {result.detail}")
         return InterpretedPlan(found, result, dropped=tuple(dropped))
 
-    def _solvable(self, spec: GoalSpec, executor: Executor, cancel: CancelToken) -> bool:
+    def _solvable(self, spec: GoalSpec, executor: Executor, cancel: CancelToken,
+                  policy: Optional[SkillPolicy] = None) -> bool:
         """Whether Fast Downward finds a plan for ``spec`` (plan only; nothing executes)."""
-        result = self.goal_directed.plan(spec, executor, lambda event: None, cancel, execute=False)
+        result = self.goal_directed.plan(spec, executor, lambda event: None, cancel, execute=False, policy=policy)
         return result.termination_reason is not TerminationReason.NO_PLAN

@@ -16,11 +16,13 @@ from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import (
+    ErrorType,
     GoalReport,
     GoalStatus,
     Method,
     PlanResult,
     PlanStep,
+    PreconditionFailure,
     StepEvent,
     TerminationReason,
 )
@@ -195,6 +197,11 @@ class PlanningService:
                                                            use_llm=s.interpret_from != "text")
             return self._interpreted
 
+    def record_unplanned(self, goal_id: str, request: dict, termination: str, detail: str) -> None:
+        """Trace a goal that the node ended before it reached :meth:`plan` (see ``TraceLog.unplanned``)."""
+        if self.trace is not None:
+            self.trace.unplanned(goal_id, request, termination, detail)
+
     def live_settings(self) -> list[tuple[type, Callable]]:
         """Settings a running node may change: each goal reads them once, when its gate is built."""
         return [(SafetySettings, lambda s: setattr(self, "safety", s)),
@@ -214,19 +221,27 @@ class PlanningService:
         steps: dict[int, PlanStep] = {}
         if self.trace is not None:
             self.trace.begin(request, goal_id)
-            trace, outer = self.trace, on_step
+        trace, outer = self.trace, on_step
 
-            def recorded(event: StepEvent) -> None:
-                steps[event.step.index] = event.step
+        def recorded(event: StepEvent) -> None:
+            steps[event.step.index] = event.step
+            if trace is not None:
                 trace.step(event)
-                outer(event)
-            on_step = recorded
+            outer(event)
+        on_step = recorded
         t0 = time.perf_counter()
         try:
             result = self._plan(request, on_step, cancel, report, executor)
         except BaseException as exc:
+            skill = getattr(exc, "interrupted_skill", None)
+            if skill is not None:   # the skill that ran when the goal ended is one of its steps
+                on_step(StepEvent(step=PlanStep(
+                    index=max(steps, default=0) + 1, generated_text=skill.text, skill=skill, executed=False,
+                    error=PreconditionFailure(ErrorType.EXECUTOR_ERROR, str(exc), "it was stopped while it ran")),
+                    num_corrections=0))
             if self.trace is not None:
-                self.trace.end(None, error=f"{type(exc).__name__}: {exc}",
+                reason = exc.reason if isinstance(exc, PlanningError) else TerminationReason.INTERNAL_ERROR
+                self.trace.end(None, error=f"{type(exc).__name__}: {exc}", termination=reason.value,
                                timings={"wall_s": time.perf_counter() - t0}, steps=list(steps.values()))
             raise
         report.times.extra["wall_s"] = time.perf_counter() - t0
@@ -268,17 +283,18 @@ class PlanningService:
             except Exception as exc:
                 raise ExecutorError(f"cannot start the executor for scene {req.scene_id!r}: {exc}") from exc
             report.times.extra["reset_s"] = time.perf_counter() - t0
-        gate = SafetyGate(executor, self.policy, self.safety, self.approver, cancel) if executor is not None \
+        policy = self.policy   # one policy for the whole goal: its gate and what its plan may use
+        gate = SafetyGate(executor, policy, self.safety, self.approver, cancel) if executor is not None \
             else None
         if gate is not None and self.safety.approval == "plan":
             return self._approved_plan(req, on_step, cancel, gate, report)
         if method is Method.PDDL:
             world_source = gate if gate is not None else in_process_executor(req.scene_id, req.task)
             result = self.goal_directed.plan(spec, world_source, on_step, cancel, execute=req.execute,
-                                             stats=report.stats, objects=req.objects)
+                                             stats=report.stats, objects=req.objects, policy=policy)
             result.goal_conditions = spec.lines()
         elif method is Method.INTERPRET:
-            result = self._interpret(req, on_step, cancel, gate, report)
+            result = self._interpret(req, on_step, cancel, gate, report, policy)
         elif method is Method.HEURISTIC:
             result = self.heuristic.plan(req, on_step, cancel, gate, report)
         else:
@@ -298,7 +314,7 @@ class PlanningService:
         return request.model_copy(update={"method": method})
 
     def _interpret(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-                   gate: Optional[SafetyGate], report: GoalReport) -> PlanResult:
+                   gate: Optional[SafetyGate], report: GoalReport, policy: SkillPolicy) -> PlanResult:
         """Method interpret; the configured LLM method plans where the interpreted goal cannot."""
         world_source = gate if gate is not None else in_process_executor(request.scene_id, request.task)
         t0 = time.perf_counter()
@@ -306,7 +322,7 @@ class PlanningService:
         seed = getattr(request.options, "seed", None)   # MethodOptions' fields are made from PlannerSettings'
         seed = seed if seed is not None else self.defaults.seed
         planned = self.interpreted().plan(request.task, world_source, on_step, cancel, execute=request.execute,
-                                          stats=report.stats, hold_out=hold_out, seed=seed)
+                                          stats=report.stats, hold_out=hold_out, seed=seed, policy=policy)
         report.stats["interpreted"] = planned.interpretation.lines()
         report.stats["said"] = planned.interpretation.sentences
         report.times.extra["interpret_s"] = time.perf_counter() - t0

@@ -17,6 +17,7 @@ from rclpy.node import Node
 from llm_planner_msgs.msg import ApprovalRequest
 from llm_planner_msgs.srv import Approve
 from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.secrets import redact
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.ros.qos import LATCHED
 from llm_planner_ros.safety.policy import approval_digest
@@ -63,8 +64,9 @@ class RosApprover:
         timeout_s = self.timeout_s()
         with self._lock:
             self._pending[request_id] = (digest, event, answers)
-        self._pub.publish(ApprovalRequest(request_id=request_id, goal_id=goal_id, kind=kind, task=task,
-                                          scripts=scripts, texts=[s.text for s in skills],
+        # the scripts are the approved content (the digest's); task and texts are what may carry a secret
+        self._pub.publish(ApprovalRequest(request_id=request_id, goal_id=goal_id, kind=kind, task=redact(task),
+                                          scripts=scripts, texts=[redact(s.text) for s in skills],
                                           timeout_s=float(timeout_s), digest=digest))
         self.node.get_logger().info(f"waiting up to {timeout_s:.0f}s for approval {request_id} of "
                                     f"{scripts[0] if kind == 'step' else f'a plan of {len(skills)} steps'}")

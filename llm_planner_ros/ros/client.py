@@ -67,6 +67,23 @@ class GoalRun:
     feedback: list = field(default_factory=list)
 
 
+def nul_field(msg: Any, prefix: str = "") -> str:
+    """The first string field of a ROS message (nested messages and sequences too) that holds
+    a NUL character, named as ``goal_conditions[1]``; "" when none does."""
+    for name in msg.get_fields_and_field_types():
+        value = getattr(msg, name)
+        items = value if isinstance(value, (list, tuple)) else [value]
+        for i, item in enumerate(items):
+            where = f"{prefix}{name}" + (f"[{i}]" if items is value else "")
+            if isinstance(item, str) and "\0" in item:
+                return where
+            if hasattr(item, "get_fields_and_field_types"):
+                found = nul_field(item, where + ".")
+                if found:
+                    return found
+    return ""
+
+
 class PlannerClient:
     def __init__(self, namespace: str = "", action: str = "plan_task", node_name: str = "planner_client",
                  node: Optional[Node] = None, args: Optional[list[str]] = None) -> None:
@@ -95,6 +112,11 @@ class PlannerClient:
         except ExternalShutdownException:
             pass
 
+    @property
+    def action_name(self) -> str:
+        """The action's full name, e.g. ``/robot1/plan_task``."""
+        return self.node.resolve_topic_name(self._action._action_name)
+
     def planner_alive(self) -> bool:
         """The planner's heartbeat is heard."""
         return self._planner.heard()
@@ -112,7 +134,13 @@ class PlannerClient:
 
     def send_goal(self, goal: PlanTask.Goal, on_feedback: Optional[Callable[[PlanTask.Feedback], None]] = None,
                   timeout_s: float = 30.0) -> GoalRun:
-        """Send a whole PlanTask.Goal and return at once."""
+        """Send a whole PlanTask.Goal and return at once. Raises ValueError for a string that
+        ROS would cut short: a NUL character ends a string on the wire (``Watch\\0TV`` would
+        arrive as ``Watch``), so it is refused here, where the whole text is still seen."""
+        cut = nul_field(goal)
+        if cut:
+            raise ValueError(f"{cut} contains a NUL character (U+0000), which a ROS string cannot carry; "
+                             "remove it")
         feedback: list = []
 
         def on_message(message) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import MethodOptions as MethodOptionsMsg
@@ -11,6 +11,7 @@ from llm_planner_msgs.msg import PlanStep as PlanStepMsg
 from llm_planner_msgs.msg import PreconditionFailure as FailureMsg
 from llm_planner_msgs.msg import Skill as SkillMsg
 from llm_planner_ros.core.request import InvalidRequest, MethodOptions, PlanRequest, parse_request
+from llm_planner_ros.core.secrets import redact, secrets
 from llm_planner_ros.core.types import (
     ErrorType,
     PlanResult,
@@ -118,4 +119,31 @@ def to_plain(msg: Any) -> Any:
         return msg.hex()
     if hasattr(msg, "item"):   # a numpy scalar
         return to_plain(msg.item())
+    return msg
+
+
+MsgT = TypeVar("MsgT")
+
+
+def redacted(msg: MsgT) -> MsgT:
+    """``msg`` with every string in it (nested messages and sequences too) redacted, in place:
+    what a node publishes, returns or sends leaves the process without a secret in it, however
+    the secret got in (an LLM server that echoes its key into a completion, a pasted task)."""
+    known = secrets()
+
+    def walk(m: Any) -> None:
+        for name in m.get_fields_and_field_types():
+            value = getattr(m, name)
+            if isinstance(value, str):
+                if value:
+                    setattr(m, name, redact(value, known))
+            elif isinstance(value, list) and value and isinstance(value[0], str):
+                setattr(m, name, [redact(v, known) for v in value])
+            elif isinstance(value, list):
+                for item in value:
+                    if hasattr(item, "get_fields_and_field_types"):
+                        walk(item)
+            elif hasattr(value, "get_fields_and_field_types"):
+                walk(value)
+    walk(msg)
     return msg

@@ -8,8 +8,12 @@ Backends (parameter ``backend``):
 
 The bridge is the last hop before the robot: every skill passes the same
 :class:`~llm_planner_ros.safety.policy.SkillPolicy` as in the planner (config/policy.yaml) before
-it is sent, whoever sent it. One skill runs at a time, and a cancel of the bridge's goal cancels
-the robot's and waits, up to ``cancel_wait_s``, for the robot to confirm.
+it is sent, whoever sent it, its instance ids checked against the classes they name in the
+backend's own world (the simulator's graph; the robot's ``GetWorldState`` objects). One skill runs
+at a time, and a cancel of the bridge's goal cancels the robot's and waits, up to
+``cancel_wait_s``, for the robot to confirm. A bridge that starts reconciles with the robot
+first: a skill that a bridge before it left running on the robot is cancelled and waited for
+before the bridge serves anything.
 
 ``sim_robot_main`` runs the reference robot-side skill server: a simulated robot that wraps the
 VirtualHome executor behind the robot interface, so the robot path can be tested end to end.
@@ -17,11 +21,12 @@ VirtualHome executor behind the robot interface, so the robot path can be tested
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.action import ActionServer
+from rclpy.action import ActionServer, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.client import Client
@@ -34,6 +39,7 @@ from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
@@ -117,6 +123,10 @@ class SimulatedSkillServer:
                 response.success, response.message = False, str(exc.args[0])
         return response
 
+    def instance_class(self, instance_id: int) -> Optional[str]:
+        with self.lock:
+            return self.sim.instance_class(instance_id)
+
     def world_state(self, request: GetWorldState.Request, response: GetWorldState.Response) -> GetWorldState.Response:
         with self.lock:
             try:
@@ -146,11 +156,12 @@ class ExecutorBridgeNode(Node):
         group = ReentrantCallbackGroup()
         self._sim: Optional[SimulatedSkillServer] = None
         self._robot: Optional[SkillActionClient] = None
+        self._robot_classes: dict[int, str] = {}
         self._stops = GoalStops()
         if self.params.backend == "virtualhome":
             self._sim = SimulatedSkillServer(self, self.params.default_scene, group)
         else:
-            self._robot = SkillActionClient(self, self.params.robot_action, "the robot")
+            self._robot = SkillActionClient(self, self.params.robot_action, "the robot", reconcile=True)
             self.create_service(ResetScene, "reset_scene", self._robot_reset, callback_group=group)
             self._robot_world: Client[Any, Any] = self.create_client(GetWorldState, self.params.robot_world_service,
                                                    callback_group=group)
@@ -169,7 +180,7 @@ class ExecutorBridgeNode(Node):
 
     def _run(self, goal_handle: ServerGoalHandle, stop: CancelToken) -> ExecuteSkill.Result:
         skill = conversions.skill_from_msg(goal_handle.request.skill)
-        why = self.policy.refusal(skill)
+        why = self._refusal(skill)
         if why:   # the last hop: nothing the policy refuses reaches the robot, whoever sent it
             self.get_logger().warning(f"refused {skill.script() or skill.text!r}: {why}")
             goal_handle.succeed()
@@ -191,6 +202,26 @@ class ExecutorBridgeNode(Node):
             return outcome.result
         return executor_error(outcome.message)
 
+    def _refusal(self, skill) -> str:
+        """The policy's refusal, instance ids checked in the backend's world."""
+        if self._sim is not None:
+            return self.policy.refusal(skill, self._sim.instance_class)
+        try:
+            return self.policy.refusal(skill, self._robot_instance_class)
+        except LookupError as exc:
+            return f"not admissible: its instance ids cannot be checked: {exc}"
+
+    def _robot_instance_class(self, instance_id: int) -> Optional[str]:
+        """The class of an instance id on the robot: from its world's objects, asked again for an
+        id not seen since the last reset. Raises LookupError when the robot does not say."""
+        if instance_id not in self._robot_classes:
+            reply = self._robot_world_state(GetWorldState.Request(), GetWorldState.Response())
+            if not reply.success:
+                raise LookupError(reply.message or "the robot did not report its world")
+            world = WorldState.from_lines(reply.objects, ())
+            self._robot_classes = {i: world.classes[name] for name, i in world.ids.items()}
+        return self._robot_classes.get(instance_id)
+
     def _robot_world_state(self, request: GetWorldState.Request,
                            response: GetWorldState.Response) -> GetWorldState.Response:
         """The robot's own domain and facts, passed through."""
@@ -207,6 +238,7 @@ class ExecutorBridgeNode(Node):
         return answer
 
     def _robot_reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
+        self._robot_classes = {}
         response.success = True
         response.message = "robot backend: the robot's state is its own; nothing was reset"
         return response
@@ -220,12 +252,19 @@ class SimRobotNode(Node):
         fixed = ParameterDescriptor(read_only=True)
         self.declare_parameter("scene", "TrimmedTestScene1", fixed)
         self.declare_parameter("skill_delay_s", 0.0, fixed)   # how long each skill takes (fault injection, demos)
+        self.declare_parameter("accept_delay_s", 0.0, fixed)  # how long accepting a skill takes (fault injection)
         group = ReentrantCallbackGroup()
         self.server = SimulatedSkillServer(self, self.get_parameter("scene").value, group,
                                            float(self.get_parameter("skill_delay_s").value))
         self._stops = GoalStops()
+        accept_delay_s = float(self.get_parameter("accept_delay_s").value)
+
+        def accept(_goal) -> GoalResponse:
+            time.sleep(accept_delay_s)
+            return GoalResponse.ACCEPT
         self._action = ActionServer(self, ExecuteSkill, "execute_skill", execute_callback=self._execute,
-                                    cancel_callback=self._stops.on_cancel, callback_group=group)
+                                    goal_callback=accept, cancel_callback=self._stops.on_cancel,
+                                    callback_group=group)
         self.get_logger().info("simulated robot serving action 'execute_skill'")
 
     def _execute(self, goal_handle: ServerGoalHandle) -> ExecuteSkill.Result:

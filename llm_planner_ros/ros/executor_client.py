@@ -42,6 +42,7 @@ class BridgeWorld:
         self._reply: Optional[GetWorldState.Response] = None
         self._reply_has_applicable = False
         self._wants_applicable = False
+        self._classes: dict[int, str] = {}   # instance id -> class, from the last reply since the reset
         self.skill_timeout_s = timeout_s
         self.wait_s = wait_s
 
@@ -65,7 +66,16 @@ class BridgeWorld:
             if response.domain:
                 self._domain = response.domain
             self._reply, self._reply_has_applicable = response, request.include_applicable
+            world = WorldState.from_lines(response.objects, ())
+            self._classes = {i: world.classes[name] for name, i in world.ids.items()}
         return self._reply
+
+    def instance_class(self, instance_id: int) -> Optional[str]:
+        """The class of an instance id, from the last world-state reply (asked again for an id it lacks)."""
+        if instance_id not in self._classes:
+            self._reply = None
+            self.observe()
+        return self._classes.get(instance_id)
 
     def world_state(self) -> WorldState:
         reply = self.observe()
@@ -94,7 +104,8 @@ class RosExecutor(BridgeWorld):
         """``stop()`` gives the running goal's stop token (cancel, time limit, shutdown): a skill
         running when it fires is cancelled on the bridge, which cancels it on the robot."""
         super().__init__(node, skill_timeout_s, wait_s, stop)
-        self.skills = SkillActionClient(node, "execute_skill", "the executor bridge", lost=self.bridge.lost)
+        self.skills = SkillActionClient(node, "execute_skill", "the executor bridge", lost=self.bridge.lost,
+                                        gone=self.bridge.gone)
         self._reset: Client[Any, Any] = node.create_client(ResetScene, "reset_scene",
                                                            callback_group=ReentrantCallbackGroup())
         self.cancel_wait_s = cancel_wait_s
@@ -102,7 +113,7 @@ class RosExecutor(BridgeWorld):
         self.objects: list[str] = []
 
     def reset(self, scene_id: str, graph: Optional[dict] = None, task: str = "") -> list[str]:
-        self._reply, self._wants_applicable = None, False
+        self._reply, self._wants_applicable, self._classes = None, False, {}
         response = self._call(self._reset, ResetScene.Request(scene_id=scene_id, task=task))
         if not response.success:
             raise ExecutorError(f"the executor bridge could not reset: {response.message}")

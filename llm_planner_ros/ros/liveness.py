@@ -22,6 +22,7 @@ from llm_planner_ros.ros.wait import TICK_S, wait_future
 
 PERIOD_S = 0.25
 LOST_AFTER_S = 1.5
+RESTART_GRACE_S = 2.0   # a call to a peer heard lost first waits this long for a restarted one's beat
 
 
 def topic(peer: str) -> str:
@@ -61,6 +62,11 @@ class PeerWatch:
         last = self._last
         return last is not None and time.monotonic() - last <= LOST_AFTER_S
 
+    def gone(self, grace_s: float = RESTART_GRACE_S) -> bool:
+        """Lost, and no beat within ``grace_s`` either: what a new call checks, so that a peer
+        that was restarted a moment ago (its first beats not heard yet) is waited for, not refused."""
+        return self.lost() and not self.wait_heard(grace_s)
+
     def wait_heard(self, timeout_s: float) -> bool:
         """Wait until a beat arrives within ``LOST_AFTER_S`` of now."""
         with self._heard:
@@ -75,6 +81,8 @@ def call_peer(client: Client, request, peer: PeerWatch, who: str, error: type[Pl
     ``wait_s``, when it goes away while it answers, or when it takes longer than ``timeout_s``;
     the goal's own error when ``stop`` fires first."""
     gone = f"{who} is not running: no heartbeat for {LOST_AFTER_S:g}s"
+    if peer.gone():   # a peer restarted a moment ago gets RESTART_GRACE_S to be heard
+        raise error(gone)
     deadline = time.monotonic() + wait_s
     while not client.service_is_ready():
         if peer.lost():

@@ -17,7 +17,8 @@ def operator_tools(namespace, enclave) -> list:
         DeclareLaunchArgument("console_port", default_value="8080"),
         DeclareLaunchArgument("record", default_value="false", description="record the goals to MCAP"),
         DeclareLaunchArgument("record_path", default_value="",
-                              description="the MCAP file; empty = ~/.ros/llm_planner_ros/records/<ns>.<time>.mcap"),
+                              description="the record's folder (an MCAP file per ended goal); "
+                                          "empty = ~/.ros/llm_planner_ros/records/<ns>.<time>"),
         Node(package="llm_planner_ros", executable="console_node", name="console", namespace=namespace,
              parameters=[{"host": LaunchConfiguration("console_host"),
                           "port": LaunchConfiguration("console_port")}],

@@ -7,8 +7,9 @@ refuses a change to it.
 """
 from __future__ import annotations
 
+import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -83,11 +84,22 @@ class LiveParameters:
         return SetParametersResult(successful=True)
 
 
+_command_line: list[str] = []   # the process's ROS arguments, as spin_node started it
+
+
+def use_command_line(argv: Sequence[str]) -> None:
+    """Remember the process's command line, whose ``--params-file`` arguments
+    :func:`refuse_unknown_parameters` checks."""
+    _command_line[:] = argv
+
+
 def refuse_unknown_parameters(node: Node) -> None:
     """Raise :class:`ParameterError` for a parameter given to ``node`` (params file, launch,
-    command line) that it never declared, e.g. a misspelt key; call after every declaration."""
+    command line) that it never declared, e.g. a misspelt key, or for a parameter file that sets
+    nothing for it; call after every declaration."""
     import difflib
 
+    check_params_files(node, _command_line)
     declared = list(node._parameters)
     unknown = sorted(name for name in node._parameter_overrides
                      if not node.has_parameter(name) and not name.startswith("qos_overrides."))
@@ -95,3 +107,46 @@ def refuse_unknown_parameters(node: Node) -> None:
         hints = [f"{u!r}" + (f" (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(u, declared, 1)) else "")
                  for u in unknown]
         raise ParameterError(f"unknown parameter(s) on node '{node.get_name()}': {', '.join(hints)}")
+
+
+def params_files(argv: Sequence[str]) -> list[str]:
+    """The ``--params-file`` arguments among ROS command-line arguments (``--ros-args`` blocks)."""
+    files, in_ros = [], False
+    for i, arg in enumerate(argv):
+        if arg == "--ros-args":
+            in_ros = True
+        elif arg == "--":
+            in_ros = False
+        elif in_ros and arg == "--params-file" and i + 1 < len(argv):
+            files.append(argv[i + 1])
+    return files
+
+
+def key_matches(key: str, fully_qualified_name: str) -> bool:
+    """Whether a params-file key names the node, by rcl's rules: ``/**`` is any number of
+    namespace parts, ``/*`` one; a key without a leading slash is under the root."""
+    key = key if key.startswith("/") else "/" + key
+    pattern = "".join("(/[^/]+)*" if part == "**" else "/[^/]+" if part == "*" else "/" + re.escape(part)
+                      for part in key.strip("/").split("/"))
+    return re.fullmatch(pattern or "/", fully_qualified_name) is not None
+
+
+def check_params_files(node: Node, argv: Sequence[str]) -> None:
+    """Raise :class:`ParameterError` for a ``--params-file`` that sets nothing for ``node``: a
+    file keyed by the bare node name applies only at the root namespace, and silently dropping
+    its settings (approval, the backend) under ``/robot1`` is worse than not starting."""
+    import yaml
+
+    name = node.get_fully_qualified_name()
+    for path in params_files(argv):
+        try:
+            with open(path, encoding="utf-8") as f:
+                keys = [k for k, v in (yaml.safe_load(f) or {}).items()
+                        if isinstance(v, dict) and "ros__parameters" in v]
+        except (OSError, yaml.YAMLError, AttributeError) as exc:
+            raise ParameterError(f"cannot read the parameter file {path}: {exc}") from None
+        if not any(key_matches(str(k), name) for k in keys):
+            raise ParameterError(
+                f"the parameter file {path} sets nothing for node '{name}' (its keys: "
+                f"{', '.join(repr(str(k)) for k in keys) or 'none'}); key it '/**/{node.get_name()}' "
+                f"for any namespace, '{name}' for this one, or '/**' for every node")

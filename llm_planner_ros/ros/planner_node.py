@@ -170,7 +170,8 @@ class PlannerNode(Node):
         with self._lock:
             active, queued = self._active, list(self._queue)
         goals = [active.summary(PlanState.STATUS_PLANNING)] if active is not None else []
-        self._queue_pub.publish(GoalQueue(goals=goals + [ctx.summary(PlanState.STATUS_QUEUED) for ctx in queued]))
+        self._queue_pub.publish(conversions.redacted(
+            GoalQueue(goals=goals + [ctx.summary(PlanState.STATUS_QUEUED) for ctx in queued])))
 
     def shutdown_goals(self) -> None:
         """End the active goal and every queued one with ``shutdown``; wait, up to
@@ -196,7 +197,7 @@ class PlannerNode(Node):
             ctx = self._goals[goal_id]
         start = time.monotonic()
         try:
-            return self._run(ctx, start)
+            return conversions.redacted(self._run(ctx, start))
         finally:
             ctx.stop.close()
             with self._ended:
@@ -214,9 +215,16 @@ class PlannerNode(Node):
                           goal_conditions=list(goal_handle.request.goal_conditions)[:100])
 
         started = False   # only a goal that started planning owns the latched `plan` topic
+        planned = False   # the planner got it (and traces it)
 
         def finish(reason: TerminationReason, detail: str) -> PlanTask.Result:
             detail = redact(detail)
+            if not planned:   # the planner's trace has no record of it yet: every goal gets one
+                record = getattr(self._planner, "record_unplanned", None)
+                if record is not None:
+                    request = goal_handle.request
+                    record(ctx.goal_id, {"task": ctx.task, "method": request.method or None,
+                                         "scene_id": request.scene_id}, reason.value, detail)
             canceled = goal_handle.is_cancel_requested and reason is TerminationReason.CANCELED
             if canceled:
                 goal_handle.canceled()
@@ -234,7 +242,7 @@ class PlannerNode(Node):
         if ctx.stop.cancelled:
             return finish(ctx.stop.error.reason, f"{ctx.stop.error}; it ended before it started")
         started = True
-        self._plan_pub.publish(state)
+        self._plan_pub.publish(conversions.redacted(state))
         try:
             request = self._with_defaults(conversions.request_from_goal(goal_handle.request))
         except InvalidRequest as exc:
@@ -248,14 +256,15 @@ class PlannerNode(Node):
 
         def on_step(event: StepEvent) -> None:
             ctx.steps[event.step.index] = event.step
-            goal_handle.publish_feedback(conversions.feedback_from_event(event))
-            step = conversions.step_to_msg(event.step)
+            goal_handle.publish_feedback(conversions.redacted(conversions.feedback_from_event(event)))
+            step = conversions.redacted(conversions.step_to_msg(event.step))
             self._events_pub.publish(step)
             state.steps.append(step)
             state.subtask_index = event.step.subtask_index
             state.goal_conditions = list(event.goal_conditions)
-            self._plan_pub.publish(state)
+            self._plan_pub.publish(conversions.redacted(state))
 
+        planned = True
         try:
             result = self._planner.plan(request, on_step, ctx.stop, goal_id=ctx.goal_id)
         except PlanningError as exc:
@@ -288,7 +297,7 @@ class PlannerNode(Node):
         state.status = (PlanState.STATUS_CANCELED if canceled else
                         PlanState.STATUS_SUCCEEDED if success else PlanState.STATUS_ABORTED)
         state.termination_reason = reason.value
-        self._plan_pub.publish(state)
+        self._plan_pub.publish(conversions.redacted(state))
 
     def _with_defaults(self, request: PlanRequest) -> PlanRequest:
         return request.model_copy(update={

@@ -1,13 +1,24 @@
-"""MCAP recorder: the planner's goals (plan topics, action feedback and status, results) in an
-MCAP file with ROS 2 message encoding (CDR, ``ros2msg`` schemas), so Foxglove opens it.
+"""MCAP recorder: the planner's goals (plan topics, action feedback and status, results) in MCAP
+files with ROS 2 message encoding (CDR, ``ros2msg`` schemas), so Foxglove opens them.
 
-    ros2 run llm_planner_ros mcap_recorder --ros-args -r __ns:=/robot1 -p path:=run.mcap
+    ros2 run llm_planner_ros mcap_recorder --ros-args -r __ns:=/robot1 -p path:=run
 
 It records the serialized messages as they arrive (no decode and re-encode). A goal's result is
 not on a topic: when ``plan_task/_action/status`` shows a goal ended, the recorder asks the
 action's ``get_result`` service and records the answer on ``<action>/result``
-(``PlanTask_GetResult_Response``: status and result). The file is written unchunked and flushed
-after every result, so a recorder that is killed leaves every goal that ended readable.
+(``PlanTask_GetResult_Response``: status and result).
+
+A record is a folder, as rosbag2 writes one: ``run/run_0.mcap``, ``run/run_1.mcap``, ... Each file
+is closed, with its summary and footer, right after a goal's result is written, and the next file
+takes what follows. So a recorder that is killed leaves every file but the last complete and
+readable by any MCAP reader (``mcap.reader.make_reader``, Foxglove): at most the goals that had not
+ended are in the open file, which a streaming reader still reads up to the kill. Closing a file
+per goal was chosen over chunking with a summary per rotation because a summary is only written
+when a file ends, so both need the rotation, and a rotation per result bounds the loss to the goals
+still running.
+
+Each subscription logs ``matched <topic>: N publisher(s)`` when a publisher is matched at the DDS
+level (not only seen in the ROS graph): from then on nothing that publisher sends is missed.
 """
 from __future__ import annotations
 
@@ -22,6 +33,7 @@ from action_msgs.msg import GoalStatus, GoalStatusArray
 from pydantic import BaseModel, ConfigDict, Field
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.client import Client
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.serialization import serialize_message
@@ -99,36 +111,64 @@ def type_name_of(msg_type: type) -> str:
     return f"{module[0]}/{module[1]}/{msg_type.__name__}"
 
 
+def records_home() -> str:
+    """Where records go by default: ``$ROS_HOME/llm_planner_ros/records`` (``~/.ros`` by default)."""
+    return f"{os.environ.get('ROS_HOME') or '~/.ros'}/llm_planner_ros/records"
+
+
+def read_record(folder: Path | str):
+    """Every message of a record, file by file in the order written, as
+    ``(schema, channel, message, decoded)``. Every file but the last is complete; the last may be
+    the open file of a killed recorder, read by streaming up to where it was cut."""
+    from mcap.exceptions import McapError
+    from mcap.reader import NonSeekingReader, make_reader
+    from mcap_ros2.decoder import DecoderFactory
+
+    folder = Path(folder)
+    files = sorted(folder.glob(f"{folder.name}_*.mcap"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
+    for path in files:
+        with open(path, "rb") as f:
+            if path != files[-1]:
+                yield from make_reader(f, decoder_factories=[DecoderFactory()]).iter_decoded_messages()
+                continue
+            try:
+                yield from NonSeekingReader(f, decoder_factories=[DecoderFactory()]).iter_decoded_messages(
+                    log_time_order=False)
+            except McapError:   # cut where the recorder was killed
+                pass
+
+
 class RecorderParams(BaseModel):
     """ROS parameters of the MCAP recorder."""
 
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field("", description="the MCAP file; empty = ~/.ros/llm_planner_ros/records/"
-                                      "<namespace>.<date-time>.mcap")
+    path: str = Field("", pattern=r"^$|.*([^p]|[^a]p|[^c]ap|[^m]cap|[^.]mcap)$",
+                      description="the record's folder (one MCAP file per ended goal inside it); empty = "
+                                  "~/.ros/llm_planner_ros/records/<namespace>.<date-time>")
     action: str = Field("plan_task", min_length=1, description="the planner's action (relative name)")
 
 
 class McapRecorder(Node):
     def __init__(self) -> None:
         super().__init__("mcap_recorder")
-        from mcap.writer import Writer
-
         from llm_planner_ros.ros.params import declare_and_validate, refuse_unknown_parameters
 
         self.params = declare_and_validate(self, RecorderParams)
         refuse_unknown_parameters(self)
         ns = ".".join(p for p in self.get_namespace().split("/") if p) or "root"
-        self.path = Path(self.params.path or f"~/.ros/llm_planner_ros/records/{ns}.{time.strftime('%Y%m%d-%H%M%S')}"
-                         ".mcap").expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "wb")  # noqa: SIM115 (open for the node's life; closed in destroy_node)
-        self._writer = Writer(self._file, use_chunking=False)
-        self._writer.start(profile="ros2", library="llm_planner_ros mcap_recorder")
+        self.folder = Path(self.params.path or f"{records_home()}/{ns}.{time.strftime('%Y%m%d-%H%M%S')}").expanduser()
+        self.folder.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._schemas: dict[str, int] = {}
-        self._channels: dict[str, int] = {}
+        self._types: dict[str, type] = {}        # topic -> message type, to register it in every file
+        self._schemas: dict[str, int] = {}       # in the open file
+        self._channels: dict[str, int] = {}      # in the open file
         self.counts: dict[str, int] = {}
+        self.files: list[Path] = []
+        self._closed = False
+        self._file: Any = None
+        self._writer: Any = None
+        self._open_next()
         self._fetched: set[bytes] = set()   # goals whose result was asked for
         self._fetching = threading.Lock()   # status messages may arrive on two threads at once
         group = ReentrantCallbackGroup()
@@ -151,36 +191,62 @@ class McapRecorder(Node):
         self._get_result: Client[Any, Any] = self.create_client(PlanTask.Impl.GetResultService,
                                                                 f"{action}/_action/get_result",
                                               callback_group=group)
-        self.get_logger().info(f"recording to {self.path}")
+        self.get_logger().info(f"recording to {self.folder}")
 
-    def _channel(self, topic: str, msg_type: type) -> int:
+    def _open_next(self) -> None:
+        """Start the next file of the record (under ``_lock``, or before any callback runs)."""
+        from mcap.writer import Writer
+
+        path = self.folder / f"{self.folder.name}_{len(self.files)}.mcap"
+        self._file = open(path, "wb")  # noqa: SIM115 (open until the next rotation or destroy_node)
+        self._writer = Writer(self._file, use_chunking=False)
+        self._writer.start(profile="ros2", library="llm_planner_ros mcap_recorder")
+        self._schemas, self._channels = {}, {}
+        self.files.append(path)
+
+    def _close_file(self) -> None:
+        self._writer.finish()   # summary and footer: the file is complete
+        self._file.close()
+
+    def _channel_id(self, topic: str) -> int:
+        """The topic's channel in the open file (under ``_lock``)."""
+        if topic not in self._channels:
+            type_name = type_name_of(self._types[topic])
+            if type_name not in self._schemas:
+                self._schemas[type_name] = self._writer.register_schema(
+                    name=schema_name(type_name), encoding="ros2msg", data=message_definition(type_name).encode())
+            self._channels[topic] = self._writer.register_channel(
+                topic=topic, message_encoding="cdr", schema_id=self._schemas[type_name])
+        return self._channels[topic]
+
+    def _channel(self, topic: str, msg_type: type) -> None:
         with self._lock:
-            if topic not in self._channels:
-                type_name = type_name_of(msg_type)
-                if type_name not in self._schemas:
-                    self._schemas[type_name] = self._writer.register_schema(
-                        name=schema_name(type_name), encoding="ros2msg", data=message_definition(type_name).encode())
-                self._channels[topic] = self._writer.register_channel(
-                    topic=topic, message_encoding="cdr", schema_id=self._schemas[type_name])
-                self.counts[topic] = 0
-            return self._channels[topic]
+            self._types[topic] = msg_type
+            self.counts.setdefault(topic, 0)
+            message_definition(type_name_of(msg_type))   # fail at start-up, not at the first message
 
     def _subscribe(self, msg_type: type, topic: str, qos: QoSProfile | int, group) -> None:
         resolved = self.resolve_topic_name(topic)
         self._channel(resolved, msg_type)
+        events = SubscriptionEventCallbacks(matched=lambda info: self._on_matched(resolved, info))
         self.create_subscription(msg_type, topic, lambda data: self._write(resolved, data), qos,
-                                 callback_group=group, raw=True)
+                                 callback_group=group, raw=True, event_callbacks=events)
 
-    def _write(self, topic: str, data: bytes, flush: bool = False) -> None:
+    def _on_matched(self, topic: str, info) -> None:
+        self.get_logger().info(f"matched {topic}: {info.current_count} publisher(s)")
+
+    def _write(self, topic: str, data: bytes, end_of_goal: bool = False) -> None:
+        """Add a message; ``end_of_goal`` closes the file after it and opens the next."""
         now = time.time_ns()
         with self._lock:
-            if self._file.closed:
+            if self._closed:
                 return
             self.counts[topic] += 1
-            self._writer.add_message(self._channels[topic], log_time=now, publish_time=now, data=data,
+            self._writer.add_message(self._channel_id(topic), log_time=now, publish_time=now, data=data,
                                      sequence=self.counts[topic])
-            if flush:
-                self._file.flush()
+            if end_of_goal:
+                self._close_file()
+                self._open_next()
 
     def _on_status(self, topic: str, msg: GoalStatusArray) -> None:
         self._write(topic, serialize_message(msg))
@@ -202,15 +268,16 @@ class McapRecorder(Node):
     def _on_result(self, future) -> None:
         response = future.result()
         if response is not None:
-            self._write(self._result_topic, serialize_message(response), flush=True)
+            self._write(self._result_topic, serialize_message(response), end_of_goal=True)
             self.get_logger().info(f"recorded a result ({response.result.termination_reason})")
 
     def destroy_node(self) -> None:
         with self._lock:
-            if not self._file.closed:
-                self._writer.finish()
-                self._file.close()
-        self.get_logger().info(f"wrote {self.path}: " + ", ".join(f"{t} {n}" for t, n in sorted(self.counts.items())))
+            if not self._closed:
+                self._closed = True
+                self._close_file()
+        self.get_logger().info(f"wrote {len(self.files)} file(s) in {self.folder}: "
+                               + ", ".join(f"{t} {n}" for t, n in sorted(self.counts.items())))
         super().destroy_node()
 
 

@@ -2,8 +2,9 @@
 
 Usage: ``ros2 run llm_planner_ros send_goal "make breakfast" [--method translated] [--execute]``
 or, goal-directed: ``send_goal "Watch TV" --method pddl --goal "(on tv)" --action-goal "LOOKAT|WATCH" --execute``
-Ctrl-C cancels the goal. Exit code 0 when the goal succeeded, 1 when it did not, 6 when the
-planner went away before it answered.
+Ctrl-C cancels the goal. Exit codes: 0 the goal succeeded; 1 it did not; 2 a goal ROS cannot
+carry (a NUL character); 3 no action server; 4 the server rejected the goal; 5 the planner did not
+accept the goal or end it in time; 6 the planner went away before it answered.
 """
 from __future__ import annotations
 
@@ -47,15 +48,16 @@ def format_result(status: int, result: PlanTask.Result) -> str:
     return "\n".join(lines)
 
 
-def send(client: PlannerClient, goal: PlanTask.Goal, server_timeout: float) -> int:
+def send(client: PlannerClient, goal: PlanTask.Goal, server_timeout: float, accept_timeout: float = 30.0) -> int:
+    action = client.action_name
     if not client.wait_until_ready(server_timeout):
-        print(f"no action server after {server_timeout:.0f}s", file=sys.stderr)
+        print(f"no action server '{action}' after {server_timeout:.0f}s", file=sys.stderr)
         return 3
     print(f"goal: {goal.task!r} method={goal.method or '(default)'} execute={goal.execute}")
     fields = {name: getattr(goal, name) for name in ("description", "scene_id", "goal_conditions",
                                                       "action_goals", "objects")}
     try:
-        run = client.send(goal.task, goal.method, goal.execute, options=goal.options,
+        run = client.send(goal.task, goal.method, goal.execute, options=goal.options, timeout_s=accept_timeout,
                           on_feedback=lambda fb: print(format_feedback(fb), flush=True), **fields)
         if run.result_future is None:
             print("goal rejected by the server (see its log for the reason)", file=sys.stderr)
@@ -69,6 +71,13 @@ def send(client: PlannerClient, goal: PlanTask.Goal, server_timeout: float) -> i
     except PlannerGone as exc:
         print(f"{exc} (no heartbeat for {LOST_AFTER_S:g}s); the goal has no result", file=sys.stderr)
         return 6
+    except ValueError as exc:
+        print(f"not sent: {exc}", file=sys.stderr)
+        return 2
+    except TimeoutError as exc:
+        print(f"{exc} (action '{action}'); the planner may be stuck or overloaded: check its log, and "
+              f"'ros2 action info {action}'", file=sys.stderr)
+        return 5
     print(format_result(outcome.status, outcome.result), flush=True)
     return 0 if outcome.succeeded else 1
 
@@ -89,7 +98,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--object", action="append", default=[], dest="objects", metavar="NAME",
                         help="--method pddl plans only with these objects")
     parser.add_argument("--action", default="plan_task", help="action name (relative)")
-    parser.add_argument("--server-timeout", type=float, default=30.0)
+    parser.add_argument("--server-timeout", type=float, default=30.0, help="seconds to wait for the action server")
+    parser.add_argument("--accept-timeout", type=float, default=30.0,
+                        help="seconds to wait for the planner to accept the goal")
     parser.add_argument("--time-limit", type=float, default=-1.0, help="seconds for the goal; default: the node's")
     args = parser.parse_args(ros_args)
     goal = PlanTask.Goal(task=args.task, description=args.description, scene_id=args.scene,
@@ -98,7 +109,7 @@ def main(argv: Optional[list[str]] = None) -> None:
                          options=MethodOptions(time_limit_s=args.time_limit))
     client = PlannerClient(action=args.action, node_name="send_goal", args=["send_goal", *args_all])
     try:
-        code = send(client, goal, args.server_timeout)
+        code = send(client, goal, args.server_timeout, args.accept_timeout)
     except KeyboardInterrupt:
         print("interrupted; the goal may still run", file=sys.stderr)
         code = 130

@@ -4,6 +4,12 @@ bridge) and the bridge (to the robot) both use.
 As py_trees_ros's action clients do, it waits on futures, passes a stop (cancel, time limit,
 shutdown) on to the server at once, and cancels its goal whenever it stops waiting without a
 result. One skill runs at a time: a new one is not sent while the server may still run the last.
+
+With ``reconcile``, the client owns the server (the bridge owns the robot): before it sends its
+first skill it cancels every goal the server still runs, left by a client before it (a bridge
+that was killed), and waits until each has ended. It asks the server itself (a cancel of all
+goals answers with the goals it cancels; ``get_result`` answers when each has ended), so nothing
+depends on a status message arriving in time.
 """
 from __future__ import annotations
 
@@ -16,11 +22,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, Optional
 
-from action_msgs.msg import GoalStatusArray
+from action_msgs.msg import GoalInfo, GoalStatusArray
+from action_msgs.srv import CancelGoal
 from rclpy.action import ActionClient, CancelResponse
 from rclpy.action.client import ClientGoalHandle
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.client import Client
 from rclpy.node import Node
 from rclpy.qos import qos_profile_action_status_default
 from rclpy.task import Future
@@ -103,15 +111,24 @@ class SkillActionClient:
     """``run`` sends one skill and waits for its end; see the module's docstring."""
 
     def __init__(self, node: Node, action_name: str, what: str,
-                 lost: Optional[Callable[[], bool]] = None) -> None:
+                 lost: Optional[Callable[[], bool]] = None, reconcile: bool = False,
+                 gone: Optional[Callable[[], bool]] = None) -> None:
         """``what`` names the server in messages ("the executor bridge"); ``lost()`` says it is
-        gone before DDS discovery notices (a heartbeat), besides ``server_is_ready``."""
+        gone before DDS discovery notices (a heartbeat), besides ``server_is_ready``;
+        ``reconcile``: end what the server still runs before the first skill (see the module);
+        ``gone()``: what a new skill checks first (``lost`` with a grace for a restarted server)."""
         group = ReentrantCallbackGroup()
+        self._reconciled = not reconcile
+        self._cancel_all: Client[Any, Any] = node.create_client(CancelGoal, f"{action_name}/_action/cancel_goal",
+                                                                callback_group=group)
+        self._get_result: Client[Any, Any] = node.create_client(
+            ExecuteSkill.Impl.GetResultService, f"{action_name}/_action/get_result", callback_group=group)
         self.node = node
         self.what = what
         self.client: ActionClient[Any, Any, Any] = ActionClient(node, ExecuteSkill, action_name, callback_group=group)
         self._status = GoalStatusWatch(node, action_name, group)
         self._lost = lost or (lambda: False)
+        self._gone = gone or self._lost
         self._one_at_a_time = threading.Lock()
         # a stopped skill the server has not ended, and until when it may run (its time limit)
         self._unfinished: Optional[tuple[Future, str, float]] = None
@@ -132,11 +149,15 @@ class SkillActionClient:
                 running = self._unfinished[1] if self._unfinished is not None else "a skill"
                 return SkillOutcome("busy", message=f"{self.what} may still run {running}, "
                                                     "which did not confirm its cancel; nothing was sent")
-            if self._lost():
+            if self._gone():
                 return SkillOutcome("unavailable", message=f"{self.what} is not running (its heartbeat stopped)")
             if not self.client.wait_for_server(timeout_sec=wait_s):
                 return SkillOutcome("unavailable", message=f"{self.what}'s '{self.action_name}' action is not "
                                                            f"available after {wait_s:g}s")
+            if not self._reconciled:
+                left = self._end_leftovers(stop_wait_s)
+                if left:
+                    return SkillOutcome("busy", message=left)
             handle = self._send(goal, wait_s)
             if handle is None and self.gone():
                 return SkillOutcome("lost", message=f"{self.what} went away before it accepted {script}")
@@ -168,6 +189,30 @@ class SkillActionClient:
                     handle.cancel_goal_async()
                     if waited != "lost":   # a server that went away took its goals with it
                         self._unfinished = (future, script, time.monotonic() + timeout_s)
+
+    def _end_leftovers(self, stop_wait_s: float) -> str:
+        """Cancel every goal the server runs and wait for each to end, each step within
+        ``stop_wait_s`` (the wait for a cancel to be confirmed); "" when none is left, else why
+        nothing may be sent yet."""
+        if not self._cancel_all.wait_for_service(timeout_sec=stop_wait_s):
+            return f"{self.what}'s cancel service did not answer within {stop_wait_s:g}s; nothing was sent"
+        future = self._cancel_all.call_async(CancelGoal.Request(goal_info=GoalInfo()))
+        answer = future.result() if wait_future(future, stop_wait_s, lost=self.gone) == "done" else None
+        if answer is None:
+            return f"{self.what} did not say within {stop_wait_s:g}s whether it still runs a skill; nothing was sent"
+        left = [g.goal_id for g in answer.goals_canceling]
+        if left:
+            self.node.get_logger().warning(f"{self.what} still ran {len(left)} skill(s) of a client before this one: "
+                                           "cancelled; waiting for them to end before sending anything")
+        for goal_id in left:
+            ended = self._get_result.call_async(ExecuteSkill.Impl.GetResultService.Request(goal_id=goal_id))
+            if wait_future(ended, stop_wait_s, lost=self.gone) != "done":
+                return (f"{self.what} still runs a skill that a client before this one left, and did not confirm "
+                        f"within {stop_wait_s:g}s that it stopped; nothing was sent")
+        self._reconciled = True
+        if left:
+            self.node.get_logger().info(f"{self.what} ended the {len(left)} skill(s) left running; sending")
+        return ""
 
     def _previous_ended(self, wait_s: float) -> bool:
         """Whether the last skill is over: ended, its server gone, or past its own time limit."""

@@ -6,6 +6,7 @@ get their goals' results before the node goes away."""
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -17,14 +18,15 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from llm_planner_ros.core.errors import PlanningError
-from llm_planner_ros.ros.params import ParameterError
+from llm_planner_ros.ros.params import ParameterError, use_command_line
 
 RESULT_GRACE_S = 0.5   # after the last goal ends: time for the executor to send its result
 
 
 def spin_node(factory: Callable[[], Node], name: str, args: Optional[list[str]] = None,
               num_threads: int = 4) -> int:
-    """0 on shutdown; 2 for an invalid parameter; 3 when the node cannot start its backend.
+    """0 on shutdown; 2 for an invalid parameter or a parameter file that sets nothing for the
+    node; 3 when the node cannot start its backend.
     Several threads, because a long callback (a goal) blocks one while replies need others."""
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -33,6 +35,7 @@ def spin_node(factory: Callable[[], Node], name: str, args: Optional[list[str]] 
     executor: Optional[MultiThreadedExecutor] = None
     spinner: Optional[threading.Thread] = None
     try:
+        use_command_line(sys.argv if args is None else args)   # its --params-file arguments are checked
         node = factory()
         executor = MultiThreadedExecutor(num_threads=num_threads)
         executor.add_node(node)

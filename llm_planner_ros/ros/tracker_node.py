@@ -17,6 +17,7 @@ from llm_planner_msgs.msg import TrackerState
 from llm_planner_msgs.srv import CheckSubtask
 from llm_planner_ros.core.errors import ExecutorError
 from llm_planner_ros.pet.judges import SubtaskJudge
+from llm_planner_ros.ros.conversions import redacted
 from llm_planner_ros.ros.executor_client import BridgeWorld
 from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.qos import LATCHED
@@ -91,8 +92,8 @@ class TrackerNode(Node):
         self.state.source = response.source
         self.state.last_question = request.subtask or request.task
         self.state.last_answer = response.done
-        self._pub.publish(self.state)
-        return response
+        self._pub.publish(redacted(self.state))
+        return redacted(response)
 
 
 def main(args: Optional[list[str]] = None) -> None:

@@ -1,8 +1,9 @@
 """An executor wrapper that refuses what the robot must not be commanded.
 
 Checks, in order, before a skill reaches the wrapped executor:
-1. the :class:`~llm_planner_ros.safety.policy.SkillPolicy`: admissible, and allowed by the
-   skill and object allow/deny lists (the executor bridge checks the same policy again);
+1. the :class:`~llm_planner_ros.safety.policy.SkillPolicy`: admissible, instance ids of the named
+   classes (the executor's ``instance_class``), and allowed by the skill and object allow/deny
+   lists (the executor bridge checks the same policy again);
 2. approval, when an approver is set: each skill waits for a yes, a no or the timeout.
 A refused skill never reaches the executor. Admissibility and list refusals come back as
 failures the closed-loop planners can correct; a denied or unanswered approval stops the goal.
@@ -62,7 +63,7 @@ class SafetyGate:
         return getattr(self.inner, name)
 
     def execute(self, skill: Skill) -> ExecutionResult:
-        why = self.policy.refusal(skill)
+        why = self.policy.refusal(skill, getattr(self.inner, "instance_class", None))
         if why:
             self.refused.append((skill, why))
             return ExecutionResult.failed(ErrorType.INVALID_ACTION, f"refused by the safety gate: {why}",
@@ -72,10 +73,13 @@ class SafetyGate:
         self.sent.append(skill)
         try:
             return self.inner.execute(skill)
-        except PlanningError:
+        except PlanningError as exc:   # stopped or lost while the skill ran: the goal's result names it
+            exc.interrupted_skill = exc.interrupted_skill or skill
             raise
         except Exception as exc:   # a simulator or driver bug ends this goal with the reason
-            raise ExecutorError(f"the executor raised {type(exc).__name__} on {skill.script()}: {exc}") from exc
+            error = ExecutorError(f"the executor raised {type(exc).__name__} on {skill.script()}: {exc}")
+            error.interrupted_skill = skill
+            raise error from exc
 
     def approve(self, skills: Sequence[Skill], kind: str) -> None:
         answer = self.approver(skills, kind, self.cancel) if self.approver else (True, "")

@@ -2,15 +2,16 @@
 by the executor bridge (before anything reaches the robot) from one file, config/policy.yaml.
 
 A skill is refused when it is not admissible (a known action, its number of objects, objects of
-known classes whose properties the action admits: the rules that build the skill banks) or when
-the allow/deny lists exclude its action or one of its objects.
+known classes whose properties the action admits: the rules that build the skill banks), when
+an instance id it names is not an instance of the class named beside it (the executor says what
+each id is), or when the allow/deny lists exclude its action or one of its objects.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from typing import ClassVar, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,19 +32,49 @@ class SkillPolicy(BaseModel):
     def names(self, field: str) -> set[str]:
         return {x.strip().upper() if "skill" in field else x.strip().lower() for x in getattr(self, field) if x.strip()}
 
-    def refusal(self, skill: Skill) -> str:
-        """Why ``skill`` must not reach the robot, or "" when it may."""
-        problem = admissibility_problem(skill)
+    def refusal(self, skill: Skill, instance_class: Optional[InstanceClass] = None) -> str:
+        """Why ``skill`` must not reach the robot, or "" when it may. ``instance_class(id)`` gives
+        the class of an instance id in the executor's world (None: no such id); a skill that names
+        ids is refused when it cannot be checked or an id is not of its named class."""
+        problem = admissibility_problem(skill) or instance_problem(skill, instance_class)
         if problem:
             return f"not admissible: {problem}"
-        allow, deny = self.names("skill_allowlist"), self.names("skill_denylist")
-        if (allow and skill.action not in allow) or skill.action in deny:
+        if not self.action_allowed(skill.action):
             return f"the action {skill.action} is not allowed on this robot"
-        allow, deny = self.names("object_allowlist"), self.names("object_denylist")
         for name in skill.objects:
-            if (allow and name not in allow) or name in deny:
+            if not self.object_allowed(name):
                 return f"the object {name!r} is not allowed on this robot"
         return ""
+
+    def action_allowed(self, action: str) -> bool:
+        """Whether the allow and deny lists let ``action`` (e.g. GRAB) through."""
+        allow, deny = self.names("skill_allowlist"), self.names("skill_denylist")
+        return not ((allow and action not in allow) or action in deny)
+
+    def object_allowed(self, class_name: str) -> bool:
+        """Whether the allow and deny lists let an object of ``class_name`` be touched."""
+        allow, deny = self.names("object_allowlist"), self.names("object_denylist")
+        return not ((allow and class_name not in allow) or class_name in deny)
+
+
+InstanceClass = Callable[[int], Optional[str]]
+
+
+def instance_problem(skill: Skill, instance_class: Optional[InstanceClass]) -> str:
+    """Why the instance ids of ``skill`` do not name its objects, or "" when they do (or it names none)."""
+    if not skill.object_ids:
+        return ""
+    if len(skill.object_ids) != len(skill.objects):
+        return f"{len(skill.object_ids)} instance id(s) for {len(skill.objects)} object(s)"
+    if instance_class is None:
+        return "its instance ids cannot be checked here (the executor does not say what an id is)"
+    for name, i in zip(skill.objects, skill.object_ids):
+        actual = instance_class(i)
+        if actual is None:
+            return f"there is no object with id {i}"
+        if actual != name:
+            return f"the object with id {i} is a {actual!r}, not a {name!r}"
+    return ""
 
 
 def admissibility_problem(skill: Skill) -> str:

@@ -55,15 +55,25 @@ class TraceLog:
         self.write("goal", request=request.model_dump(mode="json"))
         return self._local.trace_id
 
+    def unplanned(self, goal_id: str, request: dict, termination: str, detail: str) -> None:
+        """A goal that ended before planning (malformed, refused, cancelled or shut down while
+        queued), so that every goal the node accepted has a record."""
+        self._local.trace_id = goal_id or uuid.uuid4().hex
+        self.write("goal", request=request)
+        self.write("end", termination=termination, detail=detail, success=False, steps=[])
+        self._local.trace_id = ""
+
     def step(self, event: StepEvent) -> None:
         """One step as it is decided or executed, on disk (fsync'd) before the goal goes on."""
         self.write("step", plan_corrections=event.num_corrections, subtask=event.subtask, **step_record(event.step))
 
     def end(self, result: Optional[PlanResult], error: str = "", timings: Optional[dict] = None,
-            steps: Sequence[PlanStep] = ()) -> None:
-        """The goal's end: its result, or the error it raised and the ``steps`` decided before it."""
+            steps: Sequence[PlanStep] = (), termination: str = "internal_error") -> None:
+        """The goal's end: its result, or the error it raised (with its ``termination`` reason)
+        and the ``steps`` decided before it."""
         if result is None:
-            self.write("end", error=error, timings=timings or {}, steps=[step_record(s) for s in steps])
+            self.write("end", termination=termination, detail=error, success=False, error=error,
+                       timings=timings or {}, steps=[step_record(s) for s in steps])
         else:
             self.write("end", termination=result.termination_reason.value, detail=result.detail,
                        success=result.success, executed=result.executed, goal_status=int(result.goal_status),
