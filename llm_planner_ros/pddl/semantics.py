@@ -1,0 +1,259 @@
+"""A PDDL world by its domain's own semantics: which preconditions an action misses in a state,
+and the state after it. The ADL a household domain uses is covered: typed objects (with a type
+hierarchy and constants), preconditions with ``and``, ``or``, ``not``, ``imply``, ``exists``,
+``forall`` and ``=``, effects with ``and``, ``not``, ``forall`` and ``when`` (conditions read in the
+state before the action; deletes before adds). Numeric fluents and durative actions are not.
+
+It answers what a simulator answers for a robot that has none: whether a skill would run now,
+and, when not, the literals that stop it, so a planner can be told why in words.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import product
+
+from llm_planner_ros.pddl.domain import parse_sexpr
+
+Atom = tuple[str, ...]
+
+
+class PddlError(ValueError):
+    """A domain, problem or action this module cannot read, with what is wrong."""
+
+
+def _typed(items: list) -> list[tuple[str, str]]:
+    """``a b - t c`` -> [(a, t), (b, t), (c, object)]."""
+    out: list[tuple[str, str]] = []
+    pending: list[str] = []
+    i = 0
+    while i < len(items):
+        tok = items[i]
+        if tok == "-":
+            if i + 1 >= len(items) or not isinstance(items[i + 1], str):
+                raise PddlError(f"a '-' without a type after {pending}")
+            out += [(name, items[i + 1]) for name in pending]
+            pending, i = [], i + 2
+            continue
+        if not isinstance(tok, str):
+            raise PddlError(f"not a name in a typed list: {tok}")
+        pending.append(tok)
+        i += 1
+    return out + [(name, "object") for name in pending]
+
+
+def _section(body: list, key: str) -> list:
+    return next((part[1:] for part in body if isinstance(part, list) and part[:1] == [key]), [])
+
+
+@dataclass(frozen=True)
+class ActionDef:
+    name: str
+    parameters: tuple[tuple[str, str], ...]   # (?var, type)
+    precondition: object
+    effect: object
+
+
+@dataclass(frozen=True)
+class DomainDef:
+    name: str
+    parents: Mapping[str, str]                 # type -> its parent type
+    constants: Mapping[str, str]
+    predicates: Mapping[str, int]              # name -> arity
+    actions: Mapping[str, ActionDef]
+
+    def is_a(self, type_: str, wanted: str) -> bool:
+        seen = set()
+        while type_ not in seen:
+            if type_ == wanted or wanted == "object":
+                return True
+            seen.add(type_)
+            type_ = self.parents.get(type_, "object")
+        return False
+
+
+@lru_cache(maxsize=16)
+def read_domain(text: str) -> DomainDef:
+    tree = parse_sexpr(text)
+    if not tree or not isinstance(tree[0], list) or tree[0][:1] != ["define"]:
+        raise PddlError("not a PDDL domain: it does not start with (define ...)")
+    body = tree[0]
+    name = next((x[1] for x in body if isinstance(x, list) and x[:1] == ["domain"]), "domain")
+    parents = {t: p for t, p in _typed(_section(body, ":types")) if t != p}
+    constants = dict(_typed(_section(body, ":constants")))
+    predicates = {p[0]: len(_typed(p[1:])) for p in _section(body, ":predicates") if isinstance(p, list) and p}
+    actions = {}
+    for part in body:
+        if not (isinstance(part, list) and part[:1] == [":action"]):
+            continue
+        fields = {part[i]: part[i + 1] for i in range(2, len(part) - 1, 2)}
+        actions[part[1]] = ActionDef(part[1], tuple(_typed(fields.get(":parameters", []))),
+                                     fields.get(":precondition", ["and"]), fields.get(":effect", ["and"]))
+    return DomainDef(name, parents, constants, predicates, actions)
+
+
+@dataclass(frozen=True)
+class ProblemDef:
+    name: str
+    objects: Mapping[str, str]
+    init: frozenset[Atom]
+    goal: object
+
+
+def read_problem(text: str) -> ProblemDef:
+    tree = parse_sexpr(text)
+    if not tree or not isinstance(tree[0], list) or tree[0][:1] != ["define"]:
+        raise PddlError("not a PDDL problem: it does not start with (define ...)")
+    body = tree[0]
+    name = next((x[1] for x in body if isinstance(x, list) and x[:1] == ["problem"]), "problem")
+    init = set()
+    for atom in _section(body, ":init"):
+        if isinstance(atom, list) and atom and all(isinstance(x, str) for x in atom):
+            init.add(tuple(atom))
+        elif isinstance(atom, list) and atom[:1] == ["not"]:
+            continue   # closed world: a negative initial fact says nothing
+        else:
+            raise PddlError(f"an initial fact this module cannot read: {atom}")
+    goal = _section(body, ":goal")
+    return ProblemDef(name, dict(_typed(_section(body, ":objects"))), frozenset(init), goal[0] if goal else ["and"])
+
+
+def render(literal: object) -> str:
+    if isinstance(literal, list):
+        return "(" + " ".join(render(x) for x in literal) + ")"
+    return str(literal)
+
+
+@dataclass
+class PddlWorld:
+    """A domain, its objects and a state (the true ground atoms; everything else is false)."""
+
+    domain: DomainDef
+    objects: dict[str, str]
+    state: set[Atom] = field(default_factory=set)
+
+    @classmethod
+    def from_texts(cls, domain_text: str, problem_text: str) -> tuple[PddlWorld, ProblemDef]:
+        domain, problem = read_domain(domain_text), read_problem(problem_text)
+        return cls(domain, {**domain.constants, **problem.objects}, set(problem.init)), problem
+
+    def of_type(self, type_: str) -> Iterator[str]:
+        return (o for o, t in self.objects.items() if self.domain.is_a(t, type_))
+
+    # -- conditions --------------------------------------------------------------------------
+    def holds(self, cond: object, binding: Mapping[str, str] | None = None,
+              state: set[Atom] | frozenset[Atom] | None = None) -> bool:
+        return not self.unmet(cond, binding or {}, self.state if state is None else state, first=True)
+
+    def unmet(self, cond: object, binding: Mapping[str, str], state: set[Atom] | frozenset[Atom],
+              first: bool = False) -> list[str]:
+        """The ground literals of ``cond`` (a conjunction's parts one by one) that do not hold;
+        ``first``: stop at the first."""
+        if not isinstance(cond, list) or not cond:
+            raise PddlError(f"not a condition: {cond}")
+        head = cond[0]
+        if head == "and":
+            out: list[str] = []
+            for part in cond[1:]:
+                out += self.unmet(part, binding, state, first)
+                if out and first:
+                    break
+            return out
+        if self._value(cond, binding, state):
+            return []
+        return [render(self._ground(cond, binding))]
+
+    def _value(self, cond: list, binding: Mapping[str, str], state) -> bool:
+        head = cond[0]
+        if head == "and":
+            return all(self._value(c, binding, state) for c in cond[1:])
+        if head == "or":
+            return any(self._value(c, binding, state) for c in cond[1:])
+        if head == "not":
+            return not self._value(cond[1], binding, state)
+        if head == "imply":
+            return not self._value(cond[1], binding, state) or self._value(cond[2], binding, state)
+        if head in ("exists", "forall"):
+            test = any if head == "exists" else all
+            return test(self._value(cond[2], {**binding, **b}, state) for b in self._bindings(cond[1]))
+        if head == "=":
+            a, b = (binding.get(x, x) for x in cond[1:3])
+            return a == b
+        if all(isinstance(x, str) for x in cond):
+            return tuple(binding.get(x, x) for x in cond) in state
+        raise PddlError(f"a condition this module cannot read: {render(cond)}")
+
+    def _bindings(self, variables: list) -> Iterator[dict[str, str]]:
+        typed = _typed(variables)
+        for values in product(*(list(self.of_type(t)) for _, t in typed)):
+            yield dict(zip((v for v, _ in typed), values))
+
+    @staticmethod
+    def _ground(cond: object, binding: Mapping[str, str]) -> object:
+        if isinstance(cond, list):
+            return [PddlWorld._ground(x, binding) for x in cond]
+        return binding.get(cond, cond) if isinstance(cond, str) else cond
+
+    # -- actions -----------------------------------------------------------------------------
+    def binding(self, action: Atom) -> tuple[ActionDef, dict[str, str]]:
+        """The action's definition and parameter binding, or PddlError naming what is wrong."""
+        schema = self.domain.actions.get(action[0])
+        if schema is None:
+            raise PddlError(f"unknown action {action[0]!r}")
+        if len(action) - 1 != len(schema.parameters):
+            raise PddlError(f"{action[0]} takes {len(schema.parameters)} argument(s), got {len(action) - 1}")
+        for (var, type_), obj in zip(schema.parameters, action[1:]):
+            if obj not in self.objects:
+                raise PddlError(f"there is no object {obj!r}")
+            if not self.domain.is_a(self.objects[obj], type_):
+                raise PddlError(f"{obj} is a {self.objects[obj]}, not a {type_} ({var} of {action[0]})")
+        return schema, dict(zip((v for v, _ in schema.parameters), action[1:]))
+
+    def missing(self, action: Atom) -> list[str]:
+        """The action's precondition literals that do not hold now (empty: it may run)."""
+        schema, binding = self.binding(action)
+        return self.unmet(schema.precondition, binding, self.state)
+
+    def apply(self, action: Atom) -> tuple[set[Atom], set[Atom]]:
+        """Run ``action`` (its preconditions must hold: see :meth:`missing`); returns (added, deleted)."""
+        schema, binding = self.binding(action)
+        adds: set[Atom] = set()
+        dels: set[Atom] = set()
+        self._effect(schema.effect, binding, adds, dels)
+        before = set(self.state)
+        self.state = (self.state - dels) | adds
+        return self.state - before, before - self.state
+
+    def _effect(self, eff: object, binding: Mapping[str, str], adds: set[Atom], dels: set[Atom]) -> None:
+        if not isinstance(eff, list) or not eff:
+            return
+        head = eff[0]
+        if head == "and":
+            for part in eff[1:]:
+                self._effect(part, binding, adds, dels)
+        elif head == "not":
+            dels.add(tuple(binding.get(x, x) for x in eff[1]))
+        elif head == "forall":
+            for b in self._bindings(eff[1]):
+                self._effect(eff[2], {**binding, **b}, adds, dels)
+        elif head == "when":
+            if self._value(eff[1], binding, self.state):
+                self._effect(eff[2], binding, adds, dels)
+        elif all(isinstance(x, str) for x in eff):
+            adds.add(tuple(binding.get(x, x) for x in eff))
+        else:
+            raise PddlError(f"an effect this module cannot read: {render(eff)}")
+
+
+def replay(world: PddlWorld, actions: Iterable[Atom]) -> tuple[int, list[str]]:
+    """Run ``actions`` in order until one misses a precondition: (how many ran, what the first
+    that could not run missed)."""
+    ran = 0
+    for action in actions:
+        missing = world.missing(action)
+        if missing:
+            return ran, [f"{render(list(action))}: {m}" for m in missing]
+        world.apply(action)
+        ran += 1
+    return ran, []
