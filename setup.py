@@ -8,7 +8,8 @@ setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(include=[package_name, f"{package_name}.*"]),
-    package_data={f"{package_name}.pddl": ["domains/*.pddl"], f"{package_name}.console": ["static/*.html"]},
+    package_data={f"{package_name}.pddl": ["domains/*.pddl"], f"{package_name}.console": ["static/*.html"],
+                  f"{package_name}.profiles": ["*/*.yaml", "*/*.pddl"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{package_name}"]),
         (f"share/{package_name}", ["package.xml"]),

@@ -1,0 +1,214 @@
+"""A world profile: what a robot can do and what its world holds, as data.
+
+A profile is a YAML file beside a plain PDDL domain (``profiles/<name>/profile.yaml``): for each
+action the skill it becomes on the robot, the action parameters the skill takes and its words;
+for each predicate a fact in words (and its negation); the object classes and the words people
+use for them; which object is the agent; optional annotated example goals. The domain stays a
+file that Fast Downward, unified-planning and PlanSys2 read unchanged; words, synonyms and
+examples are lists and templates that PDDL comments would hold badly, and YAML gets pydantic's
+field-named errors. A profile is validated once, against its domain, with clear errors.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Optional
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from llm_planner_ros.pddl.domain import parse_sexpr
+from llm_planner_ros.pddl.semantics import DomainDef, PddlError, read_domain, read_problem
+
+_SLOT = re.compile(r"\{(\d+)\}")
+
+
+class ProfileError(ValueError):
+    """A profile that does not hold together; the message names the file and the entry."""
+
+
+class ActionWords(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    skill: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$", description="the skill the robot is sent, e.g. PICK")
+    args: tuple[str, ...] = Field(description="the action's parameters the skill takes, in order, e.g. ['?i']")
+    words: str = Field(min_length=1, description="the skill in words; {i} is the i-th of args")
+
+
+class FactWords(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    words: str = Field(min_length=1, description="the fact in words; {i} is its i-th argument")
+    negated: str = Field("", description="the fact's negation in words (default: 'not: <words>')")
+    observed: bool = Field(True, description="the robot reports this fact (an effect it can check)")
+
+
+class Example(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task: str = Field(min_length=1)
+    goal: tuple[str, ...] = Field(min_length=1, description="goal literals over object classes")
+
+
+class ProfileFile(BaseModel):
+    """The YAML file's schema."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    domain: str = Field(description="the PDDL domain, relative to the profile file")
+    world: str = Field("", description="a reference world (PDDL problem), relative to the profile file")
+    agent: Optional[str] = Field(None, description="the object that is the robot, if the domain has one")
+    actions: dict[str, ActionWords]
+    predicates: dict[str, FactWords]
+    objects: dict[str, tuple[str, ...]] = Field(description="object class -> the words people use for it")
+    examples: tuple[Example, ...] = ()
+
+
+def class_of(instance: str) -> str:
+    """``cup_1`` -> ``cup``: an instance is its class and a number."""
+    m = re.fullmatch(r"(.+)_(\d+)", instance)
+    return m.group(1) if m else instance
+
+
+@dataclass(frozen=True)
+class WorldProfile:
+    spec: ProfileFile
+    domain_text: str
+    domain: DomainDef
+    world_text: str
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def say(self, literal: str) -> str:
+        """A ground literal in the profile's words: ``(holding robot_1 cup_1)`` -> "I am holding
+        the cup"; ``(not (open fridge_1))`` -> "the fridge is closed"."""
+        tree = parse_sexpr(literal)
+        atom, negated = tree[0], False
+        if isinstance(atom, list) and atom[:1] == ["not"]:
+            atom, negated = atom[1], True
+        if not (isinstance(atom, list) and atom and all(isinstance(x, str) for x in atom)):
+            return literal
+        facts = self.spec.predicates.get(atom[0])
+        if facts is None:
+            return literal
+        names = [class_of(x).replace("_", " ") for x in atom[1:]]
+        if negated:
+            return facts.negated.format(*names) if facts.negated else f"not: {facts.words.format(*names)}"
+        return facts.words.format(*names)
+
+    def why_not(self, missing: str) -> str:
+        """What an unmet precondition means, in words: a missing ``(not X)`` is X holding."""
+        tree = parse_sexpr(missing)
+        atom = tree[0] if tree else None
+        if isinstance(atom, list) and atom[:1] == ["not"] and isinstance(atom[1], list):
+            return self.say(f"({' '.join(atom[1])})")
+        if isinstance(atom, list) and all(isinstance(x, str) for x in atom):
+            return self.say(f"(not ({' '.join(atom)}))")
+        return f"{missing} does not hold"
+
+
+def _check(spec: ProfileFile, domain: DomainDef, world_text: str, where: str) -> None:
+    problems = []
+    missing = sorted(set(domain.actions) - set(spec.actions))
+    extra = sorted(set(spec.actions) - set(domain.actions))
+    if missing:
+        problems.append(f"actions: no entry for the domain's action(s) {', '.join(missing)}")
+    if extra:
+        problems.append(f"actions: {', '.join(extra)} not in the domain")
+    skills: dict[str, str] = {}
+    for name, act in spec.actions.items():
+        if act.skill in skills:
+            problems.append(f"actions.{name}: skill {act.skill} is also actions.{skills[act.skill]}'s")
+        skills[act.skill] = name
+        params = {p for p, _ in domain.actions[name].parameters} if name in domain.actions else set()
+        problems += [f"actions.{name}.args: {a} is not a parameter of {name}" for a in act.args if a not in params]
+        problems += [f"actions.{name}.words: {{{i}}} but {len(act.args)} arg(s)"
+                     for i in map(int, _SLOT.findall(act.words)) if i >= len(act.args)]
+    missing = sorted(set(domain.predicates) - set(spec.predicates))
+    if missing:
+        problems.append(f"predicates: no words for {', '.join(missing)}")
+    for name, facts in spec.predicates.items():
+        arity = domain.predicates.get(name)
+        if arity is None:
+            problems.append(f"predicates.{name}: not in the domain")
+            continue
+        for field in ("words", "negated"):
+            problems += [f"predicates.{name}.{field}: {{{i}}} but {name} has {arity} argument(s)"
+                         for i in map(int, _SLOT.findall(getattr(facts, field))) if i >= arity]
+    if world_text:
+        try:
+            world = read_problem(world_text)
+        except PddlError as exc:
+            problems.append(f"world: {exc}")
+        else:
+            unknown = sorted({class_of(o) for o in world.objects} - set(spec.objects))
+            if unknown:
+                problems.append(f"objects: no entry for the world's class(es) {', '.join(unknown)}")
+            if spec.agent is not None and spec.agent not in world.objects:
+                problems.append(f"agent: {spec.agent!r} is not an object of the world")
+    for i, example in enumerate(spec.examples):
+        for literal in example.goal:
+            problems += [f"examples[{i}] ({example.task!r}): {p}" for p in _literal_problems(literal, spec, domain)]
+    if problems:
+        raise ProfileError(f"{where}: " + "; ".join(problems))
+
+
+def _literal_problems(literal: str, spec: ProfileFile, domain: DomainDef) -> list[str]:
+    try:
+        tree = parse_sexpr(literal)
+    except ValueError as exc:
+        return [f"{literal!r}: {exc}"]
+    atom = tree[0] if len(tree) == 1 else None
+    if isinstance(atom, list) and atom[:1] == ["not"] and len(atom) == 2:
+        atom = atom[1]
+    if not (isinstance(atom, list) and atom and all(isinstance(x, str) for x in atom)):
+        return [f"{literal!r} is not a literal such as '(on cup table)'"]
+    arity = domain.predicates.get(atom[0])
+    if arity is None:
+        return [f"{literal!r}: unknown predicate {atom[0]!r}"]
+    if len(atom) - 1 != arity:
+        return [f"{literal!r}: {atom[0]} takes {arity} argument(s)"]
+    return [f"{literal!r}: {a!r} is not an object class of the profile" for a in atom[1:]
+            if class_of(a) not in spec.objects]
+
+
+def load_profile(path: Path | str) -> WorldProfile:
+    """Read and validate a profile file (raises :class:`ProfileError` naming what is wrong)."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        spec = ProfileFile(**(data or {}))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ProfileError(f"{path}: {exc}") from None
+    except ValidationError as exc:
+        from llm_planner_ros.core.request import describe_validation_error
+
+        raise ProfileError(f"{path}: {describe_validation_error(exc)}") from None
+    try:
+        domain_text = (path.parent / spec.domain).read_text(encoding="utf-8")
+        world_text = (path.parent / spec.world).read_text(encoding="utf-8") if spec.world else ""
+        domain = read_domain(domain_text)
+    except (OSError, PddlError, ValueError) as exc:
+        raise ProfileError(f"{path}: {exc}") from None
+    _check(spec, domain, world_text, str(path))
+    return WorldProfile(spec, domain_text, domain, world_text)
+
+
+def shipped(name: str) -> Path:
+    """The profile file of a profile shipped with the package (e.g. ``mobile_manipulator``)."""
+    return Path(str(resources.files("llm_planner_ros.profiles") / name / "profile.yaml"))
+
+
+def synonyms(profile: WorldProfile) -> Mapping[str, str]:
+    """Every word for an object class -> the class (the class's own name too)."""
+    out: dict[str, str] = {}
+    for cls, words in profile.spec.objects.items():
+        for word in (cls.replace("_", " "), *words):
+            out.setdefault(word.lower(), cls)
+    return out
