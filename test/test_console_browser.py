@@ -79,20 +79,23 @@ def test_the_console_sends_a_goal_streams_its_steps_and_answers_approvals(browse
         card = browser.find_element(By.CSS_SELECTOR, ".approval")
         shown = card.find_element(By.CSS_SELECTOR, "li code").text
         assert shown.startswith("[") and "light" in card.text.lower()
-        goal = browser.find_element(By.CSS_SELECTOR, ".goal")
-        assert "Turn on light" in goal.text and "planning" in goal.text
-        assert f"waiting for approval: {shown}" in goal.find_element(By.CSS_SELECTOR, ".pending").text
-        goal_id = goal.get_attribute("data-goal-id")
+        # the goal's card, read in the page in one go (it is redrawn whenever the goal changes)
+        goal_id, goal_text, pending = browser.execute_script(
+            "const g = document.querySelector('.goal'); const p = g.querySelector('.pending');"
+            "return [g.dataset.goalId, g.innerText, p ? p.innerText : ''];")
+        assert "Turn on light" in goal_text and "planning" in goal_text
+        assert f"waiting for approval: {shown}" in pending
         queue = browser.find_element(By.ID, "queue")
         assert "Turn on light" in queue.text   # the active goal, in the queue panel
         # 2. Approve: the step runs on the simulator and its row appears, executed
         approve.click()
         executed = (By.CSS_SELECTOR, f'.goal[data-goal-id="{goal_id}"] tr.step td.ok')
         wait.until(EC.presence_of_element_located(executed))
-        row = browser.find_element(By.CSS_SELECTOR, f'.goal[data-goal-id="{goal_id}"] tr.step')
-        assert shown in row.text and "executed" in row.text
-        # the goal's conditions, as interpreted, are shown
-        assert "(on light" in browser.find_element(By.CSS_SELECTOR, f'.goal[data-goal-id="{goal_id}"] .conds').text
+        row, conds = browser.execute_script(
+            "const g = document.querySelector(`.goal[data-goal-id='${arguments[0]}']`);"
+            "return [g.querySelector('tr.step').innerText, g.querySelector('.conds').innerText];", goal_id)
+        assert shown in row and "executed" in row
+        assert "(on light" in conds   # the goal's conditions, as interpreted, are shown
         wait.until(lambda _: "succeeded" in browser.find_element(
             By.CSS_SELECTOR, f'.goal[data-goal-id="{goal_id}"] .status').text)
         # past goals come from the planner's trace log
@@ -106,8 +109,9 @@ def test_the_console_sends_a_goal_streams_its_steps_and_answers_approvals(browse
         browser.find_element(By.CSS_SELECTOR, ".approval input.reason").send_keys("not now")
         browser.find_element(By.CSS_SELECTOR, ".approval button.deny").click()
         wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".goal .status"), "aborted"))
-        newest = browser.find_element(By.CSS_SELECTOR, ".goal")
-        denied_id, denied_text = newest.get_attribute("data-goal-id"), newest.text
+        # read in the page, in one go: the card may be redrawn between two reads from here
+        denied_id, denied_text = browser.execute_script(
+            "const g = document.querySelector('.goal'); return [g.dataset.goalId, g.innerText];")
         assert denied_id != goal_id
         assert "approval_denied" in denied_text and "not now" in denied_text
         assert not browser.find_elements(By.CSS_SELECTOR, ".approval")
@@ -116,7 +120,7 @@ def test_the_console_sends_a_goal_streams_its_steps_and_answers_approvals(browse
         # 4. Cancel: a third goal waits for its approval; the goal card's Cancel ends it
         send("Turn on light")
         pending_approval()
-        third_id = browser.find_element(By.CSS_SELECTOR, ".goal").get_attribute("data-goal-id")
+        third_id = browser.execute_script("return document.querySelector('.goal').dataset.goalId;")
         assert third_id not in (goal_id, denied_id)
         click(f'.goal[data-goal-id="{third_id}"] button.cancel')
         wait.until(lambda _: "canceled" in browser.find_element(

@@ -105,7 +105,7 @@ class RosExecutor(BridgeWorld):
         running when it fires is cancelled on the bridge, which cancels it on the robot."""
         super().__init__(node, skill_timeout_s, wait_s, stop)
         self.skills = SkillActionClient(node, "execute_skill", "the executor bridge", lost=self.bridge.lost,
-                                        gone=self.bridge.gone)
+                                        gone=lambda: self.bridge.gone(max(2.0, wait_s)))
         self._reset: Client[Any, Any] = node.create_client(ResetScene, "reset_scene",
                                                            callback_group=ReentrantCallbackGroup())
         self.cancel_wait_s = cancel_wait_s

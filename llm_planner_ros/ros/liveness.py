@@ -15,6 +15,7 @@ from builtin_interfaces.msg import Time
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.client import Client
 from rclpy.node import Node
+from rclpy.task import Future
 
 from llm_planner_ros.core.errors import CancelToken, PlanningError
 from llm_planner_ros.ros.qos import HEARTBEAT
@@ -23,6 +24,7 @@ from llm_planner_ros.ros.wait import TICK_S, wait_future
 PERIOD_S = 0.25
 LOST_AFTER_S = 1.5
 RESTART_GRACE_S = 2.0   # a call to a peer heard lost first waits this long for a restarted one's beat
+RESEND_S = 5.0          # an unanswered idempotent request is sent again after this long
 
 
 def topic(peer: str) -> str:
@@ -76,12 +78,17 @@ class PeerWatch:
 
 def call_peer(client: Client, request, peer: PeerWatch, who: str, error: type[PlanningError], wait_s: float,
               timeout_s: float, stop: Optional[CancelToken] = None):
-    """``client``'s answer to ``request`` from ``who``, a node whose heartbeat ``peer`` hears.
-    Raises ``error`` at once when ``who`` is known gone, when its service is not there after
-    ``wait_s``, when it goes away while it answers, or when it takes longer than ``timeout_s``;
-    the goal's own error when ``stop`` fires first."""
+    """``client``'s answer to an idempotent ``request`` from ``who``, a node whose heartbeat
+    ``peer`` hears. Raises ``error`` when ``who`` is known gone (a peer heard lost gets ``wait_s``
+    to be heard again: it may have been restarted a moment ago), when its service is not there
+    after ``wait_s``, when it goes away while it answers, or when it takes longer than
+    ``timeout_s``; the goal's own error when ``stop`` fires first.
+
+    The request is sent again every ``RESEND_S`` until one is answered: a server that was
+    restarted can be listed before it has matched this client (the dead one stays listed until
+    its DDS lease ends), and a request sent then reaches only the dead one."""
     gone = f"{who} is not running: no heartbeat for {LOST_AFTER_S:g}s"
-    if peer.gone():   # a peer restarted a moment ago gets RESTART_GRACE_S to be heard
+    if peer.gone(max(RESTART_GRACE_S, wait_s)):
         raise error(gone)
     deadline = time.monotonic() + wait_s
     while not client.service_is_ready():
@@ -95,14 +102,27 @@ def call_peer(client: Client, request, peer: PeerWatch, who: str, error: type[Pl
             time.sleep(TICK_S)
     if peer.lost():
         raise error(gone)
-    future = client.call_async(request)
-    waited = wait_future(future, timeout_s, stop, peer.lost)
-    if waited != "done":
-        client.remove_pending_request(future)
+    answered: Future = Future()
+    sent: list[Future] = []
+
+    def send() -> None:
+        future = client.call_async(request)
+        future.add_done_callback(lambda f: answered.done() or answered.set_result(f.result()))
+        sent.append(future)
+    until = time.monotonic() + timeout_s
+    send()
+    while True:
+        waited = wait_future(answered, min(RESEND_S, max(0.0, until - time.monotonic())), stop, peer.lost)
+        if waited != "timeout" or time.monotonic() >= until:
+            break
+        send()
+    for future in sent:
+        if not future.done():
+            client.remove_pending_request(future)
     if waited == "stopped" and stop is not None:
         stop.check()
     if waited == "lost":
         raise error(f"{who} is not running: it went away while it answered '{client.srv_name}'")
     if waited == "timeout":
         raise error(f"{who} did not answer '{client.srv_name}' within {timeout_s:g}s")
-    return future.result()
+    return answered.result()
