@@ -45,9 +45,11 @@ def test_a_tracker_that_dies_ends_the_goal_with_tracker_error_at_once():
 
     ns = f"/petdead_{uuid.uuid4().hex[:6]}"
     with ros_node("executor_bridge", ns, "serving action 'execute_skill'", "backend:=virtualhome"), \
-            ros_node("planner_node", ns, "planner ready", "tracker_mode:=ros", "executor_mode:=bridge"):
+            ros_node("planner_node", ns, "planner ready", "tracker_mode:=ros", "executor_mode:=bridge") as planner:
         tracker = ros_node("tracker_node", ns, "serving 'check_subtask'")
         with tracker, RosTestClient(ns) as client:
+            # the planner has heard the tracker: a tracker it never heard is "not available", not "gone"
+            assert wait_until(lambda: "heard the tracker's heartbeat" in planner.output, 60), planner.output
             # the planner listens to the tracker's heartbeat, and beats flow, before the tracker dies
             from builtin_interfaces.msg import Time
 

@@ -98,7 +98,7 @@ class PlannerClient:
         self.node = node
         self._action: ActionClient[Any, Any, Any] = ActionClient(self.node, PlanTask, action)
         self._cancel: Client[Any, Any] = self.node.create_client(CancelGoal, f"{action}/_action/cancel_goal")
-        self._planner = PeerWatch(self.node, "planner", namespace=action.rpartition("/")[0])
+        self._planner = PeerWatch(self.node, "planner", namespace=action.rpartition("/")[0], announce=False)
         if self._own:
             self._executor = MultiThreadedExecutor(context=self._context)
             self._executor.add_node(self.node)

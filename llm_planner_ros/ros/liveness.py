@@ -41,9 +41,12 @@ def publish_heartbeat(node: Node, peer: str) -> None:
 class PeerWatch:
     """Whether ``peer`` (a node publishing its heartbeat) is alive, as last heard."""
 
-    def __init__(self, node: Node, peer: str, namespace: str = "") -> None:
-        """Listens on ``[namespace/]heartbeat/<peer>`` (relative to ``node``'s namespace)."""
+    def __init__(self, node: Node, peer: str, namespace: str = "", announce: bool = True) -> None:
+        """Listens on ``[namespace/]heartbeat/<peer>`` (relative to ``node``'s namespace);
+        ``announce``: log when the peer is first heard, and heard again after it was lost."""
         self.peer = peer
+        self._node = node
+        self._announce = announce
         self._last: Optional[float] = None
         self._heard = threading.Condition()
         name = f"{namespace.rstrip('/')}/{topic(peer)}" if namespace else topic(peer)
@@ -51,8 +54,11 @@ class PeerWatch:
 
     def _on_beat(self, _msg: Time) -> None:
         with self._heard:
+            back = self._last is None or time.monotonic() - self._last > LOST_AFTER_S
             self._last = time.monotonic()
             self._heard.notify_all()
+        if back and self._announce:   # said once per coming up: from then on, silence means the peer is gone
+            self._node.get_logger().info(f"heard the {self.peer}'s heartbeat")
 
     def lost(self) -> bool:
         """Heard once, then silent for ``LOST_AFTER_S``."""
@@ -105,9 +111,13 @@ def call_peer(client: Client, request, peer: PeerWatch, who: str, error: type[Pl
     answered: Future = Future()
     sent: list[Future] = []
 
+    def first(done: Future) -> None:
+        if not answered.done():
+            answered.set_result(done.result())
+
     def send() -> None:
         future = client.call_async(request)
-        future.add_done_callback(lambda f: answered.done() or answered.set_result(f.result()))
+        future.add_done_callback(first)
         sent.append(future)
     until = time.monotonic() + timeout_s
     send()
