@@ -680,3 +680,24 @@ def test_a_heuristic_goal_ends_soon_after_a_cancel():
            detail=result.detail[:160], seconds=round(seconds, 2))
     assert status == GoalStatus.STATUS_CANCELED and result.termination_reason == R.REASON_CANCELED
     assert seconds < 5.0, seconds
+
+
+def test_a_goal_whose_request_is_lost_is_sent_again_and_runs_once():
+    """Under load a test client lost its first goal: the planner was listed before it had matched
+    the client. ``PlannerClient`` sends an unanswered goal again with the same goal id (the server
+    refuses an id it has, so a goal never runs twice). The double here loses the first request."""
+    import sys
+
+    from llm_planner_ros.ros.client import PlannerClient
+
+    ns = f"/lostgoal_{uuid.uuid4().hex[:6]}"
+    with NodeProcess([sys.executable, "-m", "helpers.silent_action_server", "--answer-after", "1",
+                      "--ros-args", "-r", f"__ns:={ns}"], ready="silent server up"), \
+            PlannerClient(ns, node_name="lost_goal_test") as planner:
+        assert planner.wait_until_ready(30)
+        t0 = time.monotonic()
+        outcome = planner.plan("Watch TV", timeout_s=60)
+        seconds = time.monotonic() - t0
+    report(task="the first goal request is lost", status=outcome.status_name,
+           reason=outcome.result.termination_reason, detail=outcome.result.detail, seconds=round(seconds, 2))
+    assert outcome.succeeded and outcome.result.detail == "request 2"   # the second request ran, once

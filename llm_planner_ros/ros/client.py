@@ -15,7 +15,9 @@ futures, and notices a planner that goes away (its heartbeat stops) instead of w
 """
 from __future__ import annotations
 
+import itertools
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,15 +27,20 @@ import rclpy
 from action_msgs.msg import GoalInfo, GoalStatus
 from action_msgs.srv import CancelGoal
 from rclpy.action import ActionClient
+from rclpy.action.client import ClientGoalHandle
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.client import Client
 from rclpy.context import Context
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
+from rclpy.task import Future
+from unique_identifier_msgs.msg import UUID
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import MethodOptions
-from llm_planner_ros.ros.liveness import PeerWatch
+from llm_planner_ros.ros.liveness import RESEND_S, PeerWatch
+from llm_planner_ros.ros.skill_action import GoalStatusWatch
 from llm_planner_ros.ros.wait import wait_future
 
 STATUS_NAMES = {GoalStatus.STATUS_SUCCEEDED: "SUCCEEDED", GoalStatus.STATUS_ABORTED: "ABORTED",
@@ -99,6 +106,7 @@ class PlannerClient:
         self._action: ActionClient[Any, Any, Any] = ActionClient(self.node, PlanTask, action)
         self._cancel: Client[Any, Any] = self.node.create_client(CancelGoal, f"{action}/_action/cancel_goal")
         self._planner = PeerWatch(self.node, "planner", namespace=action.rpartition("/")[0], announce=False)
+        self._status = GoalStatusWatch(self.node, action, ReentrantCallbackGroup())
         if self._own:
             self._executor = MultiThreadedExecutor(context=self._context)
             self._executor.add_node(self.node)
@@ -147,11 +155,47 @@ class PlannerClient:
             feedback.append(message.feedback)
             if on_feedback is not None:
                 on_feedback(message.feedback)
-        sent = self._action.send_goal_async(goal, feedback_callback=on_message)
-        self._wait(sent, timeout_s, "accept the goal")
-        handle = sent.result()
-        assert handle is not None   # _wait returns only once the future is done
+        handle = self._send(goal, on_message, timeout_s)
         return GoalRun(handle, handle.get_result_async() if handle.accepted else None, feedback)
+
+    def _send(self, goal: PlanTask.Goal, on_message, timeout_s: float) -> ClientGoalHandle:
+        """The planner's answer to ``goal``. A server listed in the graph may not have matched this
+        client yet (under load, for seconds), and a goal sent then is lost: an unanswered goal is
+        sent again, with the same goal id, every ``RESEND_S``. The server refuses a goal id it
+        already has, so a goal is never run twice; such a refusal is read as "it has it" when the
+        action's status lists the goal (its acceptance was lost)."""
+        goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+        decided: Future = Future()
+        refused_resends: list[ClientGoalHandle] = []
+
+        def answer_to(nth: int):
+            def on_answer(sent: Future) -> None:
+                handle = sent.result()
+                if handle is None or decided.done():
+                    return
+                if handle.accepted or nth == 0:   # accepted, or refused before any resend existed
+                    decided.set_result(handle)
+                else:                              # maybe a duplicate of a goal the server has
+                    refused_resends.append(handle)
+            return on_answer
+        until = time.monotonic() + timeout_s
+        for nth in itertools.count():
+            self._action.send_goal_async(goal, feedback_callback=on_message, goal_uuid=goal_id) \
+                .add_done_callback(answer_to(nth))
+            waited = wait_future(decided, min(RESEND_S, max(0.0, until - time.monotonic())), lost=self._planner.lost)
+            if waited == "lost":
+                raise PlannerGone("the planner went away before it could accept the goal")
+            if waited == "done" or time.monotonic() >= until:
+                break
+            if refused_resends:   # the first arrived and its answer did not: the status lists the goal
+                listed = self._status.wait_listed(goal_id, RESEND_S)
+                decided.set_result(ClientGoalHandle(self._action, goal_id, PlanTask.Impl.SendGoalService.Response(
+                    accepted=True)) if listed else refused_resends[0])
+                break
+        handle = decided.result() if decided.done() else None
+        if handle is None:
+            raise TimeoutError(f"the planner did not accept the goal within {timeout_s:g}s")
+        return handle
 
     def result(self, run: GoalRun, timeout_s: float = 3600.0) -> PlanOutcome:
         """Wait for the goal's end."""
