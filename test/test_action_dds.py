@@ -301,7 +301,8 @@ def test_time_limit_cancelled_queued_goal_and_live_parameters(queue_server):
     from llm_planner_msgs.msg import MethodOptions
 
     client, _ = queue_server
-    slow = client.send_plan(PlanTask.Goal(task="steps=40", options=MethodOptions(time_limit_s=0.5)))
+    # 40 s of steps, stopped at 5 s: room for the queued goal's cancel to end it first, under load too
+    slow = client.send_plan(PlanTask.Goal(task="steps=400", options=MethodOptions(time_limit_s=5.0)))
     queued = client.send_plan(PlanTask.Goal(task="steps=1"))
     client.cancel(queued)   # a queued goal ends now, not when its turn comes
     status, result = queued.result(timeout=10)
@@ -309,7 +310,7 @@ def test_time_limit_cancelled_queued_goal_and_live_parameters(queue_server):
     assert not slow.result_future.done()
     status, result = slow.result(timeout=20)
     assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == "time_limit"
-    assert result.detail == "the goal ran past its time limit of 0.5s" and result.steps
+    assert result.detail == "the goal ran past its time limit of 5s" and result.steps
 
     setter = client.node.create_client(SetParameters, "planner/set_parameters")
     assert setter.wait_for_service(timeout_sec=20)

@@ -26,6 +26,7 @@ import json
 import os
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Optional
 
@@ -39,6 +40,7 @@ from rclpy.qos import QoSProfile
 from rclpy.serialization import serialize_message
 
 from llm_planner_msgs.action import PlanTask
+from llm_planner_ros.ros.liveness import RESEND_S
 from llm_planner_ros.ros.qos import LATCHED_EVERY
 from llm_planner_ros.ros.spin import spin_node
 
@@ -171,6 +173,8 @@ class McapRecorder(Node):
         self._open_next()
         self._fetched: set[bytes] = set()   # goals whose result was asked for
         self._fetching = threading.Lock()   # status messages may arrive on two threads at once
+        self._asked: dict[bytes, tuple[Any, float]] = {}   # asked, not answered: goal id, when asked
+        self._written: OrderedDict[bytes, None] = OrderedDict()   # results written (the newest 1000)
         group = ReentrantCallbackGroup()
         from llm_planner_msgs.msg import ApprovalRequest, GoalQueue, PlanState, PlanStep, TrackerState
 
@@ -191,6 +195,7 @@ class McapRecorder(Node):
         self._get_result: Client[Any, Any] = self.create_client(PlanTask.Impl.GetResultService,
                                                                 f"{action}/_action/get_result",
                                               callback_group=group)
+        self.create_timer(1.0, self._ask_again, callback_group=group)
         self.get_logger().info(f"recording to {self.folder}")
 
     def _open_next(self) -> None:
@@ -261,15 +266,39 @@ class McapRecorder(Node):
                     self._fetched.add(goal_id)
                     asks.append(status.goal_info.goal_id)
         for goal_id in asks:
-            request = PlanTask.Impl.GetResultService.Request()
-            request.goal_id = goal_id
-            self._get_result.call_async(request).add_done_callback(self._on_result)
+            self._ask(goal_id)
 
-    def _on_result(self, future) -> None:
+    def _ask(self, goal_id) -> None:
+        """Ask for a goal's result; asked again every ``RESEND_S`` until it is answered (a request
+        sent before the planner's service has matched this node is lost), written once."""
+        key = bytes(goal_id.uuid)
+        request = PlanTask.Impl.GetResultService.Request()
+        request.goal_id = goal_id
+        with self._fetching:
+            if key in self._written:
+                return
+            self._asked[key] = (goal_id, time.monotonic())
+        self._get_result.call_async(request).add_done_callback(lambda f: self._on_result(key, f))
+
+    def _ask_again(self) -> None:
+        with self._fetching:
+            late = [goal_id for goal_id, sent in self._asked.values() if time.monotonic() - sent > RESEND_S]
+        for goal_id in late:
+            self._ask(goal_id)
+
+    def _on_result(self, key: bytes, future) -> None:
         response = future.result()
-        if response is not None:
-            self._write(self._result_topic, serialize_message(response), end_of_goal=True)
-            self.get_logger().info(f"recorded a result ({response.result.termination_reason})")
+        if response is None:
+            return
+        with self._fetching:
+            if key in self._written:
+                return
+            self._written[key] = None
+            self._asked.pop(key, None)
+            while len(self._written) > 1000:
+                self._written.popitem(last=False)
+        self._write(self._result_topic, serialize_message(response), end_of_goal=True)
+        self.get_logger().info(f"recorded a result ({response.result.termination_reason})")
 
     def destroy_node(self) -> None:
         with self._lock:
