@@ -73,13 +73,18 @@ class DomainDef:
         return False
 
 
-@lru_cache(maxsize=16)
-def read_domain(text: str) -> DomainDef:
+def _define(text: str, kind: str) -> tuple[list, str]:
+    """The body of a ``(define (<kind> name) ...)`` text and its name."""
     tree = parse_sexpr(text)
     if not tree or not isinstance(tree[0], list) or tree[0][:1] != ["define"]:
-        raise PddlError("not a PDDL domain: it does not start with (define ...)")
+        raise PddlError(f"not a PDDL {kind}: it does not start with (define ...)")
     body = tree[0]
-    name = next((x[1] for x in body if isinstance(x, list) and x[:1] == ["domain"]), "domain")
+    return body, next((x[1] for x in body if isinstance(x, list) and x[:1] == [kind]), kind)
+
+
+@lru_cache(maxsize=16)
+def read_domain(text: str) -> DomainDef:
+    body, name = _define(text, "domain")
     parents = {t: p for t, p in _typed(_section(body, ":types")) if t != p}
     constants = dict(_typed(_section(body, ":constants")))
     predicates = {p[0]: len(_typed(p[1:])) for p in _section(body, ":predicates") if isinstance(p, list) and p}
@@ -102,11 +107,7 @@ class ProblemDef:
 
 
 def read_problem(text: str) -> ProblemDef:
-    tree = parse_sexpr(text)
-    if not tree or not isinstance(tree[0], list) or tree[0][:1] != ["define"]:
-        raise PddlError("not a PDDL problem: it does not start with (define ...)")
-    body = tree[0]
-    name = next((x[1] for x in body if isinstance(x, list) and x[:1] == ["problem"]), "problem")
+    body, name = _define(text, "problem")
     init = set()
     for atom in _section(body, ":init"):
         if isinstance(atom, list) and atom and all(isinstance(x, str) for x in atom):

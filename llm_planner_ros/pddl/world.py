@@ -38,6 +38,10 @@ class WorldState:
     def by_id(self) -> dict[int, str]:
         return {i: name for name, i in self.ids.items()}
 
+    def classes_by_id(self) -> dict[int, str]:
+        """Instance id -> class, for the instances that have both."""
+        return {i: self.classes[name] for name, i in self.ids.items() if name in self.classes}
+
     def instances_of(self, class_name: str) -> list[str]:
         return sorted((n for n, c in self.classes.items() if c == class_name), key=lambda n: self.ids.get(n, 0))
 

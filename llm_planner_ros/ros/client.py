@@ -39,6 +39,7 @@ from unique_identifier_msgs.msg import UUID
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import MethodOptions
+from llm_planner_ros.ros.conversions import nul_field
 from llm_planner_ros.ros.liveness import RESEND_S, PeerWatch
 from llm_planner_ros.ros.skill_action import GoalStatusWatch
 from llm_planner_ros.ros.wait import wait_future
@@ -72,23 +73,6 @@ class GoalRun:
     handle: Any
     result_future: Any
     feedback: list = field(default_factory=list)
-
-
-def nul_field(msg: Any, prefix: str = "") -> str:
-    """The first string field of a ROS message (nested messages and sequences too) that holds
-    a NUL character, named as ``goal_conditions[1]``; "" when none does."""
-    for name in msg.get_fields_and_field_types():
-        value = getattr(msg, name)
-        items = value if isinstance(value, (list, tuple)) else [value]
-        for i, item in enumerate(items):
-            where = f"{prefix}{name}" + (f"[{i}]" if items is value else "")
-            if isinstance(item, str) and "\0" in item:
-                return where
-            if hasattr(item, "get_fields_and_field_types"):
-                found = nul_field(item, where + ".")
-                if found:
-                    return found
-    return ""
 
 
 class PlannerClient:

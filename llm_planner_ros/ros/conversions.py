@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from llm_planner_msgs.action import PlanTask
@@ -125,25 +125,41 @@ def to_plain(msg: Any) -> Any:
 MsgT = TypeVar("MsgT")
 
 
+def each_string(msg: Any, change: Callable[[str, str], str], prefix: str = "") -> None:
+    """Call ``change(where, text)`` on every string of a ROS message (nested messages and
+    sequences too; ``where`` names it, e.g. ``goal_conditions[1]``) and keep what it returns."""
+    for name in msg.get_fields_and_field_types():
+        value = getattr(msg, name)
+        where = prefix + name
+        if isinstance(value, str):
+            setattr(msg, name, change(where, value))
+        elif isinstance(value, list) and value and isinstance(value[0], str):
+            setattr(msg, name, [change(f"{where}[{i}]", v) for i, v in enumerate(value)])
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if hasattr(item, "get_fields_and_field_types"):
+                    each_string(item, change, f"{where}[{i}].")
+        elif hasattr(value, "get_fields_and_field_types"):
+            each_string(value, change, where + ".")
+
+
 def redacted(msg: MsgT) -> MsgT:
     """``msg`` with every string in it (nested messages and sequences too) redacted, in place:
     what a node publishes, returns or sends leaves the process without a secret in it, however
     the secret got in (an LLM server that echoes its key into a completion, a pasted task)."""
     known = secrets()
-
-    def walk(m: Any) -> None:
-        for name in m.get_fields_and_field_types():
-            value = getattr(m, name)
-            if isinstance(value, str):
-                if value:
-                    setattr(m, name, redact(value, known))
-            elif isinstance(value, list) and value and isinstance(value[0], str):
-                setattr(m, name, [redact(v, known) for v in value])
-            elif isinstance(value, list):
-                for item in value:
-                    if hasattr(item, "get_fields_and_field_types"):
-                        walk(item)
-            elif hasattr(value, "get_fields_and_field_types"):
-                walk(value)
-    walk(msg)
+    each_string(msg, lambda _where, text: redact(text, known) if text else text)
     return msg
+
+
+def nul_field(msg: Any) -> str:
+    """The first string of a ROS message that holds a NUL character, named as
+    ``goal_conditions[1]``; "" when none does."""
+    found: list[str] = []
+
+    def check(where: str, text: str) -> str:
+        if "\0" in text and not found:
+            found.append(where)
+        return text
+    each_string(msg, check)
+    return found[0] if found else ""

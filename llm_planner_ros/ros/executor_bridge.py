@@ -218,8 +218,7 @@ class ExecutorBridgeNode(Node):
             reply = self._robot_world_state(GetWorldState.Request(), GetWorldState.Response())
             if not reply.success:
                 raise LookupError(reply.message or "the robot did not report its world")
-            world = WorldState.from_lines(reply.objects, ())
-            self._robot_classes = {i: world.classes[name] for name, i in world.ids.items()}
+            self._robot_classes = WorldState.from_lines(reply.objects, ()).classes_by_id()
         return self._robot_classes.get(instance_id)
 
     def _robot_world_state(self, request: GetWorldState.Request,

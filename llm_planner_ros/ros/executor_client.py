@@ -42,7 +42,7 @@ class BridgeWorld:
         self._reply: Optional[GetWorldState.Response] = None
         self._reply_has_applicable = False
         self._wants_applicable = False
-        self._classes: dict[int, str] = {}   # instance id -> class, from the last reply since the reset
+        self._classes: dict[int, str] = {}   # instance id -> class, read from a reply since the reset
         self.skill_timeout_s = timeout_s
         self.wait_s = wait_s
 
@@ -66,15 +66,16 @@ class BridgeWorld:
             if response.domain:
                 self._domain = response.domain
             self._reply, self._reply_has_applicable = response, request.include_applicable
-            world = WorldState.from_lines(response.objects, ())
-            self._classes = {i: world.classes[name] for name, i in world.ids.items()}
         return self._reply
 
     def instance_class(self, instance_id: int) -> Optional[str]:
-        """The class of an instance id, from the last world-state reply (asked again for an id it lacks)."""
+        """The class of an instance id, read from the world-state reply when the id is not known
+        yet (asked again when the cached reply lacks it); kept until the next reset."""
+        if instance_id not in self._classes:
+            self._classes = WorldState.from_lines(self.observe().objects, ()).classes_by_id()
         if instance_id not in self._classes:
             self._reply = None
-            self.observe()
+            self._classes = WorldState.from_lines(self.observe().objects, ()).classes_by_id()
         return self._classes.get(instance_id)
 
     def world_state(self) -> WorldState:
@@ -105,7 +106,7 @@ class RosExecutor(BridgeWorld):
         running when it fires is cancelled on the bridge, which cancels it on the robot."""
         super().__init__(node, skill_timeout_s, wait_s, stop)
         self.skills = SkillActionClient(node, "execute_skill", "the executor bridge", lost=self.bridge.lost,
-                                        gone=lambda: self.bridge.gone(max(2.0, wait_s)))
+                                        gone=lambda: self.bridge.gone(wait_s))
         self._reset: Client[Any, Any] = node.create_client(ResetScene, "reset_scene",
                                                            callback_group=ReentrantCallbackGroup())
         self.cancel_wait_s = cancel_wait_s

@@ -70,10 +70,11 @@ class PeerWatch:
         last = self._last
         return last is not None and time.monotonic() - last <= LOST_AFTER_S
 
-    def gone(self, grace_s: float = RESTART_GRACE_S) -> bool:
-        """Lost, and no beat within ``grace_s`` either: what a new call checks, so that a peer
-        that was restarted a moment ago (its first beats not heard yet) is waited for, not refused."""
-        return self.lost() and not self.wait_heard(grace_s)
+    def gone(self, wait_s: float = 0.0) -> bool:
+        """Lost, and no beat within ``wait_s`` (at least ``RESTART_GRACE_S``) either: what a new
+        call checks, so that a peer restarted a moment ago (its first beats not heard yet) is
+        waited for, not refused."""
+        return self.lost() and not self.wait_heard(max(RESTART_GRACE_S, wait_s))
 
     def wait_heard(self, timeout_s: float) -> bool:
         """Wait until a beat arrives within ``LOST_AFTER_S`` of now."""
@@ -94,7 +95,7 @@ def call_peer(client: Client, request, peer: PeerWatch, who: str, error: type[Pl
     restarted can be listed before it has matched this client (the dead one stays listed until
     its DDS lease ends), and a request sent then reaches only the dead one."""
     gone = f"{who} is not running: no heartbeat for {LOST_AFTER_S:g}s"
-    if peer.gone(max(RESTART_GRACE_S, wait_s)):
+    if peer.gone(wait_s):
         raise error(gone)
     deadline = time.monotonic() + wait_s
     while not client.service_is_ready():

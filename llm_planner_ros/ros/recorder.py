@@ -26,7 +26,6 @@ import json
 import os
 import threading
 import time
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Optional
 
@@ -171,10 +170,9 @@ class McapRecorder(Node):
         self._file: Any = None
         self._writer: Any = None
         self._open_next()
-        self._fetched: set[bytes] = set()   # goals whose result was asked for
+        self._fetched: set[bytes] = set()   # goals whose result was asked for (answered or not)
+        self._asked: dict[bytes, tuple[Any, float]] = {}   # of those, not answered: goal id, when asked
         self._fetching = threading.Lock()   # status messages may arrive on two threads at once
-        self._asked: dict[bytes, tuple[Any, float]] = {}   # asked, not answered: goal id, when asked
-        self._written: OrderedDict[bytes, None] = OrderedDict()   # results written (the newest 1000)
         group = ReentrantCallbackGroup()
         from llm_planner_msgs.msg import ApprovalRequest, GoalQueue, PlanState, PlanStep, TrackerState
 
@@ -259,7 +257,9 @@ class McapRecorder(Node):
         asks = []
         with self._fetching:
             # the server lists a goal until its result expires: remember only those still listed
-            self._fetched &= {bytes(s.goal_info.goal_id.uuid) for s in msg.status_list}
+            listed = {bytes(s.goal_info.goal_id.uuid) for s in msg.status_list}
+            self._fetched &= listed
+            self._asked = {k: v for k, v in self._asked.items() if k in listed}
             for status in msg.status_list:
                 goal_id = bytes(status.goal_info.goal_id.uuid)
                 if status.status in ended and goal_id not in self._fetched:
@@ -275,8 +275,6 @@ class McapRecorder(Node):
         request = PlanTask.Impl.GetResultService.Request()
         request.goal_id = goal_id
         with self._fetching:
-            if key in self._written:
-                return
             self._asked[key] = (goal_id, time.monotonic())
         self._get_result.call_async(request).add_done_callback(lambda f: self._on_result(key, f))
 
@@ -291,12 +289,8 @@ class McapRecorder(Node):
         if response is None:
             return
         with self._fetching:
-            if key in self._written:
+            if self._asked.pop(key, None) is None:   # answered already (or no longer listed)
                 return
-            self._written[key] = None
-            self._asked.pop(key, None)
-            while len(self._written) > 1000:
-                self._written.popitem(last=False)
         self._write(self._result_topic, serialize_message(response), end_of_goal=True)
         self.get_logger().info(f"recorded a result ({response.result.termination_reason})")
 
