@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from action_msgs.msg import GoalStatus
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from unique_identifier_msgs.msg import UUID
 
 from helpers.faulty_openai import FaultyOpenAIServer
 from helpers.processes import NodeProcess, ros_node, wait_until
@@ -367,7 +368,7 @@ def test_a_bridge_killed_mid_plan_is_noticed_at_once_and_the_executed_steps_are_
     report(task="bridge killed after 2 steps", status=STATUS.get(status), reason=result.termination_reason,
            detail=result.detail[:160], seconds=round(noticed, 2))
     assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == R.REASON_EXECUTOR_ERROR
-    assert "went away" in result.detail and noticed < 4.0   # heartbeat lost after 1.5 s
+    assert "went away" in result.detail and noticed < 10.0   # about 3 s; DDS alone: its 20 s lease
     executed = [s for s in result.steps if s.executed]
     assert len(executed) >= 2 and result.program[:2] == [s.script for s in executed[:2]]
     [goal] = [g for g in read_traces(trace) if g["request"]["task"] == "Watch TV"]
@@ -385,7 +386,16 @@ def execute_skill(client: RosTestClient, skill):
 
     ac = client.action_client(ExecuteSkill, "execute_skill")
     assert ac.wait_for_server(timeout_sec=30)
-    handle = wait_future(ac.send_goal_async(ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill))), 30)
+    goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill))
+    goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+    for _ in range(6):   # a goal sent before the server matched this client is lost: sent again, same id
+        try:
+            handle = wait_future(ac.send_goal_async(goal, goal_uuid=goal_id), 5)
+            break
+        except TimeoutError:
+            continue
+    else:
+        raise TimeoutError("the goal was not answered within 30 s")
     return wait_future(handle.get_result_async(), 60).result
 
 

@@ -3,7 +3,9 @@
 DDS discovery notices a killed process only when its participant lease runs out (Fast DDS:
 20 s), and so do ``service_is_ready`` and DDS liveliness QoS (measured here: 20 s for both). The
 executor bridge and the tracker publish ``heartbeat/<node>`` every ``PERIOD_S``; a client that
-has heard a peer and then hears nothing for ``LOST_AFTER_S`` treats it as gone.
+has heard a peer, then hears nothing for ``LOST_AFTER_S`` and nothing in the ``CONFIRM_S`` after
+that either, treats it as gone (about 3 s in all). The second wait is for a client or peer that
+was starved of CPU a moment: the beats it has not handled yet arrive then.
 """
 from __future__ import annotations
 
@@ -22,8 +24,10 @@ from llm_planner_ros.ros.qos import HEARTBEAT
 from llm_planner_ros.ros.wait import TICK_S, wait_future
 
 PERIOD_S = 0.25
-LOST_AFTER_S = 1.5
+LOST_AFTER_S = 2.0
+CONFIRM_S = 1.0         # silence seen: how long more a beat is waited for before the peer is called lost
 RESTART_GRACE_S = 2.0   # a call to a peer heard lost first waits this long for a restarted one's beat
+MATCH_WAIT_S = 30.0     # a peer heard beating gets this long for its services to match (discovery under load)
 RESEND_S = 5.0          # an unanswered idempotent request is sent again after this long
 
 
@@ -48,6 +52,7 @@ class PeerWatch:
         self._node = node
         self._announce = announce
         self._last: Optional[float] = None
+        self._lost_since: Optional[float] = None   # the last beat of a peer confirmed lost
         self._heard = threading.Condition()
         name = f"{namespace.rstrip('/')}/{topic(peer)}" if namespace else topic(peer)
         node.create_subscription(Time, name, self._on_beat, HEARTBEAT, callback_group=ReentrantCallbackGroup())
@@ -61,9 +66,17 @@ class PeerWatch:
             self._node.get_logger().info(f"heard the {self.peer}'s heartbeat")
 
     def lost(self) -> bool:
-        """Heard once, then silent for ``LOST_AFTER_S``."""
+        """Heard once, then silent for ``LOST_AFTER_S`` and for ``CONFIRM_S`` after that (waited
+        here the first time the silence is seen)."""
         last = self._last
-        return last is not None and time.monotonic() - last > LOST_AFTER_S
+        if last is None or time.monotonic() - last <= LOST_AFTER_S:
+            return False
+        if self._lost_since == last:
+            return True
+        if self.wait_heard(CONFIRM_S):
+            return False
+        self._lost_since = last
+        return True
 
     def heard(self) -> bool:
         """A beat arrived within ``LOST_AFTER_S``."""
@@ -88,21 +101,23 @@ def call_peer(client: Client, request, peer: PeerWatch, who: str, error: type[Pl
     """``client``'s answer to an idempotent ``request`` from ``who``, a node whose heartbeat
     ``peer`` hears. Raises ``error`` when ``who`` is known gone (a peer heard lost gets ``wait_s``
     to be heard again: it may have been restarted a moment ago), when its service is not there
-    after ``wait_s``, when it goes away while it answers, or when it takes longer than
-    ``timeout_s``; the goal's own error when ``stop`` fires first.
+    after ``wait_s`` (``MATCH_WAIT_S`` while its heartbeat is heard), when it goes away while it
+    answers, or when it takes longer than ``timeout_s``; the goal's own error when ``stop`` fires
+    first.
 
     The request is sent again every ``RESEND_S`` until one is answered: a server that was
     restarted can be listed before it has matched this client (the dead one stays listed until
     its DDS lease ends), and a request sent then reaches only the dead one."""
-    gone = f"{who} is not running: no heartbeat for {LOST_AFTER_S:g}s"
+    gone = f"{who} is not running: no heartbeat for {LOST_AFTER_S + CONFIRM_S:g}s"
     if peer.gone(wait_s):
         raise error(gone)
-    deadline = time.monotonic() + wait_s
+    start = time.monotonic()
     while not client.service_is_ready():
         if peer.lost():
             raise error(gone)
-        if time.monotonic() >= deadline:
-            raise error(f"{who}'s '{client.srv_name}' service is not available after {wait_s:g}s")
+        waited = time.monotonic() - start
+        if waited >= wait_s and not (peer.heard() and waited < MATCH_WAIT_S):
+            raise error(f"{who}'s '{client.srv_name}' service is not available after {waited:.3g}s")
         if stop is not None and stop.wait(TICK_S):
             stop.check()
         elif stop is None:

@@ -17,7 +17,7 @@ import rclpy
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import MethodOptions
 from llm_planner_ros.ros.client import STATUS_NAMES, PlannerClient, PlannerGone
-from llm_planner_ros.ros.liveness import LOST_AFTER_S
+from llm_planner_ros.ros.liveness import CONFIRM_S, LOST_AFTER_S
 
 
 def format_feedback(fb: PlanTask.Feedback) -> str:
@@ -69,7 +69,7 @@ def send(client: PlannerClient, goal: PlanTask.Goal, server_timeout: float, acce
             client.cancel(run)
             outcome = client.result(run)
     except PlannerGone as exc:
-        print(f"{exc} (no heartbeat for {LOST_AFTER_S:g}s); the goal has no result", file=sys.stderr)
+        print(f"{exc} (no heartbeat for {LOST_AFTER_S + CONFIRM_S:g}s); the goal has no result", file=sys.stderr)
         return 6
     except ValueError as exc:
         print(f"not sent: {exc}", file=sys.stderr)
