@@ -30,6 +30,7 @@ setup(
             "send_goal = llm_planner_ros.ros.send_goal:main",
             "executor_bridge = llm_planner_ros.ros.executor_bridge:main",
             "sim_robot = llm_planner_ros.ros.executor_bridge:sim_robot_main",
+            "pddl_robot = llm_planner_ros.ros.pddl_robot:main",
             "tracker_node = llm_planner_ros.ros.tracker_node:main",
             "console_node = llm_planner_ros.ros.console_node:main",
             "mcap_recorder = llm_planner_ros.ros.recorder:main",

@@ -3,11 +3,12 @@
 ros2 launch llm_planner_ros planner_launch.py [namespace:=/robot1] [params_file:=/path.yaml]
     [policy_file:=/path.yaml] [enclaves:=/llm_planner_ros]
 """
-from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
+
+from launch import LaunchDescription
 
 
 def generate_launch_description():

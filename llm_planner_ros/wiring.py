@@ -95,9 +95,10 @@ class ServiceConfig:
 
 
 def build_service(config: ServiceConfig, executor_factory: Optional[Callable[[str, str], Executor]] = None,
-                  judge=None, approver: Optional[Approver] = None,
-                  trace: Optional[TraceLog] = None) -> PlanningService:
+                  judge=None, approver: Optional[Approver] = None, trace: Optional[TraceLog] = None,
+                  robot_world: Optional[Callable[[bool], Optional[Executor]]] = None) -> PlanningService:
     return PlanningService.build(config.backend, config.planner, executor_factory=executor_factory,
                                  pet_settings=config.pet, judge=judge, heuristic_settings=config.heuristic,
                                  safety=config.safety, approver=approver, trace=trace,
-                                 goal_directed=config.goal_directed, policy=config.policy)
+                                 goal_directed=config.goal_directed, policy=config.policy,
+                                 robot_world=robot_world)

@@ -13,11 +13,10 @@ from pathlib import Path
 import pytest
 from action_msgs.msg import GoalStatus
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from unique_identifier_msgs.msg import UUID
 
 from helpers.faulty_openai import FaultyOpenAIServer
 from helpers.processes import NodeProcess, ros_node, wait_until
-from helpers.ros_client import RosTestClient, wait_future
+from helpers.ros_client import RosTestClient, execute_skill, wait_future
 from llm_planner_msgs.action import ExecuteSkill, PlanTask
 from llm_planner_msgs.msg import ApprovalRequest, MethodOptions
 from llm_planner_msgs.srv import Approve
@@ -379,24 +378,6 @@ def test_a_bridge_killed_mid_plan_is_noticed_at_once_and_the_executed_steps_are_
 
 # -- issue 22: nothing slips past the last hop ----------------------------------------------------
 BRIDGE_READY = "serving action 'execute_skill'"
-
-
-def execute_skill(client: RosTestClient, skill):
-    """The bridge's (or the robot's) ExecuteSkill result for ``skill``, sent straight to it."""
-
-    ac = client.action_client(ExecuteSkill, "execute_skill")
-    assert ac.wait_for_server(timeout_sec=30)
-    goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill))
-    goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-    for _ in range(6):   # a goal sent before the server matched this client is lost: sent again, same id
-        try:
-            handle = wait_future(ac.send_goal_async(goal, goal_uuid=goal_id), 5)
-            break
-        except TimeoutError:
-            continue
-    else:
-        raise TimeoutError("the goal was not answered within 30 s")
-    return wait_future(handle.get_result_async(), 60).result
 
 
 def test_an_instance_id_of_another_class_is_refused_at_every_hop():

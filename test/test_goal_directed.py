@@ -78,13 +78,23 @@ def test_goals_written_by_hand_with_class_names_and_synonyms():
 @pytest.mark.parametrize("conditions, actions, message", [
     (["on tv"], [], "is not a literal"),
     (["(on tv"], [], "is not a literal"),
-    (["(switched_on tv)"], [], "unknown predicate 'switched_on'"),
-    (["(on tv kitchen extra)"], [], "takes 1 argument"),
-    ([], ["LOOKAT|TELEPORT"], "names no known action (TELEPORT)"),
+    ([], [" | "], "names no action"),
 ])
 def test_a_malformed_goal_is_an_invalid_request_naming_it(conditions, actions, message):
     with pytest.raises(InvalidRequest, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_request(task="Watch TV", method="pddl", goal_conditions=conditions, action_goals=actions)
+
+
+@pytest.mark.parametrize("conditions, actions, message", [
+    (["(switched_on tv)"], [], "unknown predicate 'switched_on'"),
+    (["(on tv kitchen extra)"], [], "takes 1 argument"),
+    ([], ["LOOKAT|TELEPORT"], "names no known action (TELEPORT)"),
+])
+def test_a_goal_naming_what_the_world_lacks_is_invalid_naming_it(conditions, actions, message):
+    """Words are checked against the world's domain when the goal is resolved (the request alone
+    does not say which world it is for)."""
+    with pytest.raises(InvalidGoal, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_goal(conditions, actions)
 
 
 def test_an_unknown_object_or_a_misplaced_character_is_invalid_in_the_world():

@@ -16,10 +16,10 @@ def test_the_shipped_mobile_manipulator_profile_validates():
     profile = load_profile(shipped("mobile_manipulator"))
     assert profile.name == "mobile_manipulator" and len(profile.spec.examples) >= 10
     assert {a.skill for a in profile.spec.actions.values()} >= {"NAVIGATE_TO", "PICK", "PLACE", "OPEN", "HAND_OVER"}
-    assert profile.say("(holding robot_1 cup_1)") == "I am holding the cup"
-    assert profile.say("(not (open fridge_1))") == "the fridge is closed"
-    assert profile.why_not("(holding robot_1 cup_1)") == "I am not holding the cup"
-    assert profile.why_not("(not (open fridge_1))") == "the fridge is open"
+    assert profile.say("(holding robot_1 cup_13)") == "I am holding the cup"
+    assert profile.say("(not (open fridge_7))") == "the fridge is closed"
+    assert profile.why_not("(holding robot_1 cup_13)") == "I am not holding the cup"
+    assert profile.why_not("(not (open fridge_7))") == "the fridge is open"
     words = synonyms(profile)
     assert words["refrigerator"] == "fridge" and words["kitchen counter"] == "kitchen_counter"
 
@@ -65,7 +65,8 @@ def test_skills_run_on_the_pddl_world_and_failures_come_back_in_the_profiles_wor
     handed = executor.execute(Skill("HAND_OVER", ("cup", "person")))
     assert handed.success and "the person has the cup" in handed.observation
     world = executor.world_state()
-    assert ("has", "person_1", "cup_1") in world.facts and world.classes["cup_1"] == "cup" and world.ids["cup_1"] == 1
+    assert ("has", "person_12", "cup_13") in world.facts
+    assert world.classes["cup_13"] == "cup" and world.ids["cup_13"] == 13
     closed = executor.execute(Skill("PICK_FROM", ("milk", "fridge")))
     assert not closed.success
     assert executor.execute(Skill("FLY", ("cup",))).failure.type is ErrorType.PARSE_ERROR
@@ -73,7 +74,7 @@ def test_skills_run_on_the_pddl_world_and_failures_come_back_in_the_profiles_wor
     assert Skill("NAVIGATE_TO", ("fridge",), text="go to the fridge") in skills
     assert all(s.action != "PICK" for s in skills)   # nothing to pick where the robot stands
     executor.reset()
-    assert ("at", "robot_1", "dock_1") in executor.world.state and not executor.history
+    assert ("at", "robot_1", "dock_6") in executor.world.state and not executor.history
 
 
 def test_a_plan_by_fast_downward_runs_on_the_profiles_world():
@@ -83,7 +84,8 @@ def test_a_plan_by_fast_downward_runs_on_the_profiles_world():
 
     profile = load_profile(shipped("mobile_manipulator"))
     executor = PddlWorldExecutor(profile)
-    problem = profile.world_text.replace("(:goal (and))", "(:goal (and (has person_1 apple_1) (in milk_1 cupboard_1)))")
+    problem = profile.world_text.replace("(:goal (and))",
+                                         "(:goal (and (has person_12 apple_15) (in milk_16 cupboard_8)))")
     outcome = solve(profile.domain_text, problem, 30.0, "lama-first")
     assert outcome.status == "solved", outcome.detail
     for action in outcome.actions:
@@ -94,4 +96,70 @@ def test_a_plan_by_fast_downward_runs_on_the_profiles_world():
                       tuple(int(n.rsplit("_", 1)[1]) for n in names))
         result = executor.execute(skill)
         assert result.success, (action, result.failure)
-    assert {("has", "person_1", "apple_1"), ("in", "milk_1", "cupboard_1")} <= executor.world.state
+    assert {("has", "person_12", "apple_15"), ("in", "milk_16", "cupboard_8")} <= executor.world.state
+
+
+# -- the planner over a profile's world ---------------------------------------------------------
+def profile_service(smollm2, embedder, demos, executor):
+    from llm_planner_ros.planning.service import PlanningService
+    from llm_planner_ros.planning.settings import PlannerSettings
+
+    def reset(scene: str, task: str) -> PddlWorldExecutor:
+        executor.reset()
+        return executor
+    return PlanningService(smollm2, embedder, PlannerSettings(), demos=demos, executor_factory=reset,
+                           robot_world=lambda executes: executor)
+
+
+def test_pddl_plans_and_executes_over_a_profiles_world(smollm2, embedder, demos):
+    """The probe's robot world: goal literals over its own predicates and classes, the agent by
+    its words; each skill passes the gate against the profile and runs on the PDDL executor."""
+    from llm_planner_ros.core.errors import CancelToken
+    from llm_planner_ros.core.request import parse_request
+    from llm_planner_ros.core.types import TerminationReason
+
+    executor = PddlWorldExecutor(load_profile(shipped("mobile_manipulator")))
+    service = profile_service(smollm2, embedder, demos, executor)
+    steps = []
+    result = service.plan(parse_request(task="Bring me the apple and put the milk away", method="pddl", execute=True,
+                                        goal_conditions=["(has person apple)", "(in milk cupboard)",
+                                                         "(at robot dock)"]),
+                          steps.append, CancelToken())
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    assert [s.skill.action for s in result.steps][:1] == ["NAVIGATE_TO"]
+    assert result.steps[0].skill.text.startswith("go to the ")
+    assert {("has", "person_12", "apple_15"), ("in", "milk_16", "cupboard_8"), ("at", "robot_1", "dock_6")} \
+        <= executor.world.state
+    planned = service.plan(parse_request(task="Turn on the light", method="pddl",
+                                         goal_conditions=["(switched_on light)"]), lambda e: None, CancelToken())
+    assert planned.termination_reason is TerminationReason.END_OF_PLAN, planned.detail
+    assert planned.steps[-1].skill.script() == "[SWITCH_ON] <lamp> (10)"
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"goal_conditions": ["(on tv)"]}, "'on' takes 2 argument"),
+    ({"goal_conditions": ["(teleported robot)"]}, "unknown predicate 'teleported'"),
+    ({"goal_conditions": ["(at robot spaceship)"], "execute": True}, "unknown object 'spaceship'"),
+    ({"action_goals": ["WATCH"]}, "this world has no action goals"),
+])
+def test_a_goal_is_checked_against_the_profiles_world(smollm2, embedder, demos, fields, message):
+    from llm_planner_ros.core.errors import CancelToken, InvalidGoal
+    from llm_planner_ros.core.request import parse_request
+
+    executor = PddlWorldExecutor(load_profile(shipped("mobile_manipulator")))
+    service = profile_service(smollm2, embedder, demos, executor)
+    with pytest.raises(InvalidGoal, match=message):
+        service.plan(parse_request(task="Do it", method="pddl", **fields), lambda e: None, CancelToken())
+
+
+def test_the_gate_checks_a_skill_against_the_profile():
+    from llm_planner_ros.safety.policy import SkillPolicy
+
+    profile = load_profile(shipped("mobile_manipulator"))
+    executor = PddlWorldExecutor(profile)
+    policy = SkillPolicy(object_denylist=["kettle"])
+    assert policy.refusal(Skill("PICK", ("cup",), (13,)), executor.instance_class, profile) == ""
+    assert "not a skill of the mobile_manipulator profile" in policy.refusal(Skill("GRAB", ("cup",)), None, profile)
+    assert "is a 'mug', not a 'cup'" in policy.refusal(Skill("PICK", ("cup",), (14,)), executor.instance_class, profile)
+    assert "'kettle' is not allowed" in policy.refusal(Skill("SWITCH_ON", ("kettle",)), None, profile)
+    assert "'spaceship' is not an object class" in policy.refusal(Skill("PICK", ("spaceship",)), None, profile)

@@ -8,6 +8,7 @@ from llm_planner_ros.core.types import ErrorType, PreconditionFailure, Skill
 
 if TYPE_CHECKING:
     from llm_planner_ros.pddl.world import WorldState
+    from llm_planner_ros.profiles.loader import WorldProfile
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,11 @@ class ExecutionResult:
 
 class Executor(Protocol):
     objects: list[str]   # object classes present since the last reset (the skill bank's objects)
+
+    @property
+    def profile(self) -> Optional[WorldProfile]:
+        """The robot's world: its skills, objects and words (None: the built-in one)."""
+        ...
 
     def reset(self, scene_id: str, graph: Optional[dict] = None) -> list[str]:
         """Start from a scene's initial state (or the given graph); returns its object classes."""

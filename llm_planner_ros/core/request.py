@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from llm_planner_ros.core.types import Method
 
 if TYPE_CHECKING:
-    from llm_planner_ros.pddl.goals import GoalSpec
+    from llm_planner_ros.pddl.goals import GoalSpec, GoalVocabulary
 
 MAX_TASK_CHARS = 500
 MAX_DESCRIPTION_CHARS = 4000
@@ -93,11 +93,12 @@ class PlanRequest(BaseModel):
             _check_text(item, info.field_name, MAX_SCENE_ID_CHARS, allow_newlines=False)
         return tuple(x.strip() for x in v if x.strip())
 
-    def goal_spec(self) -> GoalSpec:
-        """The goal conditions, checked against the domain's predicates and verbs."""
+    def goal_spec(self, vocabulary: Optional[GoalVocabulary] = None) -> GoalSpec:
+        """The goal conditions, checked against the world's predicates (``vocabulary``: a
+        profile's; None: the built-in domain's)."""
         from llm_planner_ros.pddl.goals import parse_goal
 
-        return parse_goal(self.goal_conditions, self.action_goals)
+        return parse_goal(self.goal_conditions, self.action_goals, vocabulary=vocabulary)
 
     @field_validator("task")
     @classmethod
@@ -144,13 +145,14 @@ def describe_validation_error(exc: ValidationError) -> str:
 def parse_request(**fields: object) -> PlanRequest:
     """Build a :class:`PlanRequest` or raise :class:`InvalidRequest` with a specific reason."""
     from llm_planner_ros.core.errors import InvalidGoal
+    from llm_planner_ros.pddl.goals import check_syntax
 
     try:
         request = PlanRequest(**fields)
     except ValidationError as exc:
         raise InvalidRequest(describe_validation_error(exc)) from None
     try:
-        request.goal_spec()
+        check_syntax(request.goal_conditions, request.action_goals)
     except InvalidGoal as exc:
         raise InvalidRequest(str(exc)) from None
     return request

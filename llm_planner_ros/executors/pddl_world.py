@@ -42,6 +42,9 @@ class PddlWorldExecutor:
     def goal_met(self) -> Optional[bool]:
         return None
 
+    def instance_class(self, instance_id: int) -> Optional[str]:
+        return self.world_state().classes_by_id().get(instance_id)
+
     def execute(self, skill: Skill) -> ExecutionResult:
         actions = [name for name, a in self.profile.spec.actions.items() if a.skill == skill.action]
         if not actions:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
@@ -19,6 +19,9 @@ from llm_planner_ros.pddl import world
 from llm_planner_ros.skills import bank as banks
 from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import ACTIONS, object_phrase
+
+if TYPE_CHECKING:
+    from llm_planner_ros.profiles.loader import WorldProfile
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,7 @@ class VirtualHomeExecutor:
     """Executes skills one by one on the evolving graph, carrying the state forward."""
 
     HOLDS = ("HOLDS_RH", "HOLDS_LH")
+    profile: Optional[WorldProfile] = None   # the built-in world: VirtualHome's skills and object classes
 
     def __init__(self, scene_id: str = "TrimmedTestScene1", graph: Optional[dict] = None,
                  goal: Optional[dict] = None) -> None:

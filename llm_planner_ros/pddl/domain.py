@@ -1,12 +1,14 @@
 """What the planner reads from a domain file besides what Fast Downward reads: each action's
 parameters, its unconditional effects (to compare with what the executor then observes), and
-the skill it becomes (``; skill <action>: <VERB> ?param ...`` lines)."""
+the skill it becomes: given by the world's profile (with its words), or read from
+``; skill <action>: <VERB> ?param ...`` lines in the domain."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Union
+from typing import Optional, Union
 
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.pddl.world import Atom, WorldState
@@ -42,6 +44,7 @@ class ActionSchema:
     deletes: tuple[tuple[str, ...], ...]
     skill_verb: str = ""
     skill_args: tuple[str, ...] = ()
+    skill_words: str = ""                        # the skill in words, "{0}" the first of skill_args
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,11 @@ class Domain:
         names = [binding[p] for p in schema.skill_args]
         classes = [world.classes.get(n, n) for n in names]
         ids = [world.ids[n] for n in names if n in world.ids]
-        return make_skill(schema.skill_verb, classes, ids if len(ids) == len(names) else ())
+        ids = ids if len(ids) == len(names) else []
+        if schema.skill_words:
+            return Skill(schema.skill_verb, tuple(classes), tuple(ids),
+                         schema.skill_words.format(*(c.replace("_", " ") for c in classes)))
+        return make_skill(schema.skill_verb, classes, ids)
 
     def without_skills(self, verbs: set[str]) -> Domain:
         """This domain without the actions that become one of ``verbs`` (skills the policy
@@ -113,9 +120,16 @@ def _effects(effect: SExpr) -> tuple[list, list]:
     return [], []
 
 
-def parse_domain(text: str) -> Domain:
-    skills = {m.group(1).lower(): m.group(2).split() for m in
-              re.finditer(r";\s*skill\s+([\w-]+)\s*:\s*([^\n]*)", text)}
+# action -> (skill, the action's parameters it takes, its words)
+SkillMap = Mapping[str, tuple[str, tuple[str, ...], str]]
+
+
+def parse_domain(text: str, skills: Optional[SkillMap] = None) -> Domain:
+    """The domain's actions with the skill each becomes: from ``skills`` (a world profile's),
+    else from the domain's ``; skill`` lines."""
+    if skills is None:
+        skills = {m.group(1).lower(): (m.group(2).split()[0], tuple(m.group(2).split()[1:]), "") for m in
+                  re.finditer(r";\s*skill\s+([\w-]+)\s*:\s*([^\n]*)", text) if m.group(2).split()}
     tree = parse_sexpr(text)
     if not tree or not isinstance(tree[0], list) or tree[0][:1] != ["define"]:
         raise ValueError("not a PDDL domain: it does not start with (define ...)")
@@ -131,8 +145,9 @@ def parse_domain(text: str) -> Domain:
         mapping = skills.get(part[1])
         if mapping is None:
             raise ValueError(f"domain action {part[1]!r} has no '; skill {part[1]}: VERB ?param ...' line")
-        actions[part[1]] = ActionSchema(part[1], params, tuple(adds), tuple(dels), mapping[0].upper(),
-                                        tuple(p.lower() for p in mapping[1:]))
+        verb, args, words = mapping
+        actions[part[1]] = ActionSchema(part[1], params, tuple(adds), tuple(dels), verb.upper(),
+                                        tuple(p.lower() for p in args), words)
     unobserved = frozenset(w for m in re.finditer(r";\s*unobserved\s*:([^\n]*)", text) for w in m.group(1).split())
     return Domain(name, text, actions, unobserved)
 

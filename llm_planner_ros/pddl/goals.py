@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Optional
 
@@ -34,6 +34,17 @@ class Literal:
     def __str__(self) -> str:
         atom = f"({' '.join((self.predicate,) + self.args)})"
         return f"(not {atom})" if self.negated else atom
+
+
+@dataclass(frozen=True)
+class GoalVocabulary:
+    """What goal conditions may name in a world that a profile declares: each predicate's number
+    of arguments, the words for the agent's instance, and the words people use for object
+    classes (word -> class). Without one, the built-in domain's names and aliases apply."""
+
+    arity: Mapping[str, int]
+    agent: str = ""
+    synonyms: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -76,34 +87,52 @@ def action_verbs(domain: str = "virtualhome") -> frozenset[str]:
     return frozenset(p[4:].upper() for p in domain_signature(domain) if p.startswith("did_"))
 
 
-def parse_goal(conditions: Sequence[str], action_goals: Sequence[str] = (), domain: str = "virtualhome") -> GoalSpec:
-    """Syntax and vocabulary only (no world needed); raises :class:`InvalidGoal` naming the item."""
+def check_syntax(conditions: Sequence[str], action_goals: Sequence[str] = ()) -> None:
+    """The form of the goal conditions, before the world they name is known (a request is
+    checked so when it arrives; its words are checked against the world's when it is resolved)."""
     if len(conditions) + len(action_goals) > MAX_CONDITIONS:
         raise InvalidGoal(f"goal_conditions: {len(conditions) + len(action_goals)} conditions; the limit is "
                           f"{MAX_CONDITIONS}")
-    signature = domain_signature(domain)
-    literals = []
     for text in conditions:
         m = _LITERAL.match(text.strip())
         if m is None or bool(m.group(1)) != bool(m.group(4)):
             raise InvalidGoal(f"goal_conditions: {text!r} is not a literal; write '(predicate arg ...)' "
                               "or '(not (predicate arg ...))', e.g. '(on tv)'")
+    for text in action_goals:
+        if not any(v.strip() for v in text.split("|")):
+            raise InvalidGoal(f"action_goals: {text!r} names no action")
+
+
+def parse_goal(conditions: Sequence[str], action_goals: Sequence[str] = (), domain: str = "virtualhome",
+               vocabulary: Optional[GoalVocabulary] = None) -> GoalSpec:
+    """Syntax and vocabulary only (no world needed); raises :class:`InvalidGoal` naming the item.
+    ``vocabulary``: the predicates of a profile's world (no aliases, no action goals)."""
+    check_syntax(conditions, action_goals)
+    if vocabulary is not None:
+        arity, aliases, verbs = dict(vocabulary.arity), frozenset[tuple[str, int]](), frozenset[str]()
+    else:
+        arity = {p: len(types) for p, types in domain_signature(domain).items()}
+        aliases, verbs = frozenset(_ALIASES), action_verbs(domain)
+    literals = []
+    for text in conditions:
+        m = _LITERAL.match(text.strip())
+        assert m is not None   # checked above
         pred, args = m.group(2).lower(), tuple(a.lower() for a in m.group(3).split())
-        if pred not in signature and (pred, len(args)) not in _ALIASES:
+        if pred not in arity and (pred, len(args)) not in aliases:
             raise InvalidGoal(f"goal_conditions: unknown predicate {pred!r} in {text.strip()!r}; known: "
-                              f"{', '.join(sorted(set(signature) | {a for a, _ in _ALIASES}))}")
-        if pred in signature and len(signature[pred]) != len(args) and (pred, len(args)) not in _ALIASES:
-            raise InvalidGoal(f"goal_conditions: {pred!r} takes {len(signature[pred])} argument(s), "
+                              f"{', '.join(sorted(set(arity) | {a for a, _ in aliases}))}")
+        if pred in arity and arity[pred] != len(args) and (pred, len(args)) not in aliases:
+            raise InvalidGoal(f"goal_conditions: {pred!r} takes {arity[pred]} argument(s), "
                               f"got {len(args)} in {text.strip()!r}")
         literals.append(Literal(pred, args, bool(m.group(1))))
-    verbs = action_verbs(domain)
     actions = []
     for text in action_goals:
         alternatives = tuple(v.strip().upper() for v in text.split("|") if v.strip())
         unknown = [v for v in alternatives if v not in verbs]
         if not alternatives or unknown:
             raise InvalidGoal(f"action_goals: {text!r} names no known action ({', '.join(unknown) or 'empty'}); "
-                              f"known: {', '.join(sorted(verbs))}")
+                              + (f"known: {', '.join(sorted(verbs))}" if verbs else
+                                 "this world has no action goals: say what must hold instead"))
         actions.append(alternatives)
     return GoalSpec(tuple(literals), tuple(actions))
 
@@ -254,12 +283,14 @@ def _synonyms() -> dict[str, tuple[str, ...]]:
     return {k: tuple(sorted(v)) for k, v in out.items()}
 
 
-def _resolve_arg(arg: str, world: WorldState, text: str) -> tuple[str, tuple[str, ...]]:
+def _resolve_arg(arg: str, world: WorldState, text: str,
+                 vocabulary: Optional[GoalVocabulary] = None) -> tuple[str, tuple[str, ...]]:
     """("instance", (name,)) or ("class", instances)."""
     if arg in world.objects:
         return "instance", (arg,)
-    if arg in CHARACTER_WORDS:
-        return "instance", (world.character,)
+    agent = vocabulary.agent if vocabulary is not None else world.character
+    if arg in CHARACTER_WORDS and agent:
+        return "instance", (agent,)
     m = re.fullmatch(r"(.+?)[._](\d+)|(\d+)", arg)
     if m:
         wanted = int(m.group(2) or m.group(3))
@@ -267,7 +298,9 @@ def _resolve_arg(arg: str, world: WorldState, text: str) -> tuple[str, tuple[str
         if hits:
             return "instance", (hits[0],)
         raise InvalidGoal(f"goal_conditions: no object {arg!r} in this scene (in {text})")
-    for cls in (arg,) + _synonyms().get(arg, ()):
+    words = (vocabulary.synonyms.get(arg.replace("_", " "), arg),) if vocabulary is not None \
+        else _synonyms().get(arg, ())
+    for cls in (arg,) + words:
         instances = world.instances_of(cls)
         if instances:
             return "class", tuple(instances)
@@ -278,23 +311,25 @@ def _resolve_arg(arg: str, world: WorldState, text: str) -> tuple[str, tuple[str
                          f"e.g. {', '.join(known[:10])}"))
 
 
-def resolve_objects(names: Sequence[str], world: WorldState) -> set[str]:
+def resolve_objects(names: Sequence[str], world: WorldState,
+                    vocabulary: Optional[GoalVocabulary] = None) -> set[str]:
     """Instances named by ``names`` (instances or classes: every instance of a class)."""
     out: set[str] = set()
     for name in names:
-        out |= set(_resolve_arg(name.strip().lower(), world, f"objects: {name!r}")[1])
+        out |= set(_resolve_arg(name.strip().lower(), world, f"objects: {name!r}", vocabulary)[1])
     return out
 
 
-def ground_goal(spec: GoalSpec, world: WorldState, prefer: Optional[Sequence[str]] = None) -> GroundGoal:
+def ground_goal(spec: GoalSpec, world: WorldState, prefer: Optional[Sequence[str]] = None,
+                vocabulary: Optional[GoalVocabulary] = None) -> GroundGoal:
     """Ground a spec in a world. A class stands for any one of its instances, the same one in every
     literal; combinations beyond MAX_ALTERNATIVES keep the instances listed first (``prefer``
-    orders them, e.g. nearest first)."""
-    signature = domain_signature()
+    orders them, e.g. nearest first). ``vocabulary``: a profile's world (its predicates as they are)."""
+    signature = domain_signature() if vocabulary is None else {}
     classes: dict[str, tuple[str, ...]] = {}
     resolved = []
     for lit in spec.literals:
-        kinds = [_resolve_arg(a, world, str(lit)) for a in lit.args]
+        kinds = [_resolve_arg(a, world, str(lit), vocabulary) for a in lit.args]
         for arg, (kind, names) in zip(lit.args, kinds):
             if kind == "class":
                 classes[arg] = names
@@ -307,9 +342,12 @@ def ground_goal(spec: GoalSpec, world: WorldState, prefer: Optional[Sequence[str
     alternatives = []
     for combo in combos:
         binding = dict(zip(order, combo))
-        alt = []
+        alt: list[tuple[bool, tuple[Atom, ...]]] = []
         for lit, args in resolved:
             ground = tuple(binding[a] if k == "class" else n[0] for a, k, n in args)
+            if vocabulary is not None:
+                alt.append((lit.negated, ((lit.predicate,) + ground,)))
+                continue
             preds = _resolve_predicate(lit.predicate, ground, world)
             for p in preds:
                 types = signature[p]

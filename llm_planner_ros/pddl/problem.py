@@ -42,7 +42,10 @@ def _candidates(world: WorldState, props: tuple[str, ...], near: set[str], limit
 def relevant_objects(world: WorldState, goal: GroundGoal, allowed: Optional[set[str]] = None,
                      excluded: frozenset[str] = frozenset()) -> set[str]:
     """What the problem keeps; with ``allowed``, only those (plus the character, the rooms and the
-    goal's own objects); never one of ``excluded`` (objects the policy does not let be touched)."""
+    goal's own objects); never one of ``excluded`` (objects the policy does not let be touched).
+    A world without the built-in domain's character (a profile's) is kept whole."""
+    if not world.character:
+        return (set(world.objects) if allowed is None else allowed | set(goal.objects)) - excluded
     if allowed is not None:
         world = WorldState(world.objects, frozenset(a for a in world.facts if all(
             x in allowed or x == world.character or ("is_room", x) in world.facts for x in a[1:])),

@@ -47,7 +47,8 @@ class WorldState:
 
     @property
     def character(self) -> str:
-        return next(n for n, t in self.objects.items() if t == "character")
+        """The instance of type ``character`` (the built-in domain's agent); "" when there is none."""
+        return next((n for n, t in self.objects.items() if t == "character"), "")
 
     def to_lines(self) -> tuple[list[str], list[str]]:
         """("name - type" lines, "(pred arg ...)" lines): the form the bridge sends over ROS."""

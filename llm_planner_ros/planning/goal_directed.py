@@ -22,7 +22,7 @@ from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import GoalStatus, PlanResult, PlanStep, StepEvent, TerminationReason
 from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pddl.domain import load_domain
-from llm_planner_ros.pddl.goals import GoalSpec, contradictions, ground_goal, resolve_objects
+from llm_planner_ros.pddl.goals import GoalSpec, GoalVocabulary, contradictions, ground_goal, resolve_objects
 from llm_planner_ros.pddl.problem import build_problem
 from llm_planner_ros.safety.policy import SkillPolicy
 
@@ -52,10 +52,11 @@ class GoalDirectedPlanner:
         self.settings = settings
 
     @staticmethod
-    def check(request: PlanRequest) -> GoalSpec:
-        """The goal's conditions, or :class:`InvalidGoal` when there are none (before anything runs;
-        objects are checked against the world when it is read)."""
-        spec = request.goal_spec()
+    def check(request: PlanRequest, vocabulary: Optional[GoalVocabulary] = None) -> GoalSpec:
+        """The goal's conditions, or :class:`InvalidGoal` when there are none or they name what
+        the world's predicates do not (before anything runs; objects are checked against the
+        world when it is read)."""
+        spec = request.goal_spec(vocabulary)
         if not spec:
             raise InvalidGoal("goal_conditions: method 'pddl' needs goal conditions or action goals, e.g. "
                               "goal_conditions: ['(on tv)'], action_goals: ['LOOKAT|WATCH']")
@@ -71,14 +72,16 @@ class GoalDirectedPlanner:
         s = self.settings
         stats = stats if stats is not None else {}
         stats.update(planner_s=0.0, plans=0, problem_objects=0, problem_facts=0)
-        domain = load_domain(executor.domain_text())
+        profile = getattr(executor, "profile", None)
+        vocabulary = profile.goal_vocabulary() if profile is not None else None
+        domain = profile.planning_domain() if profile is not None else load_domain(executor.domain_text())
         refused = sorted({a.skill_verb for a in domain.actions.values()
                           if policy is not None and not policy.action_allowed(a.skill_verb)})
         domain = domain.without_skills(set(refused))
         t0 = time.perf_counter()
         world = executor.world_state()
-        goal = ground_goal(spec, world)
-        allowed = resolve_objects(objects, world) if objects else None
+        goal = ground_goal(spec, world, vocabulary=vocabulary)
+        allowed = resolve_objects(objects, world, vocabulary) if objects else None
         excluded = frozenset(n for n, c in world.classes.items() if policy is not None and not policy.object_allowed(c))
         stats["world_s"] = time.perf_counter() - t0
         steps: list[PlanStep] = []

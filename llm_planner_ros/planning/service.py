@@ -111,10 +111,14 @@ class PlanningService:
                  safety: SafetySettings = SafetySettings(), approver: Optional[Approver] = None,
                  trace: Optional[TraceLog] = None,
                  goal_directed: GoalDirectedSettings = GoalDirectedSettings(),
-                 policy: SkillPolicy = SkillPolicy()) -> None:
+                 policy: SkillPolicy = SkillPolicy(),
+                 robot_world: Optional[Callable[[bool], Optional[Executor]]] = None) -> None:
         """``executor_factory(scene_id, task)`` gives the executor, reset, for goals with
         ``execute=True``; by default the in-process VirtualHome simulator. ``judge`` answers PET's
-        subtask questions (e.g. the tracker node over ROS); by default the one ``pet_settings`` names."""
+        subtask questions (e.g. the tracker node over ROS); by default the one ``pet_settings`` names.
+        ``robot_world(executes)`` gives the executor as it is now, not reset, when its world is a
+        profile's (its skills, objects and words; None: the built-in world): goals are checked
+        against it, and plan-only goals plan from its state."""
         self.trace = trace
         llm = RecordingLLM(llm, trace) if trace is not None else llm
         self.llm = llm
@@ -135,6 +139,7 @@ class PlanningService:
         self.goal_directed = GoalDirectedPlanner(goal_directed)
         self._interpreted: Optional[InterpretedGoalPlanner] = None
         self._interpreted_lock = threading.Lock()
+        self.robot_world = robot_world
 
     @classmethod
     def build(cls, backend: BackendSettings, defaults: PlannerSettings,
@@ -144,12 +149,13 @@ class PlanningService:
               safety: SafetySettings = SafetySettings(), approver: Optional[Approver] = None,
               trace: Optional[TraceLog] = None,
               goal_directed: GoalDirectedSettings = GoalDirectedSettings(),
-              policy: SkillPolicy = SkillPolicy()) -> PlanningService:
+              policy: SkillPolicy = SkillPolicy(),
+              robot_world: Optional[Callable[[bool], Optional[Executor]]] = None) -> PlanningService:
         t0 = time.perf_counter()
         service = cls(build_llm(backend), build_embedder(backend), defaults, executor_factory=executor_factory,
                       pet_settings=pet_settings, judge=judge, heuristic_settings=heuristic_settings,
                       safety=safety, approver=approver, trace=trace, goal_directed=goal_directed,
-                      policy=policy)
+                      policy=policy, robot_world=robot_world)
         log.info("planner ready in %.1fs (llm %s)", time.perf_counter() - t0, service.llm.name)
         return service
 
@@ -263,8 +269,13 @@ class PlanningService:
                               "of the whole plan; use approval 'step' or an open-loop method")
         req = request if request.scene_id else request.model_copy(update={"scene_id": resources.SCENES[0]})
         # every check before anything runs (the executor's reset is the first side effect)
+        robot = self.robot_world(request.execute) if self.robot_world is not None else None
+        profile = robot.profile if robot is not None else None
+        if profile is not None and method not in (Method.PDDL,):
+            raise InvalidGoal(f"method: '{method.value}' does not plan over a profile's world yet; the "
+                              f"{profile.name} profile's world is planned by 'pddl'")
         if method is Method.PDDL:
-            spec = self.goal_directed.check(req)
+            spec = self.goal_directed.check(req, profile.goal_vocabulary() if profile is not None else None)
         elif method is Method.INTERPRET:
             fallback = self._fallback_request(req)
             if fallback.method is not None:
@@ -289,7 +300,8 @@ class PlanningService:
         if gate is not None and self.safety.approval == "plan":
             return self._approved_plan(req, on_step, cancel, gate, report)
         if method is Method.PDDL:
-            world_source = gate if gate is not None else in_process_executor(req.scene_id, req.task)
+            world_source = gate if gate is not None else robot if robot is not None \
+                else in_process_executor(req.scene_id, req.task)
             result = self.goal_directed.plan(spec, world_source, on_step, cancel, execute=req.execute,
                                              stats=report.stats, objects=req.objects, policy=policy)
             result.goal_conditions = spec.lines()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Optional
@@ -20,7 +21,9 @@ from typing import Optional
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from llm_planner_ros.pddl.domain import parse_sexpr
+from llm_planner_ros.core.types import Skill
+from llm_planner_ros.pddl.domain import Domain, parse_domain, parse_sexpr
+from llm_planner_ros.pddl.goals import GoalVocabulary
 from llm_planner_ros.pddl.semantics import DomainDef, PddlError, read_domain, read_problem
 
 _SLOT = re.compile(r"\{(\d+)\}")
@@ -80,10 +83,31 @@ class WorldProfile:
     domain_text: str
     domain: DomainDef
     world_text: str
+    text: str = ""   # the profile file as written: what an executor sends over GetWorldState
 
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def planning_domain(self) -> Domain:
+        """The domain as the goal-directed planner reads it: each action with its skill and words."""
+        return _planning_domain(self.domain_text, tuple(
+            (name, (a.skill, a.args, a.words)) for name, a in self.spec.actions.items()))
+
+    def goal_vocabulary(self) -> GoalVocabulary:
+        return GoalVocabulary(dict(self.domain.predicates), self.spec.agent or "", synonyms(self))
+
+    def skill_problem(self, skill: Skill) -> str:
+        """Why ``skill`` is not one this robot has (its skill, its number of objects, object
+        classes of this world), or "" when it is."""
+        arities = sorted({len(a.args) for a in self.spec.actions.values() if a.skill == skill.action})
+        if not arities:
+            return (f"{skill.action or skill.text!r} is not a skill of the {self.name} profile; its skills: "
+                    f"{', '.join(sorted({a.skill for a in self.spec.actions.values()}))}")
+        if len(skill.objects) not in arities:
+            return f"{skill.action} takes {' or '.join(map(str, arities))} object(s), got {len(skill.objects)}"
+        unknown = [o for o in skill.objects if o not in self.spec.objects]
+        return f"{unknown[0]!r} is not an object class of the {self.name} profile" if unknown else ""
 
     def say(self, literal: str) -> str:
         """A ground literal in the profile's words: ``(holding robot_1 cup_1)`` -> "I am holding
@@ -147,6 +171,15 @@ def _check(spec: ProfileFile, domain: DomainDef, world_text: str, where: str) ->
         except PddlError as exc:
             problems.append(f"world: {exc}")
         else:
+            ids: dict[str, str] = {}
+            for o in world.objects:
+                m = re.fullmatch(r"(.+)_(\d+)", o)
+                if m is None:
+                    problems.append(f"world: {o!r} is not named <class>_<id>")
+                elif m.group(2) in ids:
+                    problems.append(f"world: {o!r} and {ids[m.group(2)]!r} share the id {m.group(2)} (ids are unique)")
+                else:
+                    ids[m.group(2)] = o
             unknown = sorted({class_of(o) for o in world.objects} - set(spec.objects))
             if unknown:
                 problems.append(f"objects: no entry for the world's class(es) {', '.join(unknown)}")
@@ -178,26 +211,63 @@ def _literal_problems(literal: str, spec: ProfileFile, domain: DomainDef) -> lis
             if class_of(a) not in spec.objects]
 
 
+@lru_cache(maxsize=16)
+def _planning_domain(domain_text: str, skills: tuple) -> Domain:
+    return parse_domain(domain_text, dict(skills))
+
+
+def _spec(text: str, where: str) -> ProfileFile:
+    try:
+        return ProfileFile(**(yaml.safe_load(text) or {}))
+    except yaml.YAMLError as exc:
+        raise ProfileError(f"{where}: {exc}") from None
+    except ValidationError as exc:
+        from llm_planner_ros.core.request import describe_validation_error
+
+        raise ProfileError(f"{where}: {describe_validation_error(exc)}") from None
+    except TypeError as exc:   # not a mapping
+        raise ProfileError(f"{where}: not a profile (a YAML mapping): {exc}") from None
+
+
 def load_profile(path: Path | str) -> WorldProfile:
     """Read and validate a profile file (raises :class:`ProfileError` naming what is wrong)."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        spec = ProfileFile(**(data or {}))
-    except (OSError, yaml.YAMLError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
         raise ProfileError(f"{path}: {exc}") from None
-    except ValidationError as exc:
-        from llm_planner_ros.core.request import describe_validation_error
-
-        raise ProfileError(f"{path}: {describe_validation_error(exc)}") from None
+    spec = _spec(text, str(path))
     try:
         domain_text = (path.parent / spec.domain).read_text(encoding="utf-8")
         world_text = (path.parent / spec.world).read_text(encoding="utf-8") if spec.world else ""
-        domain = read_domain(domain_text)
-    except (OSError, PddlError, ValueError) as exc:
+    except OSError as exc:
         raise ProfileError(f"{path}: {exc}") from None
-    _check(spec, domain, world_text, str(path))
-    return WorldProfile(spec, domain_text, domain, world_text)
+    return profile_from_texts(text, domain_text, world_text, str(path))
+
+
+def profile_from_texts(text: str, domain_text: str, world_text: str = "", where: str = "profile") -> WorldProfile:
+    """A profile from its file's text and its domain's (what a robot sends over GetWorldState)."""
+    spec = _spec(text, where)
+    try:
+        domain = read_domain(domain_text)
+    except (PddlError, ValueError) as exc:
+        raise ProfileError(f"{where}: {exc}") from None
+    _check(spec, domain, world_text, where)
+    return WorldProfile(spec, domain_text, domain, world_text, text)
+
+
+def find_profile(name_or_path: str) -> WorldProfile:
+    """A shipped profile by name (``mobile_manipulator``), or a profile file by path."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        return load_profile(path)
+    candidate = shipped(name_or_path)
+    if not candidate.exists():
+        root = Path(str(resources.files("llm_planner_ros.profiles")))
+        names = sorted(p.parent.name for p in root.glob("*/profile.yaml"))
+        raise ProfileError(f"profile {name_or_path!r}: no such file, and no shipped profile of that name; "
+                           f"shipped: {', '.join(names)}")
+    return load_profile(candidate)
 
 
 def shipped(name: str) -> Path:

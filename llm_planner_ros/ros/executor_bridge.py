@@ -40,6 +40,7 @@ from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, profile_from_texts
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
@@ -157,6 +158,8 @@ class ExecutorBridgeNode(Node):
         self._sim: Optional[SimulatedSkillServer] = None
         self._robot: Optional[SkillActionClient] = None
         self._robot_classes: dict[int, str] = {}
+        self._robot_profile_cache: Optional[WorldProfile] = None
+        self._robot_profile_read = False
         self._stops = GoalStops()
         if self.params.backend == "virtualhome":
             self._sim = SimulatedSkillServer(self, self.params.default_scene, group)
@@ -207,9 +210,27 @@ class ExecutorBridgeNode(Node):
         if self._sim is not None:
             return self.policy.refusal(skill, self._sim.instance_class)
         try:
-            return self.policy.refusal(skill, self._robot_instance_class)
+            profile = self._robot_profile()
+        except ProfileError as exc:
+            return f"not admissible: the robot's profile is invalid: {exc}"
+        try:
+            return self.policy.refusal(skill, self._robot_instance_class, profile)
         except LookupError as exc:
             return f"not admissible: its instance ids cannot be checked: {exc}"
+
+    def _robot_profile(self) -> Optional[WorldProfile]:
+        """The robot's world profile, read once from its GetWorldState (and again after a reset);
+        None, the built-in world, for a robot that sends none or serves no GetWorldState."""
+        if self._robot_profile_read:
+            return self._robot_profile_cache
+        reply = self._robot_world_state(GetWorldState.Request(include_domain=True), GetWorldState.Response())
+        self._robot_profile_read, self._robot_profile_cache = True, None
+        if not reply.success:
+            self.get_logger().warning(f"no profile from the robot ({reply.message}): checking skills against "
+                                      "the built-in world")
+        elif reply.profile:
+            self._robot_profile_cache = profile_from_texts(reply.profile, reply.domain, where="the robot's profile")
+        return self._robot_profile_cache
 
     def _robot_instance_class(self, instance_id: int) -> Optional[str]:
         """The class of an instance id on the robot: from its world's objects, asked again for an
@@ -237,7 +258,7 @@ class ExecutorBridgeNode(Node):
         return answer
 
     def _robot_reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
-        self._robot_classes = {}
+        self._robot_classes, self._robot_profile_read = {}, False
         response.success = True
         response.message = "robot backend: the robot's state is its own; nothing was reset"
         return response

@@ -22,6 +22,7 @@ from llm_planner_ros.core.errors import CancelToken, ExecutorError
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
 from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, profile_from_texts
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.liveness import PeerWatch, call_peer
 from llm_planner_ros.ros.skill_action import SkillActionClient
@@ -39,6 +40,7 @@ class BridgeWorld:
         self._world: Client[Any, Any] = node.create_client(GetWorldState, "get_world_state",
                                                            callback_group=ReentrantCallbackGroup())
         self._domain = ""
+        self._profile: Optional[WorldProfile] = None
         self._reply: Optional[GetWorldState.Response] = None
         self._reply_has_applicable = False
         self._wants_applicable = False
@@ -64,9 +66,25 @@ class BridgeWorld:
             if not response.success:
                 raise ExecutorError(f"the executor cannot report its world: {response.message}")
             if response.domain:
+                self._profile = self._read_profile(response)
                 self._domain = response.domain
             self._reply, self._reply_has_applicable = response, request.include_applicable
         return self._reply
+
+    @staticmethod
+    def _read_profile(response: GetWorldState.Response) -> Optional[WorldProfile]:
+        if not response.profile:
+            return None
+        try:
+            return profile_from_texts(response.profile, response.domain, where="the executor's profile")
+        except ProfileError as exc:
+            raise ExecutorError(str(exc)) from None
+
+    @property
+    def profile(self) -> Optional[WorldProfile]:
+        """The world profile the bridge reports (its robot's), or None for the built-in world."""
+        self.domain_text()
+        return self._profile
 
     def instance_class(self, instance_id: int) -> Optional[str]:
         """The class of an instance id, read from the world-state reply when the id is not known

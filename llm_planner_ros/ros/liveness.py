@@ -78,6 +78,10 @@ class PeerWatch:
         self._lost_since = last
         return True
 
+    def ever_heard(self) -> bool:
+        """A beat arrived once (the peer exists, or existed)."""
+        return self._last is not None
+
     def heard(self) -> bool:
         """A beat arrived within ``LOST_AFTER_S``."""
         last = self._last
@@ -115,9 +119,9 @@ def call_peer(client: Client, request, peer: PeerWatch, who: str, error: type[Pl
     while not client.service_is_ready():
         if peer.lost():
             raise error(gone)
-        waited = time.monotonic() - start
-        if waited >= wait_s and not (peer.heard() and waited < MATCH_WAIT_S):
-            raise error(f"{who}'s '{client.srv_name}' service is not available after {waited:.3g}s")
+        elapsed = time.monotonic() - start
+        if elapsed >= wait_s and not (peer.heard() and elapsed < MATCH_WAIT_S):
+            raise error(f"{who}'s '{client.srv_name}' service is not available after {elapsed:.3g}s")
         if stop is not None and stop.wait(TICK_S):
             stop.check()
         elif stop is None:

@@ -335,6 +335,7 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
         judge = RosSubtaskJudge(node, timeout_s=params.tracker_timeout_s, wait_s=params.bridge_wait_s, stop=stop)
     node.get_logger().info(f"loading planner (llm backend '{config.backend.llm_backend}')")
     factory: Optional[Callable[[str, str], Executor]] = None
+    robot_world: Optional[Callable[[bool], Optional[Executor]]] = None
     if params.executor_mode == "bridge":
         from llm_planner_ros.ros.executor_client import RosExecutor
 
@@ -344,11 +345,18 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
         def bridge_executor(scene_id: str, task: str) -> RosExecutor:
             bridge.reset(scene_id, task=task)
             return bridge
-        factory = bridge_executor
+
+        def bridge_world(executes: bool) -> Optional[RosExecutor]:
+            """The bridge, when it reports a profile's world; a plan-only goal sent while no bridge
+            was ever heard plans in the built-in world."""
+            if not executes and not bridge.bridge.ever_heard():
+                return None
+            return bridge if bridge.profile is not None else None
+        factory, robot_world = bridge_executor, bridge_world
     trace_path = default_path(node.get_namespace(), node.get_name()) if params.trace_log == "default" \
         else params.trace_log
     service = build_service(config, executor_factory=factory, judge=judge,
-                            trace=TraceLog(trace_path) if trace_path else None)
+                            trace=TraceLog(trace_path) if trace_path else None, robot_world=robot_world)
     # approval may be switched on while the node runs, so its topic and service always exist
     service.approver = RosApprover(node, lambda: service.safety.approval_timeout_s, goal_info)
     if config.safety.dry_run:

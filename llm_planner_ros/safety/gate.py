@@ -63,7 +63,8 @@ class SafetyGate:
         return getattr(self.inner, name)
 
     def execute(self, skill: Skill) -> ExecutionResult:
-        why = self.policy.refusal(skill, getattr(self.inner, "instance_class", None))
+        why = self.policy.refusal(skill, getattr(self.inner, "instance_class", None),
+                                  getattr(self.inner, "profile", None))
         if why:
             self.refused.append((skill, why))
             return ExecutionResult.failed(ErrorType.INVALID_ACTION, f"refused by the safety gate: {why}",

@@ -11,13 +11,16 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from typing import ClassVar, Optional
+from typing import TYPE_CHECKING, ClassVar, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import ACTIONS, admits
+
+if TYPE_CHECKING:
+    from llm_planner_ros.profiles.loader import WorldProfile
 
 
 class SkillPolicy(BaseModel):
@@ -32,11 +35,14 @@ class SkillPolicy(BaseModel):
     def names(self, field: str) -> set[str]:
         return {x.strip().upper() if "skill" in field else x.strip().lower() for x in getattr(self, field) if x.strip()}
 
-    def refusal(self, skill: Skill, instance_class: Optional[InstanceClass] = None) -> str:
+    def refusal(self, skill: Skill, instance_class: Optional[InstanceClass] = None,
+                profile: Optional[WorldProfile] = None) -> str:
         """Why ``skill`` must not reach the robot, or "" when it may. ``instance_class(id)`` gives
         the class of an instance id in the executor's world (None: no such id); a skill that names
-        ids is refused when it cannot be checked or an id is not of its named class."""
-        problem = admissibility_problem(skill) or instance_problem(skill, instance_class)
+        ids is refused when it cannot be checked or an id is not of its named class. ``profile``:
+        the robot's world, whose skills and objects are the admissible ones (None: the built-in's)."""
+        admissible = profile.skill_problem(skill) if profile is not None else admissibility_problem(skill)
+        problem = admissible or instance_problem(skill, instance_class)
         if problem:
             return f"not admissible: {problem}"
         if not self.action_allowed(skill.action):

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from rclpy.action import ActionClient
 from rclpy.task import Future
+from unique_identifier_msgs.msg import UUID
 
-from llm_planner_msgs.action import PlanTask
+from llm_planner_msgs.action import ExecuteSkill, PlanTask
+from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.client import PlannerClient
 
 
@@ -73,3 +76,21 @@ class RosTestClient:
 
     def close(self) -> None:
         self.planner.close()
+
+
+def execute_skill(client: RosTestClient, skill) -> Any:
+    """The bridge's (or the robot's) ExecuteSkill result for ``skill``, sent straight to it."""
+
+    ac = client.action_client(ExecuteSkill, "execute_skill")
+    assert ac.wait_for_server(timeout_sec=30)
+    goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill))
+    goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+    for _ in range(6):   # a goal sent before the server matched this client is lost: sent again, same id
+        try:
+            handle = wait_future(ac.send_goal_async(goal, goal_uuid=goal_id), 5)
+            break
+        except TimeoutError:
+            continue
+    else:
+        raise TimeoutError("the goal was not answered within 30 s")
+    return wait_future(handle.get_result_async(), 60).result

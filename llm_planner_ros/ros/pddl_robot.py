@@ -1,0 +1,93 @@
+"""Reference robot-side skill server for any world profile: the PDDL world executor behind the
+robot's ``execute_skill`` (ExecuteSkill), ``get_world_state`` (GetWorldState, with the profile)
+and ``reset_scene`` (ResetScene). What ``sim_robot`` is for VirtualHome, this is for a profile:
+put the executor bridge (``backend:=robot``) in front of it, or your robot's own servers in its
+place.
+
+Parameters: ``profile`` (a shipped profile's name, e.g. ``mobile_manipulator``, or a path to a
+``profile.yaml``), ``skill_delay_s`` (how long each skill takes).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Optional
+
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.action import ActionServer
+from rclpy.action.server import ServerGoalHandle
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+
+from llm_planner_msgs.action import ExecuteSkill
+from llm_planner_msgs.srv import GetWorldState, ResetScene
+from llm_planner_ros.core.errors import ExecutorError
+from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
+from llm_planner_ros.profiles.loader import ProfileError, find_profile
+from llm_planner_ros.ros import conversions
+from llm_planner_ros.ros.executor_bridge import executor_error, result_msg
+from llm_planner_ros.ros.skill_action import GoalStops
+from llm_planner_ros.ros.spin import spin_node
+
+
+class PddlRobotNode(Node):
+    def __init__(self) -> None:
+        super().__init__("pddl_robot")
+        fixed = ParameterDescriptor(read_only=True)
+        self.declare_parameter("profile", "mobile_manipulator", fixed)
+        self.declare_parameter("skill_delay_s", 0.0, fixed)
+        try:
+            profile = find_profile(str(self.get_parameter("profile").value))
+        except ProfileError as exc:
+            raise ExecutorError(str(exc)) from None
+        self.pddl = PddlWorldExecutor(profile)
+        self.skill_delay_s = float(self.get_parameter("skill_delay_s").value)
+        self._lock = threading.Lock()
+        self._stops = GoalStops()
+        group = ReentrantCallbackGroup()
+        self.create_service(GetWorldState, "get_world_state", self._world_state, callback_group=group)
+        self.create_service(ResetScene, "reset_scene", self._reset, callback_group=group)
+        self._action = ActionServer(self, ExecuteSkill, "execute_skill", execute_callback=self._execute,
+                                    cancel_callback=self._stops.on_cancel, callback_group=group)
+        self.get_logger().info(f"robot of profile '{profile.name}' serving action 'execute_skill'")
+
+    def _execute(self, goal_handle: ServerGoalHandle) -> ExecuteSkill.Result:
+        with self._stops.running(goal_handle) as stop:
+            skill = conversions.skill_from_msg(goal_handle.request.skill)
+            self.get_logger().info(f"executing skill {skill.script()}")
+            if self.skill_delay_s and stop.wait(self.skill_delay_s):
+                goal_handle.canceled()
+                return executor_error(f"{skill.script()} was cancelled while it ran; it stopped")
+            with self._lock:
+                try:
+                    result = result_msg(self.pddl.execute(skill))
+                except Exception as exc:   # never take the node down
+                    result = executor_error(f"the PDDL executor raised {type(exc).__name__}: {exc}")
+            self.get_logger().info(f"finished {skill.script()}: {'done' if result.success else 'failed'}")
+            goal_handle.succeed()
+            return result
+
+    def _reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
+        with self._lock:
+            response.objects = self.pddl.reset()
+        response.success = True
+        response.message = f"the {self.pddl.profile.name} profile's reference world"
+        return response
+
+    def _world_state(self, request: GetWorldState.Request,
+                     response: GetWorldState.Response) -> GetWorldState.Response:
+        with self._lock:
+            world = self.pddl.world_state()
+            if request.include_applicable:
+                response.applicable_skills = [conversions.skill_to_msg(s) for s in
+                                              self.pddl.applicable_skills(request.max_applicable or None)]
+        profile = self.pddl.profile
+        response.success, response.domain_name = True, profile.domain.name
+        if request.include_domain:
+            response.domain, response.profile = profile.domain_text, profile.text
+        response.objects, response.facts = world.to_lines()
+        response.goal_status = -1
+        return response
+
+
+def main(args: Optional[list[str]] = None) -> None:
+    raise SystemExit(spin_node(PddlRobotNode, "pddl_robot", args))

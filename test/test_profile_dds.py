@@ -1,0 +1,84 @@
+"""A robot that is not VirtualHome, over DDS (issue 23): the reference PDDL robot of the shipped
+mobile manipulator profile behind the executor bridge (robot backend), and the real planner node.
+The profile travels with the robot's GetWorldState; the planner and the bridge check and plan
+against it."""
+from __future__ import annotations
+
+import uuid
+
+from action_msgs.msg import GoalStatus
+
+from helpers.processes import ros_node
+from helpers.ros_client import RosTestClient, execute_skill, wait_future
+from llm_planner_msgs.action import PlanTask
+from llm_planner_msgs.srv import GetWorldState
+
+BRIDGE_READY = "serving action 'execute_skill'"
+ROBOT_READY = "serving action 'execute_skill'"
+
+
+def robot_stack(ns: str, *planner_params: str):
+    return (ros_node("pddl_robot", f"{ns}/robot", ROBOT_READY, "profile:=mobile_manipulator"),
+            ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=robot", "robot_action:=robot/execute_skill"),
+            ros_node("planner_node", ns, "planner ready", *planner_params))
+
+
+def test_the_robot_reports_its_profile_through_the_bridge():
+    ns = f"/mm_{uuid.uuid4().hex[:6]}"
+    robot, bridge, _ = robot_stack(ns)
+    with robot, bridge, RosTestClient(ns) as client:
+        srv = client.node.create_client(GetWorldState, "get_world_state")
+        assert srv.wait_for_service(timeout_sec=30)
+        reply = wait_future(srv.call_async(GetWorldState.Request(include_domain=True, include_applicable=True)), 30)
+        assert reply.success and reply.domain_name == "mobile_manipulator", reply.message
+        assert "name: mobile_manipulator" in reply.profile and "(:action navigate_to" in reply.domain
+        assert "robot_1 - robot" in reply.objects and "(at robot_1 dock_6)" in reply.facts
+        assert any(s.action == "NAVIGATE_TO" for s in reply.applicable_skills)
+
+
+def test_pddl_reaches_a_goal_on_the_mobile_manipulator_over_dds():
+    ns = f"/mm_{uuid.uuid4().hex[:6]}"
+    robot, bridge, planner = robot_stack(ns)
+    with robot, bridge, planner, RosTestClient(ns) as client:
+        goal = PlanTask.Goal(task="Bring me the apple", method="pddl", execute=True,
+                             goal_conditions=["(has person apple)"])
+        run = client.send_plan(goal, timeout=60)
+        status, result = run.result(timeout=180)
+        assert status == GoalStatus.STATUS_SUCCEEDED, result.detail
+        assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
+        assert result.program[0].startswith("[NAVIGATE_TO] <dining_table> (3)"), list(result.program)
+        assert "[HAND_OVER] <apple> (15) <person> (12)" in result.program
+        assert [s.skill.text for s in result.steps][0] == "go to the dining table"
+        assert "executing skill [PICK] <apple> (15)" in robot.output
+
+        # plan only: from the robot's world as it is now (the apple was handed over)
+        status, result = client.send_plan(PlanTask.Goal(task="Turn on the light", method="pddl",
+                                                        goal_conditions=["(switched_on light)"]),
+                                          timeout=60).result(timeout=120)
+        assert result.termination_reason == PlanTask.Result.REASON_END_OF_PLAN, result.detail
+        assert result.program[-1] == "[SWITCH_ON] <lamp> (10)"
+
+        # checked against the robot's predicates, not VirtualHome's
+        status, result = client.send_plan(PlanTask.Goal(task="Watch TV", method="pddl", execute=True,
+                                                        goal_conditions=["(facing character tv)"]),
+                                          timeout=60).result(timeout=60)
+        assert result.termination_reason == PlanTask.Result.REASON_INVALID_GOAL
+        assert "unknown predicate 'facing'" in result.detail and "switched_on" in result.detail
+
+
+def test_the_bridge_refuses_a_skill_the_robots_profile_lacks():
+    """The last hop checks against the robot's profile: VirtualHome's GRAB is not this robot's."""
+    from llm_planner_ros.core.types import Skill
+
+    ns = f"/mm_{uuid.uuid4().hex[:6]}"
+    robot, bridge, _ = robot_stack(ns)
+    with robot, bridge, RosTestClient(ns) as client:
+        for skill, refused in ((Skill("GRAB", ("cup",)), "not a skill of the mobile_manipulator profile"),
+                               (Skill("PICK", ("cup",), (14,)), "is a 'mug', not a 'cup'"),
+                               (Skill("NAVIGATE_TO", ("kitchen_counter",), (2,)), "")):
+            result = execute_skill(client, skill)
+            if refused:
+                assert not result.success and refused in result.failure.message, result.failure.message
+            else:
+                assert result.success, result.failure.message
+        assert "executing skill [GRAB]" not in robot.output and "executing skill [PICK]" not in robot.output
