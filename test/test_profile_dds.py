@@ -82,3 +82,27 @@ def test_the_bridge_refuses_a_skill_the_robots_profile_lacks():
             else:
                 assert result.success, result.failure.message
         assert "executing skill [GRAB]" not in robot.output and "executing skill [PICK]" not in robot.output
+
+
+def test_reprompt_and_heuristic_run_on_the_mobile_manipulator_over_dds():
+    """The LLM methods over the robot's profile, through the real nodes: reprompt with the
+    embedded model (its failures come back from the robot in the profile's words and are
+    corrected), and the heuristic search over the applicable skills the robot reports."""
+    from llm_planner_msgs.msg import MethodOptions
+
+    ns = f"/mm_{uuid.uuid4().hex[:6]}"
+    robot, bridge, planner = robot_stack(ns)
+    with robot, bridge, planner, RosTestClient(ns) as client:
+        goal = PlanTask.Goal(task="Give me my phone", method="reprompt", execute=True,
+                             options=MethodOptions(max_corrections_per_step=3))
+        status, result = client.send_plan(goal, timeout=60).result(timeout=300)
+        assert status == GoalStatus.STATUS_SUCCEEDED, result.detail
+        assert "[HAND_OVER] <phone> (1) <person> (1)" in result.program, list(result.program)
+        assert any(s.corrections > 0 and s.executed for s in result.steps), list(result.program)
+        assert "finished [HAND_OVER] <phone> (1) <person> (1): done" in robot.output
+
+        goal = PlanTask.Goal(task="Go to the kitchen counter", method="heuristic", execute=True,
+                             goal_conditions=["(at robot counter)"])
+        status, result = client.send_plan(goal, timeout=60).result(timeout=300)
+        assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
+        assert result.program[-1] == "[NAVIGATE_TO] <kitchen_counter> (1)"

@@ -163,3 +163,54 @@ def test_the_gate_checks_a_skill_against_the_profile():
     assert "is a 'mug', not a 'cup'" in policy.refusal(Skill("PICK", ("cup",), (14,)), executor.instance_class, profile)
     assert "'kettle' is not allowed" in policy.refusal(Skill("SWITCH_ON", ("kettle",)), None, profile)
     assert "'spaceship' is not an object class" in policy.refusal(Skill("PICK", ("spaceship",)), None, profile)
+
+
+class RecordingPddlExecutor(PddlWorldExecutor):
+    """The real PDDL world executor, keeping each result (to see the failures the planner got)."""
+
+    def __init__(self, profile) -> None:
+        self.results: list = []
+        super().__init__(profile)
+
+    def execute(self, skill):
+        result = super().execute(skill)
+        self.results.append((skill, result))
+        return result
+
+
+def test_reprompt_corrects_a_failure_given_in_the_profiles_words(smollm2, embedder, demos):
+    """The LLM methods over a profile: its skill bank, its examples planned into demonstrations.
+    The embedded model first picks up the phone where it is not; the executor says why in the
+    profile's words, the re-prompt carries it, and the corrected step runs."""
+    from llm_planner_ros.core.errors import CancelToken
+    from llm_planner_ros.core.request import parse_request
+
+    executor = RecordingPddlExecutor(load_profile(shipped("mobile_manipulator")))
+    service = profile_service(smollm2, embedder, demos, executor)
+    result = service.plan(parse_request(task="Give me my phone", method="reprompt", execute=True,
+                                        options={"max_corrections_per_step": 3}), lambda e: None, CancelToken())
+    failures = [(s.script(), r.failure.cause) for s, r in executor.results if not r.success]
+    assert failures, [s.script() for s, _ in executor.results]
+    assert all(cause.startswith(("I am", "the ", "my ")) for _, cause in failures), failures   # the profile's words
+    corrected = [s for s in result.steps if s.corrections > 0 and s.executed]
+    assert corrected, [(s.skill.script(), s.corrections) for s in result.steps]
+    assert ("has", "person_12", "phone_19") in executor.world.state, result.program
+
+
+def test_heuristic_searches_a_profiles_world_to_the_given_goal(smollm2, embedder, demos):
+    """Borro et al.'s search over the applicable actions of the PDDL world, stopped by the goal
+    conditions (a profile's world has no goal check of its own, so they are required)."""
+    from llm_planner_ros.core.errors import CancelToken, InvalidGoal
+    from llm_planner_ros.core.request import parse_request
+    from llm_planner_ros.core.types import TerminationReason
+
+    executor = PddlWorldExecutor(load_profile(shipped("mobile_manipulator")))
+    service = profile_service(smollm2, embedder, demos, executor)
+    with pytest.raises(InvalidGoal, match="give goal_conditions"):
+        service.plan(parse_request(task="Go to the counter", method="heuristic", execute=True),
+                     lambda e: None, CancelToken())
+    result = service.plan(parse_request(task="Go to the kitchen counter", method="heuristic", execute=True,
+                                        goal_conditions=["(at robot counter)"]), lambda e: None, CancelToken())
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    assert result.program[-1] == "[NAVIGATE_TO] <kitchen_counter> (1)"
+    assert ("at", "robot_1", "kitchen_counter_2") in executor.world.state

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Optional
 
@@ -255,11 +255,14 @@ class HeuristicPlanner:
             previous = reply.strip()[:200]
 
     def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-             executor: Optional[Executor] = None, report: Optional[GoalReport] = None) -> PlanResult:
+             executor: Optional[Executor] = None, report: Optional[GoalReport] = None,
+             goal_met: Optional[Callable[[], Optional[bool]]] = None) -> PlanResult:
         """Hill-climb to the goal; ``report`` receives the time per stage, the guide
-        (``stats["guide"]``) and the search's trace (``stats["search"]``)."""
+        (``stats["guide"]``) and the search's trace (``stats["search"]``). ``goal_met`` says
+        whether the goal holds (default: the executor's own goal check)."""
         self.check(request, executor is not None)
         assert executor is not None   # check() refuses a goal without one
+        goal_met = goal_met or executor.goal_met
         report = report if report is not None else GoalReport()
         trace = search_trace(report)
         times = report.times
@@ -271,7 +274,7 @@ class HeuristicPlanner:
         visits: dict[frozenset, int] = {}   # world states seen before each choice
         reason, detail = TerminationReason.MAX_STEPS, f"guide: {o.guide or 'none'}"
         while True:
-            if executor.goal_met():
+            if goal_met():
                 reason = TerminationReason.GOAL_REACHED
                 break
             if len(steps) >= self.settings.heuristic_max_length:
@@ -314,7 +317,7 @@ class HeuristicPlanner:
                 detail = f"an applicable action failed: {result.failure.message}"
                 break
             taken.append(options[chosen])
-        goal = executor.goal_met()
+        goal = goal_met()
         return PlanResult(termination_reason=reason, steps=steps, detail=detail, executing=True,
                           executed=bool(steps) and all(s.executed for s in steps),
                           num_corrections=trace.repeats, num_llm_calls=trace.queries,

@@ -7,9 +7,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal, Optional
+from typing import TYPE_CHECKING, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from llm_planner_ros.profiles.loader import WorldProfile
 
 from llm_planner_ros.core.errors import CancelToken, ExecutorError, InvalidGoal, PlanningError
 from llm_planner_ros.core.executor import Executor
@@ -35,6 +38,7 @@ from llm_planner_ros.interpretation.interpreter import (
     eai_program_goals,
 )
 from llm_planner_ros.llm.base import LLMBackend
+from llm_planner_ros.pddl.goals import ground_goal
 from llm_planner_ros.pet.judges import SubtaskJudge
 from llm_planner_ros.pet.session import PetFactory, PetSettings
 from llm_planner_ros.planning.examples import DemonstrationBank
@@ -131,6 +135,7 @@ class PlanningService:
         self.defaults = defaults
         self.demos = demos or DemonstrationBank.from_scene(embedder)
         self._indexes: dict[tuple[str, str, tuple[str, ...]], SkillIndex] = {}
+        self._profile_planners: dict[tuple[str, str], TranslatedPlanner] = {}
         self._index_lock = threading.Lock()
         self.parser = SkillParser(resources.object_properties())
         self.pet = PetFactory(llm, embedder, self.demos, pet_settings, judge)
@@ -188,6 +193,26 @@ class PlanningService:
             self._indexes[full_key] = SkillIndex(banks.full_bank(), self.embedder)
         full = self._indexes[full_key]
         return full.subset([i for i, skill in enumerate(full.bank.skills) if set(skill.objects) <= objects])
+
+    def _translated_for(self, profile: WorldProfile, robot: Executor) -> TranslatedPlanner:
+        """Algorithm 1 over a profile's world: its skill bank (the world's classes, the profile's
+        words) and its examples as demonstrations; built once per profile and set of classes."""
+        from llm_planner_ros.profiles.skills import profile_bank, profile_demonstrations
+
+        world = robot.world_state()
+        bank = profile_bank(profile, world)
+        key = (profile.text, bank.digest)
+        with self._index_lock:
+            if key not in self._profile_planners:
+                demos = profile_demonstrations(profile, world)
+                if not demos:
+                    raise InvalidGoal(f"method: the LLM methods show demonstrations, and the {profile.name} profile "
+                                      "has none (example goals with a plan in its world)")
+                index = SkillIndex(bank, self.embedder)
+                self._profile_planners[key] = TranslatedPlanner(
+                    self.llm, DemonstrationBank(demos, self.embedder), lambda *_: index, SkillParser({}),
+                    self.defaults)
+            return self._profile_planners[key]
 
     def interpreted(self) -> InterpretedGoalPlanner:
         """Method interpret's parts, built on first use (EAI's annotated goals are read once)."""
@@ -271,11 +296,18 @@ class PlanningService:
         # every check before anything runs (the executor's reset is the first side effect)
         robot = self.robot_world(request.execute) if self.robot_world is not None else None
         profile = robot.profile if robot is not None else None
-        if profile is not None and method not in (Method.PDDL,):
+        vocabulary = profile.goal_vocabulary() if profile is not None else None
+        if profile is not None and method in (Method.VANILLA, Method.INTERPRET):
             raise InvalidGoal(f"method: '{method.value}' does not plan over a profile's world yet; the "
-                              f"{profile.name} profile's world is planned by 'pddl'")
+                              f"{profile.name} profile's world is planned by pddl, heuristic, translated, "
+                              "resample and reprompt")
+        if profile is not None and method is Method.HEURISTIC and not req.goal_spec(vocabulary):
+            raise InvalidGoal(f"goal_conditions: the heuristic search stops when the goal holds, and the "
+                              f"{profile.name} profile's world has no goal check of its own: give goal_conditions")
+        translated = self._translated_for(profile, robot) if profile is not None and robot is not None \
+            else self.translated
         if method is Method.PDDL:
-            spec = self.goal_directed.check(req, profile.goal_vocabulary() if profile is not None else None)
+            spec = self.goal_directed.check(req, vocabulary)
         elif method is Method.INTERPRET:
             fallback = self._fallback_request(req)
             if fallback.method is not None:
@@ -283,7 +315,7 @@ class PlanningService:
         elif method is Method.HEURISTIC:
             self.heuristic.check(req, req.execute)
         else:
-            self.translated.check(req, req.execute)
+            translated.check(req, req.execute)
         executor = given
         if request.execute and executor is None:
             t0 = time.perf_counter()
@@ -298,7 +330,7 @@ class PlanningService:
         gate = SafetyGate(executor, policy, self.safety, self.approver, cancel) if executor is not None \
             else None
         if gate is not None and self.safety.approval == "plan":
-            return self._approved_plan(req, on_step, cancel, gate, report)
+            return self._approved_plan(req, on_step, cancel, gate, report, translated)
         if method is Method.PDDL:
             world_source = gate if gate is not None else robot if robot is not None \
                 else in_process_executor(req.scene_id, req.task)
@@ -308,9 +340,13 @@ class PlanningService:
         elif method is Method.INTERPRET:
             result = self._interpret(req, on_step, cancel, gate, report, policy)
         elif method is Method.HEURISTIC:
-            result = self.heuristic.plan(req, on_step, cancel, gate, report)
+            goal_met = None
+            if vocabulary is not None and gate is not None:
+                goal = ground_goal(req.goal_spec(vocabulary), gate.world_state(), vocabulary=vocabulary)
+                goal_met = lambda: goal.holds(gate.world_state())   # noqa: E731
+            result = self.heuristic.plan(req, on_step, cancel, gate, report, goal_met)
         else:
-            result = self.translated.plan(req, on_step, cancel, gate, report)
+            result = translated.plan(req, on_step, cancel, gate, report)
         if self.safety.dry_run and request.execute:
             result.detail = "dry run: executed in the in-process simulator, nothing sent to the bridge; " \
                 + result.detail
@@ -351,9 +387,9 @@ class PlanningService:
         return result
 
     def _approved_plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-                       gate: SafetyGate, report: GoalReport) -> PlanResult:
+                       gate: SafetyGate, report: GoalReport, translated: TranslatedPlanner) -> PlanResult:
         """approval 'plan': plan open loop, wait for approval of the whole program, then execute it."""
-        planned = self.translated.plan(request, lambda event: None, cancel, None, report)
+        planned = translated.plan(request, lambda event: None, cancel, None, report)
         skills = [st.skill for st in planned.steps]
         if not skills:
             return planned

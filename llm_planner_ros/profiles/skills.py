@@ -1,0 +1,77 @@
+"""What the LLM methods need from a world profile: the admissible skill bank (each skill on
+each object class whose type its parameter admits, in the profile's words) and
+demonstrations (the profile's example goals, each planned by Fast Downward and written in the
+profile's words)."""
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+
+from llm_planner_ros.core.types import Skill
+from llm_planner_ros.pddl import fast_downward
+from llm_planner_ros.pddl.goals import ground_goal, parse_goal
+from llm_planner_ros.pddl.problem import build_problem
+from llm_planner_ros.pddl.semantics import PddlWorld
+from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.planning.examples import Demonstration
+from llm_planner_ros.profiles.loader import WorldProfile
+from llm_planner_ros.skills.bank import SkillBank
+
+log = logging.getLogger(__name__)
+
+
+def profile_bank(profile: WorldProfile, world: WorldState) -> SkillBank:
+    """Every skill of ``profile`` on every combination of object classes in ``world`` whose
+    instances' types its parameters admit, in a stable order."""
+    types: dict[str, set[str]] = {}
+    for name, type_ in world.objects.items():
+        types.setdefault(world.classes.get(name, name), set()).add(type_)
+    skills: dict[tuple[str, tuple[str, ...]], Skill] = {}
+    for action, words in profile.spec.actions.items():
+        params = dict(profile.domain.actions[action].parameters)
+        candidates = [[c for c, ts in sorted(types.items()) if any(profile.domain.is_a(t, params[a]) for t in ts)]
+                      for a in words.args]
+        for combo in itertools.product(*candidates):
+            if len(set(combo)) == len(combo):
+                skills.setdefault((words.skill, combo), Skill(
+                    words.skill, combo, text=words.words.format(*(c.replace("_", " ") for c in combo))))
+    return SkillBank(tuple(skills.values()))
+
+
+def reference_world(profile: WorldProfile) -> WorldState:
+    world, _ = PddlWorld.from_texts(profile.domain_text, profile.world_text)
+    return WorldState.from_lines([f"{n} - {t}" for n, t in world.objects.items()],
+                                 [f"({' '.join(a)})" for a in world.state])
+
+
+_DEMOS: dict[tuple[str, str], tuple[Demonstration, ...]] = {}
+_DEMOS_LOCK = threading.Lock()
+
+
+def _plan_examples(profile: WorldProfile, world: WorldState) -> tuple[Demonstration, ...]:
+    domain = profile.planning_domain()
+    vocabulary = profile.goal_vocabulary()
+    demos = []
+    for i, example in enumerate(profile.spec.examples):
+        goal = ground_goal(parse_goal(example.goal, vocabulary=vocabulary), world, vocabulary=vocabulary)
+        problem = build_problem(world, goal, domain=domain.name)
+        outcome = fast_downward.solve(domain.text, problem.text, 30.0, "astar(ff())")
+        if outcome.status != "solved":
+            log.warning("example %r of profile %s has no plan in its world: %s", example.task,
+                        profile.name, outcome.detail)
+            continue
+        steps = tuple(domain.skill(action, world).text for action in outcome.actions)
+        demos.append(Demonstration(example.task, "", steps, f"{profile.name}:example{i}"))
+    return tuple(demos)
+
+
+def profile_demonstrations(profile: WorldProfile, world: WorldState) -> list[Demonstration]:
+    """The profile's examples as demonstrations: Fast Downward's plan for each example goal in
+    the profile's reference world (or, for a profile sent without one, in ``world``, the robot's
+    when first asked), in the profile's words. Computed once per profile."""
+    key = (profile.text, profile.domain_text)
+    with _DEMOS_LOCK:
+        if key not in _DEMOS:
+            _DEMOS[key] = _plan_examples(profile, reference_world(profile) if profile.world_text else world)
+        return list(_DEMOS[key])
