@@ -1,9 +1,12 @@
 """The planner on a real robot: planner (plan_task) + executor bridge forwarding each skill to the
 robot's own ExecuteSkill action server (`robot_action`). For a dry run against the reference
-simulated robot add `sim_robot:=true`.
+simulated robot add `sim_robot:=true` (VirtualHome's world), or `profile:=<name or profile.yaml>`
+for the reference robot of a world profile (the PDDL world executor, e.g. the shipped
+`mobile_manipulator`).
 
 ros2 launch llm_planner_ros robot_stack_launch.py robot_action:=/my_robot/execute_skill
     [policy_file:=...] [enclaves:=/llm_planner_ros]
+ros2 launch llm_planner_ros robot_stack_launch.py profile:=mobile_manipulator
 
 policy_file (what may be commanded) goes to the planner and the bridge alike: the bridge refuses
 what it refuses before anything reaches the robot. Each node runs in the SROS2 enclave
@@ -11,7 +14,7 @@ what it refuses before anything reaches the robot. Each node runs in the SROS2 e
 """
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
@@ -34,6 +37,8 @@ def generate_launch_description():
         DeclareLaunchArgument("robot_timeout_s", default_value="30.0"),
         DeclareLaunchArgument("sim_robot", default_value="false",
                               description="also start the reference simulated robot under <ns>/robot"),
+        DeclareLaunchArgument("profile", default_value="",
+                              description="also start the reference robot of this world profile under <ns>/robot"),
         DeclareLaunchArgument("policy_file", default_value=PathJoinSubstitution([config, "policy.yaml"]),
                               description="skill policy for the planner and the bridge"),
         DeclareLaunchArgument("enclaves", default_value="/llm_planner_ros", description="SROS2 enclave root"),
@@ -50,5 +55,9 @@ def generate_launch_description():
         Node(package="llm_planner_ros", executable="sim_robot", name="sim_robot",
              namespace=[ns, "/robot"], condition=IfCondition(LaunchConfiguration("sim_robot")),
              ros_arguments=enclave("sim_robot"), output="screen", emulate_tty=True),
+        Node(package="llm_planner_ros", executable="pddl_robot", name="pddl_robot",
+             namespace=[ns, "/robot"], parameters=[{"profile": LaunchConfiguration("profile")}],
+             condition=IfCondition(PythonExpression(["'", LaunchConfiguration("profile"), "' != ''"])),
+             ros_arguments=enclave("pddl_robot"), output="screen", emulate_tty=True),
         *operator_tools(ns, enclave),
     ])
