@@ -301,6 +301,10 @@ class PlanningService:
             raise InvalidGoal(f"method: '{method.value}' does not plan over a profile's world yet; the "
                               f"{profile.name} profile's world is planned by pddl, heuristic, translated, "
                               "resample and reprompt")
+        o = req.options
+        if profile is not None and (o.plan_subtasks or o.track_subtasks or o.eliminate_objects):
+            raise InvalidGoal(f"options: PET (plan_subtasks, track_subtasks, eliminate_objects) does not run on the "
+                              f"{profile.name} profile's world yet")
         if profile is not None and method is Method.HEURISTIC and not req.goal_spec(vocabulary):
             raise InvalidGoal(f"goal_conditions: the heuristic search stops when the goal holds, and the "
                               f"{profile.name} profile's world has no goal check of its own: give goal_conditions")
