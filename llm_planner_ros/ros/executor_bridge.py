@@ -36,7 +36,7 @@ from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.msg import PreconditionFailure as FailureMsg
 from llm_planner_msgs.srv import GetWorldState, ResetScene
 from llm_planner_ros.core.errors import CancelToken
-from llm_planner_ros.core.executor import ExecutionResult
+from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.types import ErrorType
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.pddl.world import WorldState
@@ -83,6 +83,26 @@ def executor_error(message: str) -> ExecuteSkill.Result:
                                                   cause=message))
 
 
+def run_skill(node: Node, goal_handle: ServerGoalHandle, stop: CancelToken, executor: Executor,
+              lock: threading.Lock, skill_delay_s: float, what: str) -> ExecuteSkill.Result:
+    """One ExecuteSkill goal on an in-process executor, as a robot's skill server runs it: it takes
+    ``skill_delay_s`` (cancellable), then runs under ``lock``; an exception is an executor error."""
+    skill = conversions.skill_from_msg(goal_handle.request.skill)
+    node.get_logger().info(f"executing skill {skill.script()}")
+    if skill_delay_s and stop.wait(skill_delay_s):   # a robot's skill takes time
+        goal_handle.canceled()
+        node.get_logger().info(f"cancelled {skill.script()} while it ran")
+        return executor_error(f"{skill.script()} was cancelled while it ran; it stopped")
+    with lock:
+        try:
+            result = result_msg(executor.execute(skill))
+        except Exception as exc:   # never take the node down
+            result = executor_error(f"{what} raised {type(exc).__name__}: {exc}")
+    node.get_logger().info(f"finished {skill.script()}: {'done' if result.success else 'failed'}")
+    goal_handle.succeed()
+    return result
+
+
 class SimulatedSkillServer:
     """ExecuteSkill/ResetScene/GetWorldState on a VirtualHome executor, one skill at a time."""
 
@@ -95,20 +115,7 @@ class SimulatedSkillServer:
         node.create_service(GetWorldState, "get_world_state", self.world_state, callback_group=group)
 
     def execute(self, goal_handle: ServerGoalHandle, stop: CancelToken) -> ExecuteSkill.Result:
-        skill = conversions.skill_from_msg(goal_handle.request.skill)
-        self.node.get_logger().info(f"executing skill {skill.script()}")
-        if self.skill_delay_s and stop.wait(self.skill_delay_s):   # a robot's skill takes time
-            goal_handle.canceled()
-            self.node.get_logger().info(f"cancelled {skill.script()} while it ran")
-            return executor_error(f"{skill.script()} was cancelled while it ran; it stopped")
-        with self.lock:
-            try:
-                result = result_msg(self.sim.execute(skill))
-            except Exception as exc:   # never take the node down
-                result = executor_error(f"simulator raised {type(exc).__name__}: {exc}")
-        self.node.get_logger().info(f"finished {skill.script()}: {'done' if result.success else 'failed'}")
-        goal_handle.succeed()
-        return result
+        return run_skill(self.node, goal_handle, stop, self.sim, self.lock, self.skill_delay_s, "simulator")
 
     def reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
         scene = request.scene_id or self.sim.scene_id

@@ -24,7 +24,7 @@ from llm_planner_ros.core.errors import ExecutorError
 from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
 from llm_planner_ros.profiles.loader import ProfileError, find_profile
 from llm_planner_ros.ros import conversions
-from llm_planner_ros.ros.executor_bridge import executor_error, result_msg
+from llm_planner_ros.ros.executor_bridge import run_skill
 from llm_planner_ros.ros.skill_action import GoalStops
 from llm_planner_ros.ros.spin import spin_node
 
@@ -52,19 +52,7 @@ class PddlRobotNode(Node):
 
     def _execute(self, goal_handle: ServerGoalHandle) -> ExecuteSkill.Result:
         with self._stops.running(goal_handle) as stop:
-            skill = conversions.skill_from_msg(goal_handle.request.skill)
-            self.get_logger().info(f"executing skill {skill.script()}")
-            if self.skill_delay_s and stop.wait(self.skill_delay_s):
-                goal_handle.canceled()
-                return executor_error(f"{skill.script()} was cancelled while it ran; it stopped")
-            with self._lock:
-                try:
-                    result = result_msg(self.pddl.execute(skill))
-                except Exception as exc:   # never take the node down
-                    result = executor_error(f"the PDDL executor raised {type(exc).__name__}: {exc}")
-            self.get_logger().info(f"finished {skill.script()}: {'done' if result.success else 'failed'}")
-            goal_handle.succeed()
-            return result
+            return run_skill(self, goal_handle, stop, self.pddl, self._lock, self.skill_delay_s, "the PDDL executor")
 
     def _reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
         with self._lock:
