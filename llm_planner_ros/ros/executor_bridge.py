@@ -136,6 +136,10 @@ class SimulatedSkillServer:
             return self.sim.instance_class(instance_id)
 
     def world_state(self, request: GetWorldState.Request, response: GetWorldState.Response) -> GetWorldState.Response:
+        if request.domain_only:
+            response.success, response.domain_name, response.goal_status = True, "virtualhome", -1
+            response.domain = self.sim.domain_text()
+            return response
         with self.lock:
             try:
                 world = self.sim.world_state()
@@ -230,7 +234,8 @@ class ExecutorBridgeNode(Node):
         None, the built-in world, for a robot that sends none or serves no GetWorldState."""
         if self._robot_profile_read:
             return self._robot_profile_cache
-        reply = self._robot_world_state(GetWorldState.Request(include_domain=True), GetWorldState.Response())
+        reply = self._robot_world_state(GetWorldState.Request(include_domain=True, domain_only=True),
+                                        GetWorldState.Response())
         self._robot_profile_read, self._robot_profile_cache = True, None
         if not reply.success:
             self.get_logger().warning(f"no profile from the robot ({reply.message}): checking skills against "

@@ -82,8 +82,13 @@ class BridgeWorld:
 
     @property
     def profile(self) -> Optional[WorldProfile]:
-        """The world profile the bridge reports (its robot's), or None for the built-in world."""
-        self.domain_text()
+        """The world profile the bridge reports (its robot's), or None for the built-in world;
+        asked once, with the domain and without the state."""
+        if not self._domain:
+            response = self._call(self._world, GetWorldState.Request(include_domain=True, domain_only=True))
+            if not response.success:
+                raise ExecutorError(f"the executor cannot report its world: {response.message}")
+            self._profile, self._domain = self._read_profile(response), response.domain
         return self._profile
 
     def instance_class(self, instance_id: int) -> Optional[str]:

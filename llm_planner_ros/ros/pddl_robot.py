@@ -63,17 +63,18 @@ class PddlRobotNode(Node):
 
     def _world_state(self, request: GetWorldState.Request,
                      response: GetWorldState.Response) -> GetWorldState.Response:
+        profile = self.pddl.profile
+        response.success, response.domain_name, response.goal_status = True, profile.domain.name, -1
+        if request.include_domain or request.domain_only:
+            response.domain, response.profile = profile.domain_text, profile.text
+        if request.domain_only:
+            return response
         with self._lock:
             world = self.pddl.world_state()
             if request.include_applicable:
                 response.applicable_skills = [conversions.skill_to_msg(s) for s in
                                               self.pddl.applicable_skills(request.max_applicable or None)]
-        profile = self.pddl.profile
-        response.success, response.domain_name = True, profile.domain.name
-        if request.include_domain:
-            response.domain, response.profile = profile.domain_text, profile.text
         response.objects, response.facts = world.to_lines()
-        response.goal_status = -1
         return response
 
 

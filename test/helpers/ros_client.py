@@ -85,12 +85,12 @@ def execute_skill(client: RosTestClient, skill) -> Any:
     assert ac.wait_for_server(timeout_sec=30)
     goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill))
     goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-    for _ in range(6):   # a goal sent before the server matched this client is lost: sent again, same id
+    for _ in range(12):   # a goal sent before the server matched this client is lost: sent again, same id
         try:
             handle = wait_future(ac.send_goal_async(goal, goal_uuid=goal_id), 5)
             break
         except TimeoutError:
             continue
     else:
-        raise TimeoutError("the goal was not answered within 30 s")
+        raise TimeoutError("the goal was not answered within 60 s")
     return wait_future(handle.get_result_async(), 60).result
