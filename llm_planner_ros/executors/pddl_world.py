@@ -36,8 +36,7 @@ class PddlWorldExecutor:
         return self.profile.domain_text
 
     def world_state(self) -> WorldState:
-        return WorldState.from_lines([f"{n} - {t}" for n, t in self.world.objects.items()],
-                                     [f"({' '.join(a)})" for a in self.world.state])
+        return self.world.world_state()
 
     def goal_met(self) -> Optional[bool]:
         return None

@@ -15,6 +15,7 @@ from functools import lru_cache
 from itertools import product
 
 from llm_planner_ros.pddl.domain import parse_sexpr
+from llm_planner_ros.pddl.world import WorldState
 
 Atom = tuple[str, ...]
 
@@ -141,6 +142,11 @@ class PddlWorld:
 
     def of_type(self, type_: str) -> Iterator[str]:
         return (o for o, t in self.objects.items() if self.domain.is_a(t, type_))
+
+    def world_state(self) -> WorldState:
+        """The state as the planner reads a world: instances with their types, true atoms."""
+        return WorldState.from_lines([f"{n} - {t}" for n, t in self.objects.items()],
+                                     [f"({' '.join(a)})" for a in self.state])
 
     # -- conditions --------------------------------------------------------------------------
     def holds(self, cond: object, binding: Mapping[str, str] | None = None,

@@ -305,7 +305,8 @@ class PlanningService:
         if profile is not None and (o.plan_subtasks or o.track_subtasks or o.eliminate_objects):
             raise InvalidGoal(f"options: PET (plan_subtasks, track_subtasks, eliminate_objects) does not run on the "
                               f"{profile.name} profile's world yet")
-        if profile is not None and method is Method.HEURISTIC and not req.goal_spec(vocabulary):
+        goal_given = req.goal_spec(vocabulary) if profile is not None and method is Method.HEURISTIC else None
+        if profile is not None and method is Method.HEURISTIC and not goal_given:
             raise InvalidGoal(f"goal_conditions: the heuristic search stops when the goal holds, and the "
                               f"{profile.name} profile's world has no goal check of its own: give goal_conditions")
         translated = self._translated_for(profile, robot) if profile is not None and robot is not None \
@@ -345,8 +346,8 @@ class PlanningService:
             result = self._interpret(req, on_step, cancel, gate, report, policy)
         elif method is Method.HEURISTIC:
             goal_met = None
-            if vocabulary is not None and gate is not None:
-                goal = ground_goal(req.goal_spec(vocabulary), gate.world_state(), vocabulary=vocabulary)
+            if goal_given and gate is not None:
+                goal = ground_goal(goal_given, gate.world_state(), vocabulary=vocabulary)
                 goal_met = lambda: goal.holds(gate.world_state())   # noqa: E731
             result = self.heuristic.plan(req, on_step, cancel, gate, report, goal_met)
         else:

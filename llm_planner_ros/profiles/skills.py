@@ -40,9 +40,7 @@ def profile_bank(profile: WorldProfile, world: WorldState) -> SkillBank:
 
 
 def reference_world(profile: WorldProfile) -> WorldState:
-    world, _ = PddlWorld.from_texts(profile.domain_text, profile.world_text)
-    return WorldState.from_lines([f"{n} - {t}" for n, t in world.objects.items()],
-                                 [f"({' '.join(a)})" for a in world.state])
+    return PddlWorld.from_texts(profile.domain_text, profile.world_text)[0].world_state()
 
 
 _DEMOS: dict[tuple[str, str], tuple[Demonstration, ...]] = {}

@@ -2,10 +2,11 @@
 ``execute_skill``, ``reset_scene`` and ``get_world_state``, so a robot can replace the simulator
 without code changes.
 
-One ``get_world_state`` reply serves ``world_state``, ``goal_met`` and ``applicable_skills``
-until the next skill or reset. It carries the applicable skills once they have been asked for
-since the reset, so a search that checks the goal and then reads its options makes one call a
-step. A bridge whose heartbeat stops is reported gone within about 2 s.
+The domain and profile are asked once, without the state. One ``get_world_state`` reply serves
+``world_state``, ``goal_met`` and ``applicable_skills`` until the next skill or reset. It carries
+the applicable skills once they have been asked for since the reset, so a search that checks the
+goal and then reads its options makes one call a step. A bridge whose heartbeat stops is
+reported gone within about 3 s.
 """
 from __future__ import annotations
 
@@ -60,35 +61,31 @@ class BridgeWorld:
         """The bridge's one world-state reply (cached until the next skill or reset)."""
         self._wants_applicable |= applicable
         if self._reply is None or (self._wants_applicable and not self._reply_has_applicable):
-            request = GetWorldState.Request(include_domain=not self._domain,
-                                            include_applicable=self._wants_applicable)
+            request = GetWorldState.Request(include_applicable=self._wants_applicable)
             response = self._call(self._world, request)
             if not response.success:
                 raise ExecutorError(f"the executor cannot report its world: {response.message}")
-            if response.domain:
-                self._profile = self._read_profile(response)
-                self._domain = response.domain
             self._reply, self._reply_has_applicable = response, request.include_applicable
         return self._reply
 
-    @staticmethod
-    def _read_profile(response: GetWorldState.Response) -> Optional[WorldProfile]:
-        if not response.profile:
-            return None
+    def _describe(self) -> None:
+        """Read the bridge's domain and profile, once (they do not change), without the state."""
+        if self._domain:
+            return
+        response = self._call(self._world, GetWorldState.Request(include_domain=True, domain_only=True))
+        if not response.success:
+            raise ExecutorError(f"the executor cannot report its world: {response.message}")
         try:
-            return profile_from_texts(response.profile, response.domain, where="the executor's profile")
+            self._profile = profile_from_texts(response.profile, response.domain, where="the executor's profile") \
+                if response.profile else None
         except ProfileError as exc:
             raise ExecutorError(str(exc)) from None
+        self._domain = response.domain
 
     @property
     def profile(self) -> Optional[WorldProfile]:
-        """The world profile the bridge reports (its robot's), or None for the built-in world;
-        asked once, with the domain and without the state."""
-        if not self._domain:
-            response = self._call(self._world, GetWorldState.Request(include_domain=True, domain_only=True))
-            if not response.success:
-                raise ExecutorError(f"the executor cannot report its world: {response.message}")
-            self._profile, self._domain = self._read_profile(response), response.domain
+        """The world profile the bridge reports (its robot's), or None for the built-in world."""
+        self._describe()
         return self._profile
 
     def instance_class(self, instance_id: int) -> Optional[str]:
@@ -106,9 +103,7 @@ class BridgeWorld:
         return WorldState.from_lines(reply.objects, reply.facts)
 
     def domain_text(self) -> str:
-        if not self._domain:
-            self._reply = None
-            self.observe()
+        self._describe()
         return self._domain
 
     def applicable_skills(self, limit: Optional[int] = None) -> list[Skill]:
