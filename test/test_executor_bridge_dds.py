@@ -113,13 +113,13 @@ def test_an_absent_robot_is_an_executor_error_and_the_bridge_survives():
                 assert not r.success and r.failure.type == PreconditionFailure.EXECUTOR_ERROR
                 assert "'nobody/execute_skill' action is not available" in r.failure.message
             assert proc.proc.poll() is None
-            ros = RosExecutor(client.node, wait_s=2.0)
+            ros = client.planner.attach(lambda n: RosExecutor(n, wait_s=2.0))
             with pytest.raises(ExecutorError, match="is not available"):
                 ros.execute(make_skill("WALK", ["freezer"]))
 
 
 def test_ros_executor_client_implements_the_protocol(sim_bridge):
-    ros = RosExecutor(sim_bridge.node)
+    ros = sim_bridge.planner.attach(RosExecutor)
     objects = ros.reset("TrimmedTestScene1", task="Watch TV")
     assert "television" in objects
     r = ros.execute(make_skill("SIT", ["couch"]))

@@ -21,7 +21,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
 import rclpy
 from action_msgs.msg import GoalInfo, GoalStatus
@@ -46,6 +46,8 @@ from llm_planner_ros.ros.wait import wait_future
 
 STATUS_NAMES = {GoalStatus.STATUS_SUCCEEDED: "SUCCEEDED", GoalStatus.STATUS_ABORTED: "ABORTED",
                 GoalStatus.STATUS_CANCELED: "CANCELED"}
+
+T = TypeVar("T")
 
 
 class PlannerGone(RuntimeError):
@@ -81,6 +83,8 @@ class PlannerClient:
         """``args``: ROS command-line arguments (remappings, ``--ros-args``) for the own node."""
         self._own = node is None
         self._executor: Optional[MultiThreadedExecutor] = None
+        self._extra: list[Node] = []
+        self._attached = 0
         if node is None:
             self._context = Context()
             # no signal handlers: Ctrl-C stays a KeyboardInterrupt, with the context still up to cancel
@@ -221,6 +225,21 @@ class PlannerClient:
         if waited == "timeout":
             raise TimeoutError(f"the planner did not {what} within {timeout_s:g}s")
 
+    def attach(self, build: Callable[[Node], T]) -> T:
+        """Build ROS entities on a new node of this client's context, then spin it with the client.
+        Entities made on a node that already spins race the executor (rclpy's ActionClient joins
+        the wait set before it has its lock: the spin thread dies)."""
+        if not self._own:
+            raise RuntimeError("attach() needs the client's own node; build on the given node before it spins")
+        assert self._executor is not None
+        self._attached += 1
+        node = rclpy.create_node(f"{self.node.get_name()}_{self._attached}", namespace=self.node.get_namespace(),
+                                 context=self._context)
+        built = build(node)
+        self._executor.add_node(node)
+        self._extra.append(node)
+        return built
+
     def close(self) -> None:
         """Stop the own node (a given node stays its owner's)."""
         if not self._own:
@@ -228,6 +247,8 @@ class PlannerClient:
         assert self._executor is not None
         self._executor.shutdown(timeout_sec=5.0)
         self._spinner.join(5.0)   # clients go with the node, once nothing spins (rclpy)
+        for extra in self._extra:
+            extra.destroy_node()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self._context)
 

@@ -47,10 +47,11 @@ class RosTestClient:
 
     def action_client(self, action_type: type, name: str) -> ActionClient:
         """One client per action for the life of this test client: destroying an action client
-        while the executor spins kills the spin thread (rclpy), so clients go with the node."""
+        while the executor spins kills the spin thread (rclpy), so clients go with the node.
+        Each is made on an attached node (one made on the spinning node races the executor)."""
         key = (action_type, name)
         if key not in self._action_clients:
-            self._action_clients[key] = ActionClient(self.node, action_type, name)
+            self._action_clients[key] = self.planner.attach(lambda node: ActionClient(node, action_type, name))
         return self._action_clients[key]
 
     def send_plan(self, goal: PlanTask.Goal, timeout: float = 30.0) -> GoalRun:
