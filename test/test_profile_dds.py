@@ -36,7 +36,7 @@ def test_the_robot_reports_its_profile_through_the_bridge():
         assert any(s.action == "NAVIGATE_TO" for s in reply.applicable_skills)
 
 
-def test_pddl_reaches_a_goal_on_the_mobile_manipulator_over_dds():
+def test_pddl_and_interpret_reach_goals_on_the_mobile_manipulator_over_dds():
     ns = f"/mm_{uuid.uuid4().hex[:6]}"
     robot, bridge, planner = robot_stack(ns)
     with robot, bridge, planner, RosTestClient(ns) as client:
@@ -57,6 +57,13 @@ def test_pddl_reaches_a_goal_on_the_mobile_manipulator_over_dds():
                                           timeout=60).result(timeout=120)
         assert result.termination_reason == PlanTask.Result.REASON_END_OF_PLAN, result.detail
         assert result.program[-1] == "[SWITCH_ON] <lamp> (10)"
+
+        # interpret: the task text alone, read in the profile's words, planned and executed
+        status, result = client.send_plan(PlanTask.Goal(task="Put the mug in the fridge", method="interpret",
+                                                        execute=True), timeout=60).result(timeout=180)
+        assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
+        assert "(in mug_14 fridge_7)" in result.goal_conditions, list(result.goal_conditions)
+        assert result.program[-1] == "[PLACE_IN] <mug> (14) <fridge> (7)", list(result.program)
 
         # checked against the robot's predicates, not VirtualHome's
         status, result = client.send_plan(PlanTask.Goal(task="Watch TV", method="pddl", execute=True,

@@ -214,3 +214,57 @@ def test_heuristic_searches_a_profiles_world_to_the_given_goal(smollm2, embedder
     assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
     assert result.program[-1] == "[NAVIGATE_TO] <kitchen_counter> (1)"
     assert ("at", "robot_1", "kitchen_counter_2") in executor.world.state
+
+
+def test_a_profiles_goal_conditions_are_said_in_its_words():
+    """What interpret translates to: each fact over the classes its types admit, negated where the
+    profile says how, with the acts that bring it about and the objects' other words."""
+    from llm_planner_ros.profiles.conditions import profile_conditions, profile_goal_demos
+    from llm_planner_ros.profiles.skills import reference_world
+
+    profile = load_profile(shipped("mobile_manipulator"))
+    conditions = {c.literals[0]: c for c in profile_conditions(profile, reference_world(profile))}
+    assert conditions["(on milk dining_table)"].text == "The milk is on the dining table."
+    assert {"The milk is on the table.", "Put the milk on the dining table.", "Put the milk on the table."} \
+        <= set(conditions["(on milk dining_table)"].aliases)
+    assert conditions["(not (switched_on tv))"].text == "The tv is off."
+    assert "Switch off the television." in conditions["(not (switched_on tv))"].aliases
+    assert conditions["(holding robot cup)"].aliases[-1] == "Pick up the glass."   # the fact's own objects only
+    assert "(on milk person)" in conditions and "(in milk dining_table)" not in conditions   # types admit
+    assert not any("(not (on" in lit and "Pick up" in " ".join(c.aliases) for lit, c in conditions.items())
+    demos = profile_goal_demos(profile, list(conditions.values()))
+    assert demos[0].task == "Bring me the apple" and demos[0].sentences == ("The person has the apple.",)
+
+
+def test_interpret_reads_the_task_in_a_profiles_words_and_reaches_it(smollm2, embedder, demos):
+    """Method interpret on a profile: the embedded model says the end state after the profile's
+    examples; each sentence is translated to the profile's conditions, grounded, planned and run."""
+    from llm_planner_ros.core.errors import CancelToken
+    from llm_planner_ros.core.request import parse_request
+    from llm_planner_ros.core.types import TerminationReason
+
+    executor = PddlWorldExecutor(load_profile(shipped("mobile_manipulator")))
+    service = profile_service(smollm2, embedder, demos, executor)
+    result = service.plan(parse_request(task="Put the mug in the fridge", method="interpret", execute=True),
+                          lambda e: None, CancelToken())
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    assert "(in mug_14 fridge_7)" in result.goal_conditions and ("in", "mug_14", "fridge_7") in executor.world.state
+    assert result.detail.startswith("interpreted 'The mug is in the fridge.'"), result.detail
+
+
+def test_interpret_on_a_profile_without_examples_is_zero_shot_and_says_so(smollm2, embedder, demos, tmp_path):
+    from llm_planner_ros.core.errors import CancelToken
+    from llm_planner_ros.core.request import parse_request
+    from llm_planner_ros.core.types import TerminationReason
+
+    shutil.copytree(shipped("mobile_manipulator").parent, tmp_path / "mm")
+    path = tmp_path / "mm" / "profile.yaml"
+    text = path.read_text()
+    path.write_text(text[:text.index("examples:")])
+    executor = PddlWorldExecutor(load_profile(path))
+    service = profile_service(smollm2, embedder, demos, executor)
+    result = service.plan(parse_request(task="Open the fridge", method="interpret", execute=True),
+                          lambda e: None, CancelToken())
+    assert result.detail.startswith("zero-shot (the mobile_manipulator profile has no example goals)"), result.detail
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    assert ("open", "fridge_7") in executor.world.state

@@ -14,7 +14,7 @@ from typing import Optional
 
 import numpy as np
 
-from llm_planner_ros.pddl.goals import MUTEX, GoalSpec, Literal, parse_goal
+from llm_planner_ros.pddl.goals import MUTEX, GoalSpec, Literal
 from llm_planner_ros.pddl.world import WorldState
 
 # (affordance predicate, the two states, sentences); "{o}" is the object's name
@@ -57,7 +57,7 @@ class Condition:
         return (self.text,) + self.aliases
 
     def spec(self) -> GoalSpec:
-        return parse_goal(self.literals, self.actions)
+        return spec_of([self])
 
 
 # class names that do not read as English when their underscores become spaces
@@ -189,22 +189,28 @@ def resolve(matches: Sequence[Match]) -> tuple[list[Condition], list[str]]:
 
 
 def contradicts(a: Condition, b: Condition) -> bool:
+    """A literal and its negation, or two atoms of a mutually exclusive pair on the same objects."""
     la, lb = [_literal(x) for x in a.literals], [_literal(x) for x in b.literals]
-    for p, q in MUTEX:
-        for x in la:
-            for y in lb:
-                if x.args == y.args and {x.predicate, y.predicate} == {p, q}:
-                    return True
+    for x in la:
+        for y in lb:
+            if x.args != y.args:
+                continue
+            if x.predicate == y.predicate and x.negated != y.negated:
+                return True
+            if not x.negated and not y.negated and any({x.predicate, y.predicate} == {p, q} for p, q in MUTEX):
+                return True
     return False
 
 
 def _literal(text: str) -> Literal:
-    """One of the literals rendered above (no negation, no nesting)."""
-    parts = text.strip("()").split()
-    return Literal(parts[0], tuple(parts[1:]))
+    """A literal as rendered here: ``(p a b)`` or ``(not (p a b))`` (no nesting beyond that)."""
+    negated = text.startswith("(not ")
+    parts = (text[5:-1] if negated else text).strip().strip("()").split()
+    return Literal(parts[0], tuple(parts[1:]), negated)
 
 
 def spec_of(conditions: Sequence[Condition]) -> GoalSpec:
-    literals = tuple(dict.fromkeys(lit for c in conditions for lit in c.literals))
-    actions = tuple(dict.fromkeys(a for c in conditions for a in c.actions))
-    return parse_goal(literals, actions)
+    """The goal of rendered conditions (their literals are the world's own: nothing to check)."""
+    literals = tuple(dict.fromkeys(_literal(lit) for c in conditions for lit in c.literals))
+    actions = tuple(dict.fromkeys((a,) for c in conditions for a in c.actions))
+    return GoalSpec(literals, actions)

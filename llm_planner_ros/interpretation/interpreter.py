@@ -11,7 +11,7 @@ import os
 import re
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -275,20 +275,24 @@ class Completion:
 
 
 class GoalInterpreter:
-    def __init__(self, llm: Optional[LLMBackend], embedder, demos: Sequence[GoalDemo] = (),
+    def __init__(self, llm: Optional[LLMBackend], embedder, demos: Sequence[GoalDemo],
                  threshold: float = 0.55, num_examples: int = 3, max_tokens: int = 48,
                  completion: Optional[Completion] = None,
-                 with_task_text: bool = False, retrieved: int = 3) -> None:
+                 with_task_text: bool = False, retrieved: int = 3,
+                 conditions: Callable[[WorldState], list[Condition]] = render_conditions) -> None:
+        """``demos``: annotated goals shown as examples (none: zero-shot); ``conditions``: what a
+        world admits as goal conditions, in words (by default the built-in domain's)."""
         self.llm = llm
         self.embedder = embedder
-        self.demos = list(demos) or list(eai_goal_demos())
+        self.demos = list(demos)
+        self.conditions = conditions
         self.threshold = threshold
         self.num_examples = num_examples
         self.max_tokens = max_tokens
         self.completion = completion
         self.with_task_text = with_task_text
         self.retrieved = retrieved
-        self._demo_vectors = embedder.embed([d.task for d in self.demos])
+        self._demo_vectors = embedder.embed([d.task for d in self.demos]) if self.demos else np.zeros((0, 1))
         self._indexes: dict[frozenset, ConditionIndex] = {}
         self._vectors: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
@@ -298,12 +302,14 @@ class GoalInterpreter:
         key = frozenset(world.classes.values())
         with self._lock:
             if key not in self._indexes:
-                self._indexes[key] = ConditionIndex(render_conditions(world), self.embedder, self._vectors)
+                self._indexes[key] = ConditionIndex(self.conditions(world), self.embedder, self._vectors)
             return self._indexes[key]
 
     def examples(self, task: str, hold_out: Sequence[str] = ()) -> list[GoalDemo]:
         """The demonstrations nearest to ``task``, never of a held-out task label."""
         held = {h.strip().lower() for h in hold_out}
+        if not self.demos or self.num_examples == 0:
+            return []
         q = self.embedder.embed([task])[0]
         order = np.argsort(-(self._demo_vectors @ q))
         return [self.demos[i] for i in order if self.demos[i].task.lower() not in held][:self.num_examples]

@@ -63,6 +63,7 @@ class DomainDef:
     constants: Mapping[str, str]
     predicates: Mapping[str, int]              # name -> arity
     actions: Mapping[str, ActionDef]
+    predicate_types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)   # name -> parameter types
 
     def is_a(self, type_: str, wanted: str) -> bool:
         seen = set()
@@ -88,7 +89,9 @@ def read_domain(text: str) -> DomainDef:
     body, name = _define(text, "domain")
     parents = {t: p for t, p in _typed(_section(body, ":types")) if t != p}
     constants = dict(_typed(_section(body, ":constants")))
-    predicates = {p[0]: len(_typed(p[1:])) for p in _section(body, ":predicates") if isinstance(p, list) and p}
+    predicate_types = {p[0]: tuple(t for _, t in _typed(p[1:])) for p in _section(body, ":predicates")
+                       if isinstance(p, list) and p}
+    predicates = {name: len(types) for name, types in predicate_types.items()}
     actions = {}
     for part in body:
         if not (isinstance(part, list) and part[:1] == [":action"]):
@@ -96,7 +99,7 @@ def read_domain(text: str) -> DomainDef:
         fields = {part[i]: part[i + 1] for i in range(2, len(part) - 1, 2)}
         actions[part[1]] = ActionDef(part[1], tuple(_typed(fields.get(":parameters", []))),
                                      fields.get(":precondition", ["and"]), fields.get(":effect", ["and"]))
-    return DomainDef(name, parents, constants, predicates, actions)
+    return DomainDef(name, parents, constants, predicates, actions, predicate_types)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.types import PlanResult, StepEvent, TerminationReason
 from llm_planner_ros.interpretation.conditions import Condition, spec_of
 from llm_planner_ros.interpretation.interpreter import GoalInterpreter, InstancePrior, Interpretation
-from llm_planner_ros.pddl.goals import GoalSpec, ground_goal
+from llm_planner_ros.pddl.goals import GoalSpec, GoalVocabulary, ground_goal
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
 from llm_planner_ros.safety.policy import SkillPolicy
 
@@ -34,11 +34,13 @@ class InterpretedPlan:
 
 class InterpretedGoalPlanner:
     def __init__(self, interpreter: GoalInterpreter, prior: InstancePrior, goal_directed: GoalDirectedPlanner,
-                 use_llm: bool = True) -> None:
+                 use_llm: bool = True, vocabulary: Optional[GoalVocabulary] = None) -> None:
+        """``vocabulary``: a profile's world (None: the built-in domain)."""
         self.interpreter = interpreter
         self.prior = prior
         self.goal_directed = goal_directed
         self.use_llm = use_llm
+        self.vocabulary = vocabulary
 
     def plan(self, task: str, executor: Executor, on_step: StepCallback, cancel: CancelToken,
              execute: bool = True, stats: Optional[dict] = None, hold_out: Sequence[str] = (),
@@ -57,11 +59,11 @@ class InterpretedGoalPlanner:
 
         def bound(chosen: Sequence[Condition]) -> GoalSpec:
             return self.prior.bind(spec_of(chosen), world, hold_out)
-        held = [c for c in conditions if ground_goal(bound([c]), world).holds(world)]
+        held = [c for c in conditions if ground_goal(bound([c]), world, vocabulary=self.vocabulary).holds(world)]
         while True:
             spec = bound(conditions)
             lines = tuple(spec.lines())
-            if ground_goal(spec, world).holds(world):
+            if ground_goal(spec, world, vocabulary=self.vocabulary).holds(world):
                 return InterpretedPlan(found, fallback=f"the interpreted goal already holds: {', '.join(lines)}",
                                        dropped=tuple(dropped))
 

@@ -144,6 +144,7 @@ class PlanningService:
         self.goal_directed = GoalDirectedPlanner(goal_directed)
         self._interpreted: Optional[InterpretedGoalPlanner] = None
         self._interpreted_lock = threading.Lock()
+        self._profile_interpreters: dict[str, InterpretedGoalPlanner] = {}
         self.robot_world = robot_world
 
     @classmethod
@@ -228,6 +229,26 @@ class PlanningService:
                                                            use_llm=s.interpret_from != "text")
             return self._interpreted
 
+    def _interpreted_for(self, profile: WorldProfile, robot: Executor) -> InterpretedGoalPlanner:
+        """Method interpret over a profile's world: its conditions in its words, its example goals
+        as demonstrations (none: zero-shot); built once per profile."""
+        from llm_planner_ros.profiles.conditions import profile_conditions, profile_goal_demos
+        from llm_planner_ros.profiles.skills import reference_world
+
+        with self._interpreted_lock:
+            if profile.text not in self._profile_interpreters:
+                s = self.goal_directed.settings
+                world = reference_world(profile) if profile.world_text else robot.world_state()
+                interpreter = GoalInterpreter(self.llm, self.embedder,
+                                              profile_goal_demos(profile, profile_conditions(profile, world)),
+                                              threshold=s.interpret_threshold, num_examples=s.interpret_examples,
+                                              with_task_text=s.interpret_from == "llm_and_text",
+                                              conditions=lambda w: profile_conditions(profile, w))
+                self._profile_interpreters[profile.text] = InterpretedGoalPlanner(
+                    interpreter, InstancePrior(()), self.goal_directed, use_llm=s.interpret_from != "text",
+                    vocabulary=profile.goal_vocabulary())
+            return self._profile_interpreters[profile.text]
+
     def record_unplanned(self, goal_id: str, request: dict, termination: str, detail: str) -> None:
         """Trace a goal that the node ended before it reached :meth:`plan` (see ``TraceLog.unplanned``)."""
         if self.trace is not None:
@@ -297,10 +318,10 @@ class PlanningService:
         robot = self.robot_world(request.execute) if self.robot_world is not None else None
         profile = robot.profile if robot is not None else None
         vocabulary = profile.goal_vocabulary() if profile is not None else None
-        if profile is not None and method in (Method.VANILLA, Method.INTERPRET):
-            raise InvalidGoal(f"method: '{method.value}' does not plan over a profile's world yet; the "
-                              f"{profile.name} profile's world is planned by pddl, heuristic, translated, "
-                              "resample and reprompt")
+        if profile is not None and method is Method.VANILLA:
+            raise InvalidGoal(f"method: 'vanilla' writes VirtualHome's script lines, so it does not plan over the "
+                              f"{profile.name} profile's world; use translated, the same LLM with its steps "
+                              "translated to the profile's skills")
         o = req.options
         if profile is not None and (o.plan_subtasks or o.track_subtasks or o.eliminate_objects):
             raise InvalidGoal(f"options: PET (plan_subtasks, track_subtasks, eliminate_objects) does not run on the "
@@ -310,13 +331,14 @@ class PlanningService:
             raise InvalidGoal(f"goal_conditions: the heuristic search stops when the goal holds, and the "
                               f"{profile.name} profile's world has no goal check of its own: give goal_conditions")
         translated = self._translated_for(profile, robot) if profile is not None and robot is not None \
-            else self.translated
+            and (method not in (Method.PDDL, Method.HEURISTIC, Method.INTERPRET)
+                 or (method is Method.INTERPRET and profile.spec.examples)) else self.translated
         if method is Method.PDDL:
             spec = self.goal_directed.check(req, vocabulary)
         elif method is Method.INTERPRET:
-            fallback = self._fallback_request(req)
+            fallback = self._fallback_request(req, profile)
             if fallback.method is not None:
-                self.translated.check(fallback, req.execute)
+                translated.check(fallback, req.execute)
         elif method is Method.HEURISTIC:
             self.heuristic.check(req, req.execute)
         else:
@@ -343,7 +365,7 @@ class PlanningService:
                                              stats=report.stats, objects=req.objects, policy=policy)
             result.goal_conditions = spec.lines()
         elif method is Method.INTERPRET:
-            result = self._interpret(req, on_step, cancel, gate, report, policy)
+            result = self._interpret(req, on_step, cancel, gate, report, policy, robot, translated)
         elif method is Method.HEURISTIC:
             goal_met = None
             if goal_given and gate is not None:
@@ -357,36 +379,47 @@ class PlanningService:
                 + result.detail
         return result
 
-    def _fallback_request(self, request: PlanRequest) -> PlanRequest:
+    def _fallback_request(self, request: PlanRequest, profile: Optional[WorldProfile] = None) -> PlanRequest:
         """The request the fallback method plans (method None: no fallback). Plan-only goals fall back
-        to ``translated``, since re-sampling and re-prompting correct executed steps."""
+        to ``translated``, since re-sampling and re-prompting correct executed steps. A profile
+        without examples has no demonstrations for an LLM method: no fallback."""
         fallback = self.goal_directed.settings.interpret_fallback
-        if fallback == "none":
+        if fallback == "none" or (profile is not None and not profile.spec.examples):
             return request.model_copy(update={"method": None})
         method = Method(fallback) if request.execute else Method.TRANSLATED
         return request.model_copy(update={"method": method})
 
     def _interpret(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-                   gate: Optional[SafetyGate], report: GoalReport, policy: SkillPolicy) -> PlanResult:
+                   gate: Optional[SafetyGate], report: GoalReport, policy: SkillPolicy,
+                   robot: Optional[Executor], translated: TranslatedPlanner) -> PlanResult:
         """Method interpret; the configured LLM method plans where the interpreted goal cannot."""
-        world_source = gate if gate is not None else in_process_executor(request.scene_id, request.task)
+        profile = robot.profile if robot is not None else None
+        world_source = gate if gate is not None else robot if robot is not None \
+            else in_process_executor(request.scene_id, request.task)
         t0 = time.perf_counter()
         hold_out = list(request.options.hold_out_tasks)
         seed = getattr(request.options, "seed", None)   # MethodOptions' fields are made from PlannerSettings'
         seed = seed if seed is not None else self.defaults.seed
-        planned = self.interpreted().plan(request.task, world_source, on_step, cancel, execute=request.execute,
-                                          stats=report.stats, hold_out=hold_out, seed=seed, policy=policy)
+        interpreted = self._interpreted_for(profile, world_source) if profile is not None else self.interpreted()
+        planned = interpreted.plan(request.task, world_source, on_step, cancel, execute=request.execute,
+                                   stats=report.stats, hold_out=hold_out, seed=seed, policy=policy)
+        if profile is not None and not profile.spec.examples:
+            planned.fallback = planned.fallback and f"{planned.fallback} (interpreted zero-shot: the {profile.name} " \
+                "profile has no example goals)"
+            if planned.result is not None:
+                planned.result.detail = f"zero-shot (the {profile.name} profile has no example goals): " \
+                    + planned.result.detail
         report.stats["interpreted"] = planned.interpretation.lines()
         report.stats["said"] = planned.interpretation.sentences
         report.times.extra["interpret_s"] = time.perf_counter() - t0
         if planned.result is not None:
             return planned.result
-        fallback = self._fallback_request(request)
+        fallback = self._fallback_request(request, profile)
         if fallback.method is None:
             return PlanResult(termination_reason=TerminationReason.NO_PLAN, detail=planned.fallback,
                               goal_conditions=planned.interpretation.lines())
-        result = self.translated.plan(fallback, on_step, cancel, gate, report)
-        result.num_llm_calls += int(self.interpreted().use_llm)
+        result = translated.plan(fallback, on_step, cancel, gate, report)
+        result.num_llm_calls += int(interpreted.use_llm)
         result.detail = f"{planned.fallback}; fell back to {fallback.method.value}: {result.detail}"
         result.goal_conditions = planned.interpretation.lines()
         return result

@@ -1,0 +1,87 @@
+"""What method interpret needs from a world profile: every goal condition its world admits, in
+the profile's words, and its example goals said the same way.
+
+A condition is a predicate over object classes whose types its parameters admit ("The milk is
+on the dining table." is ``(on milk dining_table)``), and its negation where the profile has
+words for it. The acts that bring a fact about (the domain's actions with it among their
+effects, in the profile's words: "put the milk on the dining table") are other ways to say it.
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+from llm_planner_ros.interpretation.conditions import Condition
+from llm_planner_ros.interpretation.interpreter import GoalDemo
+from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.profiles.loader import WorldProfile, class_of
+
+
+def _sentence(words: str) -> str:
+    words = words.strip().rstrip(".")
+    return words[:1].upper() + words[1:] + "."
+
+
+def _effects(effect: object, negated: bool = False) -> Iterator[tuple[bool, list[str]]]:
+    """(negated, atom) for each atom an action's effect adds or deletes."""
+    if isinstance(effect, list) and effect[:1] == ["and"]:
+        for part in effect[1:]:
+            yield from _effects(part, negated)
+    elif isinstance(effect, list) and effect[:1] == ["not"] and len(effect) == 2:
+        yield from _effects(effect[1], not negated)
+    elif isinstance(effect, list) and effect and all(isinstance(x, str) for x in effect):
+        yield negated, effect
+
+
+def _acts(profile: WorldProfile, agent_type: str) -> dict[tuple[str, bool], list[tuple[tuple[int, ...], str]]]:
+    """(predicate, negated) -> the acts that bring it about: (which of the fact's arguments fill
+    the skill's words, in order; the words). The act's words and the fact must name the same
+    objects (the agent aside): picking up the cup says that I hold it, not where it was."""
+    out: dict[tuple[str, bool], list[tuple[tuple[int, ...], str]]] = {}
+    for name, words in profile.spec.actions.items():
+        types = dict(profile.domain.actions[name].parameters)
+        for negated, atom in _effects(profile.domain.actions[name].effect):
+            slots = atom[1:]
+            if set(words.args) == {a for a in slots if types.get(a) != agent_type}:
+                out.setdefault((atom[0], negated), []).append((tuple(slots.index(a) for a in words.args),
+                                                               words.words))
+    return out
+
+
+def profile_conditions(profile: WorldProfile, world: WorldState, max_conditions: int = 6000) -> list[Condition]:
+    """The conditions ``world`` admits under ``profile``: each predicate on each combination of
+    distinct object classes whose instances' types its parameters admit."""
+    types: dict[str, set[str]] = {}
+    for name, type_ in world.objects.items():
+        types.setdefault(world.classes.get(name, class_of(name)), set()).add(type_)
+    acts = _acts(profile, world.objects.get(profile.spec.agent or "", ""))
+    agent_class = class_of(profile.spec.agent or "")
+    out: list[Condition] = []
+    for pred, params in profile.domain.predicate_types.items():
+        words = profile.spec.predicates[pred]
+        candidates = [[c for c, ts in sorted(types.items()) if any(profile.domain.is_a(t, p) for t in ts)]
+                      for p in params]
+        for combo in itertools.product(*candidates):
+            if len(set(combo)) != len(combo) or len(out) >= max_conditions:
+                continue
+            names = [c.replace("_", " ") for c in combo]
+            atom = f"({' '.join((pred, *combo))})"
+            said = [(False, atom, words.words)] + ([(True, f"(not {atom})", words.negated)] if words.negated else [])
+            # the same with one object in a word people use for it ("the table" for the dining table)
+            variants = [names] + [names[:i] + [word] + names[i + 1:] for i, c in enumerate(combo)
+                                  for word in profile.spec.objects.get(c, ()) if c != agent_class]
+            for negated, literal, template in said:
+                texts = [_sentence(template.format(*v)) for v in variants]
+                texts += [_sentence(w.format(*(v[i] for i in slots)))
+                          for slots, w in acts.get((pred, negated), ()) for v in variants]
+                unique = list(dict.fromkeys(texts))
+                out.append(Condition(unique[0], (literal,), aliases=tuple(unique[1:])))
+    return out
+
+
+def profile_goal_demos(profile: WorldProfile, conditions: list[Condition]) -> tuple[GoalDemo, ...]:
+    """The profile's examples as interpretation demonstrations: each task and its goal said in
+    the profile's words (a literal with no condition of the world is said as the profile says it)."""
+    text = {c.literals[0]: c.text for c in conditions if len(c.literals) == 1}
+    return tuple(GoalDemo(example.task, tuple(text.get(lit) or _sentence(profile.say(lit)) for lit in example.goal))
+                 for example in profile.spec.examples)
