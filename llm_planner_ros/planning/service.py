@@ -38,15 +38,17 @@ from llm_planner_ros.interpretation.interpreter import (
     eai_program_goals,
 )
 from llm_planner_ros.llm.base import LLMBackend
-from llm_planner_ros.pddl.goals import ground_goal
 from llm_planner_ros.pet.judges import SubtaskJudge
 from llm_planner_ros.pet.session import PetFactory, PetSettings
 from llm_planner_ros.planning.examples import DemonstrationBank
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner, GoalDirectedSettings
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings
 from llm_planner_ros.planning.interpreted import InterpretedGoalPlanner
+from llm_planner_ros.planning.methods import METHODS, GoalRun, MethodRunner
+from llm_planner_ros.planning.resolve import resolve
 from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.planning.translated import TranslatedPlanner
+from llm_planner_ros.planning.worlds import BuiltinWorld, ProfileWorld, WorldMethods
 from llm_planner_ros.safety.gate import Approver, SafetyGate, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.skills import bank as banks
@@ -146,6 +148,8 @@ class PlanningService:
         self._interpreted_lock = threading.Lock()
         self._profile_interpreters: dict[str, InterpretedGoalPlanner] = {}
         self.robot_world = robot_world
+        self.builtin = BuiltinWorld(self)
+        self.runners: dict[Method, MethodRunner] = {m: entry.runner(self) for m, entry in METHODS.items()}
 
     @classmethod
     def build(cls, backend: BackendSettings, defaults: PlannerSettings,
@@ -195,7 +199,7 @@ class PlanningService:
         full = self._indexes[full_key]
         return full.subset([i for i, skill in enumerate(full.bank.skills) if set(skill.objects) <= objects])
 
-    def _translated_for(self, profile: WorldProfile, robot: Executor) -> TranslatedPlanner:
+    def profile_translated(self, profile: WorldProfile, robot: Executor) -> TranslatedPlanner:
         """Algorithm 1 over a profile's world: its skill bank (the world's classes, the profile's
         words) and its examples as demonstrations; built once per profile and set of classes."""
         from llm_planner_ros.profiles.skills import profile_bank, profile_demonstrations
@@ -229,7 +233,7 @@ class PlanningService:
                                                            use_llm=s.interpret_from != "text")
             return self._interpreted
 
-    def _interpreted_for(self, profile: WorldProfile, robot: Executor) -> InterpretedGoalPlanner:
+    def profile_interpreted(self, profile: WorldProfile, robot: Executor) -> InterpretedGoalPlanner:
         """Method interpret over a profile's world: its conditions in its words, its example goals
         as demonstrations (none: zero-shot); built once per profile."""
         from llm_planner_ros.profiles.conditions import profile_conditions, profile_goal_demos
@@ -303,48 +307,14 @@ class PlanningService:
 
     def _plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
               report: GoalReport, given: Optional[Executor] = None) -> PlanResult:
-        method = request.method or Method.TRANSLATED
-        if request.scene_id and request.scene_id not in resources.SCENES:
-            raise InvalidGoal(f"scene_id: unknown scene {request.scene_id!r}; available: "
-                              f"{', '.join(resources.SCENES)}")
-        if method in (Method.RESAMPLE, Method.REPROMPT) and not request.execute:
-            raise InvalidGoal(f"execute: method '{method.value}' corrects failed steps, so it needs "
-                              "execute=true (closed loop)")
-        if self.safety.approval == "plan" and request.execute and method not in (Method.VANILLA, Method.TRANSLATED):
-            raise InvalidGoal(f"method: '{method.value}' executes while it plans, so it cannot wait for approval "
-                              "of the whole plan; use approval 'step' or an open-loop method")
-        req = request if request.scene_id else request.model_copy(update={"scene_id": resources.SCENES[0]})
-        # every check before anything runs (the executor's reset is the first side effect)
         robot = self.robot_world(request.execute) if self.robot_world is not None else None
         profile = robot.profile if robot is not None else None
-        vocabulary = profile.goal_vocabulary() if profile is not None else None
-        if profile is not None and method is Method.VANILLA:
-            raise InvalidGoal(f"method: 'vanilla' writes VirtualHome's script lines, so it does not plan over the "
-                              f"{profile.name} profile's world; use translated, the same LLM with its steps "
-                              "translated to the profile's skills")
-        o = req.options
-        if profile is not None and (o.plan_subtasks or o.track_subtasks or o.eliminate_objects):
-            raise InvalidGoal(f"options: PET (plan_subtasks, track_subtasks, eliminate_objects) does not run on the "
-                              f"{profile.name} profile's world yet")
-        goal_given = req.goal_spec(vocabulary) if profile is not None and method is Method.HEURISTIC else None
-        if profile is not None and method is Method.HEURISTIC and not goal_given:
-            raise InvalidGoal(f"goal_conditions: the heuristic search stops when the goal holds, and the "
-                              f"{profile.name} profile's world has no goal check of its own: give goal_conditions")
-        translated = self._translated_for(profile, robot) if profile is not None and robot is not None \
-            and (method not in (Method.PDDL, Method.HEURISTIC, Method.INTERPRET)
-                 or (method is Method.INTERPRET and profile.spec.examples)) else self.translated
-        if method is Method.PDDL:
-            spec = self.goal_directed.check(req, vocabulary)
-        elif method is Method.INTERPRET:
-            fallback = self._fallback_request(req, profile)
-            if fallback.method is not None:
-                translated.check(fallback, req.execute)
-        elif method is Method.HEURISTIC:
-            self.heuristic.check(req, req.execute)
-        else:
-            translated.check(req, req.execute)
+        world: WorldMethods = ProfileWorld(self, profile, robot) if profile is not None and robot is not None \
+            else self.builtin
+        goal = resolve(request, world, robot, resources.SCENES, self.runners, self.safety.approval)
+        req = goal.request
         executor = given
-        if request.execute and executor is None:
+        if req.execute and executor is None:
             t0 = time.perf_counter()
             try:
                 executor = self.executor_factory(req.scene_id, req.task)
@@ -357,71 +327,11 @@ class PlanningService:
         gate = SafetyGate(executor, policy, self.safety, self.approver, cancel) if executor is not None \
             else None
         if gate is not None and self.safety.approval == "plan":
-            return self._approved_plan(req, on_step, cancel, gate, report, translated)
-        if method is Method.PDDL:
-            world_source = gate if gate is not None else robot if robot is not None \
-                else in_process_executor(req.scene_id, req.task)
-            result = self.goal_directed.plan(spec, world_source, on_step, cancel, execute=req.execute,
-                                             stats=report.stats, objects=req.objects, policy=policy)
-            result.goal_conditions = spec.lines()
-        elif method is Method.INTERPRET:
-            result = self._interpret(req, on_step, cancel, gate, report, policy, robot, translated)
-        elif method is Method.HEURISTIC:
-            goal_met = None
-            if goal_given and gate is not None:
-                goal = ground_goal(goal_given, gate.world_state(), vocabulary=vocabulary)
-                goal_met = lambda: goal.holds(gate.world_state())   # noqa: E731
-            result = self.heuristic.plan(req, on_step, cancel, gate, report, goal_met)
-        else:
-            result = translated.plan(req, on_step, cancel, gate, report)
+            return self._approved_plan(req, on_step, cancel, gate, report, world.translated())
+        result = self.runners[goal.method].plan(GoalRun(goal, on_step, cancel, gate, report, policy))
         if self.safety.dry_run and request.execute:
             result.detail = "dry run: executed in the in-process simulator, nothing sent to the bridge; " \
                 + result.detail
-        return result
-
-    def _fallback_request(self, request: PlanRequest, profile: Optional[WorldProfile] = None) -> PlanRequest:
-        """The request the fallback method plans (method None: no fallback). Plan-only goals fall back
-        to ``translated``, since re-sampling and re-prompting correct executed steps. A profile
-        without examples has no demonstrations for an LLM method: no fallback."""
-        fallback = self.goal_directed.settings.interpret_fallback
-        if fallback == "none" or (profile is not None and not profile.spec.examples):
-            return request.model_copy(update={"method": None})
-        method = Method(fallback) if request.execute else Method.TRANSLATED
-        return request.model_copy(update={"method": method})
-
-    def _interpret(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-                   gate: Optional[SafetyGate], report: GoalReport, policy: SkillPolicy,
-                   robot: Optional[Executor], translated: TranslatedPlanner) -> PlanResult:
-        """Method interpret; the configured LLM method plans where the interpreted goal cannot."""
-        profile = robot.profile if robot is not None else None
-        world_source = gate if gate is not None else robot if robot is not None \
-            else in_process_executor(request.scene_id, request.task)
-        t0 = time.perf_counter()
-        hold_out = list(request.options.hold_out_tasks)
-        seed = getattr(request.options, "seed", None)   # MethodOptions' fields are made from PlannerSettings'
-        seed = seed if seed is not None else self.defaults.seed
-        interpreted = self._interpreted_for(profile, world_source) if profile is not None else self.interpreted()
-        planned = interpreted.plan(request.task, world_source, on_step, cancel, execute=request.execute,
-                                   stats=report.stats, hold_out=hold_out, seed=seed, policy=policy)
-        if profile is not None and not profile.spec.examples:
-            planned.fallback = planned.fallback and f"{planned.fallback} (interpreted zero-shot: the {profile.name} " \
-                "profile has no example goals)"
-            if planned.result is not None:
-                planned.result.detail = f"zero-shot (the {profile.name} profile has no example goals): " \
-                    + planned.result.detail
-        report.stats["interpreted"] = planned.interpretation.lines()
-        report.stats["said"] = planned.interpretation.sentences
-        report.times.extra["interpret_s"] = time.perf_counter() - t0
-        if planned.result is not None:
-            return planned.result
-        fallback = self._fallback_request(request, profile)
-        if fallback.method is None:
-            return PlanResult(termination_reason=TerminationReason.NO_PLAN, detail=planned.fallback,
-                              goal_conditions=planned.interpretation.lines())
-        result = translated.plan(fallback, on_step, cancel, gate, report)
-        result.num_llm_calls += int(interpreted.use_llm)
-        result.detail = f"{planned.fallback}; fell back to {fallback.method.value}: {result.detail}"
-        result.goal_conditions = planned.interpretation.lines()
         return result
 
     def _approved_plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,

@@ -1,0 +1,27 @@
+"""The planning methods: one module each, one registry line each.
+
+A new method is a module with a runner (``check(goal)``, ``plan(run)``, see :mod:`.base`) and a
+line in :data:`METHODS`; the service dispatches on this table and nothing else.
+"""
+from __future__ import annotations
+
+from llm_planner_ros.core.types import Method
+from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodEntry, MethodRunner
+from llm_planner_ros.planning.methods.heuristic import HeuristicSearch
+from llm_planner_ros.planning.methods.interpret import Interpret
+from llm_planner_ros.planning.methods.llm_steps import LlmSteps
+from llm_planner_ros.planning.methods.pddl import GivenGoal
+
+METHODS: dict[Method, MethodEntry] = {
+    Method.VANILLA: MethodEntry(LlmSteps, plans_first=True,
+                                not_on_profiles="it writes the built-in world's script lines; use translated, "
+                                                "the same LLM with its steps translated to the profile's skills"),
+    Method.TRANSLATED: MethodEntry(LlmSteps, plans_first=True),
+    Method.RESAMPLE: MethodEntry(LlmSteps, closed_loop=True),
+    Method.REPROMPT: MethodEntry(LlmSteps, closed_loop=True),
+    Method.HEURISTIC: MethodEntry(HeuristicSearch),
+    Method.PDDL: MethodEntry(GivenGoal),
+    Method.INTERPRET: MethodEntry(Interpret),
+}
+
+__all__ = ["METHODS", "Goal", "GoalRun", "MethodEntry", "MethodRunner"]

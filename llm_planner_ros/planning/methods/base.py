@@ -1,0 +1,70 @@
+"""What a planning method is to the service: a runner that checks a resolved goal before
+anything runs and plans it, and its registry entry (what kind of loop it runs, and why it
+cannot run on a profile's world, if it cannot). PlanSys2's planner plugins, in one process."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Protocol
+
+from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.executor import Executor
+from llm_planner_ros.core.planner import StepCallback
+from llm_planner_ros.core.request import PlanRequest
+from llm_planner_ros.core.types import GoalReport, Method, PlanResult
+from llm_planner_ros.pddl.goals import GoalSpec
+from llm_planner_ros.safety.gate import SafetyGate
+from llm_planner_ros.safety.policy import SkillPolicy
+
+if TYPE_CHECKING:
+    from llm_planner_ros.planning.service import PlanningService
+    from llm_planner_ros.planning.worlds import WorldMethods
+
+
+@dataclass(frozen=True)
+class Goal:
+    """A request resolved and checked once, before anything runs."""
+
+    method: Method
+    request: PlanRequest            # its defaults filled in (scene_id, method)
+    entry: MethodEntry
+    world: WorldMethods             # the planners of the world it plans over
+    robot: Optional[Executor]       # the executor as it is now, when its world is a profile's
+    spec: GoalSpec                  # the goal conditions given, checked against the world's words
+
+
+@dataclass
+class GoalRun:
+    """A goal while it runs: where its steps go, its stop, its gate (None: plan only)."""
+
+    goal: Goal
+    on_step: StepCallback
+    cancel: CancelToken
+    gate: Optional[SafetyGate]
+    report: GoalReport
+    policy: SkillPolicy
+
+    @property
+    def request(self) -> PlanRequest:
+        return self.goal.request
+
+    def world_source(self) -> Executor:
+        """What the plan starts from: the gate when it executes, else the world as it is now."""
+        return self.gate if self.gate is not None else self.goal.world.plan_only_world(self.request)
+
+
+class MethodRunner(Protocol):
+    def check(self, goal: Goal) -> None:
+        """Raise InvalidGoal for what this method cannot do with ``goal`` (nothing has run)."""
+
+    def plan(self, run: GoalRun) -> PlanResult: ...
+
+
+@dataclass(frozen=True)
+class MethodEntry:
+    """One registry line."""
+
+    runner: Callable[[PlanningService], MethodRunner]
+    closed_loop: bool = False       # corrects executed steps: needs execute=true
+    plans_first: bool = False       # plans the whole program before it executes (approval 'plan' can wait)
+    not_on_profiles: str = ""       # why it cannot plan over a profile's world ("": it can)

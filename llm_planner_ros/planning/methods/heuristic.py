@@ -1,0 +1,32 @@
+"""Method heuristic (Borro et al.): the LLM guides a search over the applicable skills."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from llm_planner_ros.core.errors import InvalidGoal
+from llm_planner_ros.core.types import PlanResult
+from llm_planner_ros.pddl.goals import ground_goal
+from llm_planner_ros.planning.methods.base import Goal, GoalRun
+
+if TYPE_CHECKING:
+    from llm_planner_ros.planning.service import PlanningService
+
+
+class HeuristicSearch:
+    def __init__(self, service: PlanningService) -> None:
+        self.planner = service.heuristic
+
+    def check(self, goal: Goal) -> None:
+        self.planner.check(goal.request, goal.request.execute)
+        if goal.world.profile is not None and not goal.spec:
+            raise InvalidGoal(f"goal_conditions: the heuristic search stops when the goal holds, and the "
+                              f"{goal.world.profile.name} profile's world has no goal check of its own: "
+                              "give goal_conditions")
+
+    def plan(self, run: GoalRun) -> PlanResult:
+        goal_met = None
+        gate, goal = run.gate, run.goal
+        if goal.world.profile is not None and gate is not None:   # a profile's world: the given goal
+            ground = ground_goal(goal.spec, gate.world_state(), vocabulary=goal.world.vocabulary)
+            goal_met = lambda: ground.holds(gate.world_state())   # noqa: E731
+        return self.planner.plan(run.request, run.on_step, run.cancel, gate, run.report, goal_met)

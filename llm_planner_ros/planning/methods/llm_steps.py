@@ -1,0 +1,22 @@
+"""Methods vanilla, translated, resample and reprompt: the LLM writes steps, translated to the
+world's admissible skills (Huang et al.), corrected when they fail (Raman et al.)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from llm_planner_ros.core.types import PlanResult
+from llm_planner_ros.planning.methods.base import Goal, GoalRun
+
+if TYPE_CHECKING:
+    from llm_planner_ros.planning.service import PlanningService
+
+
+class LlmSteps:
+    def __init__(self, service: PlanningService) -> None:
+        self.service = service
+
+    def check(self, goal: Goal) -> None:
+        goal.world.translated().check(goal.request, goal.request.execute)
+
+    def plan(self, run: GoalRun) -> PlanResult:
+        return run.goal.world.translated().plan(run.request, run.on_step, run.cancel, run.gate, run.report)

@@ -1,0 +1,26 @@
+"""Method pddl: the goal conditions given, planned by Fast Downward, executed and repaired."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from llm_planner_ros.core.types import PlanResult
+from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
+from llm_planner_ros.planning.methods.base import Goal, GoalRun
+
+if TYPE_CHECKING:
+    from llm_planner_ros.planning.service import PlanningService
+
+
+class GivenGoal:
+    def __init__(self, service: PlanningService) -> None:
+        self.planner = service.goal_directed
+
+    def check(self, goal: Goal) -> None:
+        GoalDirectedPlanner.check(goal.request, goal.world.vocabulary)
+
+    def plan(self, run: GoalRun) -> PlanResult:
+        spec = run.goal.spec
+        result = self.planner.plan(spec, run.world_source(), run.on_step, run.cancel, execute=run.request.execute,
+                                   stats=run.report.stats, objects=run.request.objects, policy=run.policy)
+        result.goal_conditions = spec.lines()
+        return result

@@ -1,0 +1,42 @@
+"""The resolve stage: a request is checked once, against the method's registry entry and the
+world it plans over, and its defaults are filled in, before anything runs (the executor's reset
+is the first side effect)."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Optional
+
+from llm_planner_ros.core.errors import InvalidGoal
+from llm_planner_ros.core.executor import Executor
+from llm_planner_ros.core.request import PlanRequest
+from llm_planner_ros.core.types import Method
+from llm_planner_ros.planning.methods import METHODS, Goal, MethodRunner
+from llm_planner_ros.planning.worlds import WorldMethods
+
+
+def resolve(request: PlanRequest, world: WorldMethods, robot: Optional[Executor], scenes: Sequence[str],
+            runners: Mapping[Method, MethodRunner], approval: str) -> Goal:
+    """The goal, or :class:`InvalidGoal` naming the field. ``scenes``: what the executor offers
+    (the first is the default); ``approval``: the safety settings' approval mode."""
+    method = request.method or Method.TRANSLATED
+    entry = METHODS[method]
+    if request.scene_id and request.scene_id not in scenes:
+        raise InvalidGoal(f"scene_id: unknown scene {request.scene_id!r}; available: {', '.join(scenes)}")
+    if entry.closed_loop and not request.execute:
+        raise InvalidGoal(f"execute: method '{method.value}' corrects failed steps, so it needs "
+                          "execute=true (closed loop)")
+    if approval == "plan" and request.execute and not entry.plans_first:
+        raise InvalidGoal(f"method: '{method.value}' executes while it plans, so it cannot wait for approval "
+                          "of the whole plan; use approval 'step' or an open-loop method")
+    profile = world.profile
+    if profile is not None and entry.not_on_profiles:
+        raise InvalidGoal(f"method: '{method.value}' does not plan over the {profile.name} profile's world: "
+                          f"{entry.not_on_profiles}")
+    o = request.options
+    if profile is not None and (o.plan_subtasks or o.track_subtasks or o.eliminate_objects):
+        raise InvalidGoal(f"options: PET (plan_subtasks, track_subtasks, eliminate_objects) does not run on the "
+                          f"{profile.name} profile's world yet")
+    req = request.model_copy(update={"method": method, "scene_id": request.scene_id or scenes[0]})
+    goal = Goal(method, req, entry, world, robot, req.goal_spec(world.vocabulary))
+    runners[method].check(goal)
+    return goal
