@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tqdm import tqdm  # noqa: E402
 
+from llm_planner_ros.core.settings import PlannerSettings  # noqa: E402
 from llm_planner_ros.evaluation import eai  # noqa: E402
 from llm_planner_ros.evaluation.benchmark import (  # noqa: E402
     EAI_JSON,
@@ -45,7 +46,6 @@ from llm_planner_ros.pet.session import PetFactory, PetSettings  # noqa: E402
 from llm_planner_ros.planning.examples import DemonstrationBank  # noqa: E402
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings  # noqa: E402
 from llm_planner_ros.planning.service import BackendSettings, PlanningService, build_llm  # noqa: E402
-from llm_planner_ros.planning.settings import PlannerSettings  # noqa: E402
 from llm_planner_ros.planning.translated import TranslatedPlanner  # noqa: E402
 from llm_planner_ros.skills import bank as banks  # noqa: E402
 from llm_planner_ros.skills import resources  # noqa: E402

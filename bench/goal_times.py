@@ -47,8 +47,8 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from llm_planner_ros.core.errors import CancelToken
     from llm_planner_ros.core.request import parse_request
+    from llm_planner_ros.core.settings import PlannerSettings
     from llm_planner_ros.planning.service import PlanningService
-    from llm_planner_ros.planning.settings import PlannerSettings
     from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder
 
     if args.backend == "openai":

@@ -38,10 +38,10 @@ import numpy as np  # noqa: E402
 
 from llm_planner_ros.core.errors import CancelToken  # noqa: E402
 from llm_planner_ros.core.request import parse_request  # noqa: E402
+from llm_planner_ros.core.settings import PlannerSettings  # noqa: E402
 from llm_planner_ros.llm.base import SamplingParams  # noqa: E402
 from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend, smollm2_path  # noqa: E402
 from llm_planner_ros.planning.service import PlanningService  # noqa: E402
-from llm_planner_ros.planning.settings import PlannerSettings  # noqa: E402
 from llm_planner_ros.skills import bank as banks  # noqa: E402
 from llm_planner_ros.skills import resources  # noqa: E402
 from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder, default_model_dir  # noqa: E402

@@ -13,11 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.request import describe_validation_error
+from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.pet.session import PetSettings
 from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
 from llm_planner_ros.planning.heuristic import HeuristicSettings
 from llm_planner_ros.planning.service import BackendSettings, PlanningService
-from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.safety.gate import Approver, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.trace.log import TraceLog

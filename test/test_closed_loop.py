@@ -7,10 +7,10 @@ import pytest
 from helpers.scripted_llm import ScriptedLLM, translated_planner
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import parse_request
+from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import ErrorType, TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.planning.service import PlanningService
-from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.skills import resources
 
 GROCERIES = next(p for p in resources.human_programs() if p.task == "Put groceries in Fridge")

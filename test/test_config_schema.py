@@ -11,7 +11,7 @@ import yaml
 
 from helpers.processes import console_script
 from llm_planner_ros.core.request import OVERRIDABLE, GoalOnlyOptions, MethodOptions, PlanRequest
-from llm_planner_ros.planning.settings import PlannerSettings
+from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.ros.executor_bridge import BridgeParams
 from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.wiring import SERVICE_MODELS, PlannerNodeParams, ServiceConfig, SettingsError

@@ -13,8 +13,9 @@ from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pddl.domain import parse_domain
 from llm_planner_ros.pddl.goals import eai_goal_spec, ground_goal, parse_goal
 from llm_planner_ros.pddl.problem import build_problem
-from llm_planner_ros.pddl.world import domain_text, from_virtualhome_graph
+from llm_planner_ros.pddl.world import domain_text
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner, GoalDirectedSettings
+from llm_planner_ros.profiles.virtualhome.graph import from_virtualhome_graph
 from llm_planner_ros.safety.gate import SafetyGate, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
 
@@ -201,8 +202,8 @@ def test_an_action_goal_on_nothing_is_met_once_done():
     ({"method": "translated", "options": {"track_subtasks": True}}, "track_subtasks"),
 ])
 def test_a_goal_is_checked_before_the_executor_is_touched(smollm2, embedder, demos, fields, message):
+    from llm_planner_ros.core.settings import PlannerSettings
     from llm_planner_ros.planning.service import PlanningService
-    from llm_planner_ros.planning.settings import PlannerSettings
 
     resets = []
     service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,

@@ -6,6 +6,7 @@ import pytest
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import parse_request
+from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.interpretation.conditions import ConditionIndex, render_conditions
@@ -18,7 +19,6 @@ from llm_planner_ros.interpretation.interpreter import (
 )
 from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
 from llm_planner_ros.planning.service import PlanningService
-from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.skills import resources
 
 

@@ -127,9 +127,9 @@ def test_the_same_goal_gives_the_same_plan_whatever_ran_before(embedder, demos):
     B alone on a fresh model, give the same steps, samples and scores; the second prompt of a goal
     reuses the evaluated lines of the first."""
     from llm_planner_ros.core.request import parse_request
+    from llm_planner_ros.core.settings import PlannerSettings
     from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend, smollm2_path
     from llm_planner_ros.planning.service import PlanningService
-    from llm_planner_ros.planning.settings import PlannerSettings
 
     def service() -> PlanningService:
         return PlanningService(LlamaCppBackend(smollm2_path()), embedder, PlannerSettings(), demos=demos)

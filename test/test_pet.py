@@ -131,8 +131,8 @@ def test_eliminate_shrinks_the_bank_and_keeps_rooms(embedder):
 
 
 def test_pet_goal_through_the_planning_service(embedder, smollm2, demos):
+    from llm_planner_ros.core.settings import PlannerSettings
     from llm_planner_ros.planning.service import InvalidGoal, PlanningService
-    from llm_planner_ros.planning.settings import PlannerSettings
 
     service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos)
     events = []

@@ -4,8 +4,8 @@ from __future__ import annotations
 from llm_planner_ros.cli import main as cli_main
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import parse_request
+from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.planning.service import PlanningService
-from llm_planner_ros.planning.settings import PlannerSettings
 
 
 def test_embedded_plan_uses_only_admissible_skills(smollm2, embedder):

@@ -101,8 +101,8 @@ def test_a_plan_by_fast_downward_runs_on_the_profiles_world():
 
 # -- the planner over a profile's world ---------------------------------------------------------
 def profile_service(smollm2, embedder, demos, executor):
+    from llm_planner_ros.core.settings import PlannerSettings
     from llm_planner_ros.planning.service import PlanningService
-    from llm_planner_ros.planning.settings import PlannerSettings
 
     def reset(scene: str, task: str) -> PddlWorldExecutor:
         executor.reset()

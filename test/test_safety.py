@@ -7,10 +7,10 @@ import pytest
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import parse_request
+from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import ErrorType, Skill, TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.planning.service import InvalidGoal, PlanningService
-from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.safety.gate import ApprovalDenied, ApprovalTimeout, SafetyGate, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy, admissibility_problem
 from llm_planner_ros.skills import resources

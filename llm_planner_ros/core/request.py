@@ -56,7 +56,7 @@ OVERRIDABLE = ("num_samples", "temperature", "top_p", "frequency_penalty", "pres
 
 
 def _overrides() -> dict:
-    from llm_planner_ros.planning.settings import PlannerSettings
+    from llm_planner_ros.core.settings import PlannerSettings
 
     out = {}
     for name in OVERRIDABLE:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Optional
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
 from llm_planner_ros.pddl import world
+from llm_planner_ros.profiles.virtualhome.graph import from_virtualhome_graph, with_done
 from llm_planner_ros.skills import bank as banks
 from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import ACTIONS, object_phrase
@@ -120,7 +121,7 @@ class VirtualHomeExecutor:
 
     def world_state(self) -> world.WorldState:
         """The current state as facts over :meth:`domain_text`, with the actions done since the reset."""
-        return world.with_done(world.from_virtualhome_graph(self._state.to_dict()), self.history)
+        return with_done(from_virtualhome_graph(self._state.to_dict()), self.history)
 
     def instance_class(self, instance_id: int) -> Optional[str]:
         node = self._state.get_node(instance_id)

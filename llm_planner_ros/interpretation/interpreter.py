@@ -31,7 +31,8 @@ from llm_planner_ros.interpretation.conditions import (
 )
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
 from llm_planner_ros.pddl.goals import GoalSpec, Literal, eai_goal_spec
-from llm_planner_ros.pddl.world import WorldState, from_virtualhome_graph
+from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.profiles.virtualhome.graph import from_virtualhome_graph
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import GoalReport, GoalStatus, PlanResult, PlanStep, Skill, StepEvent, TerminationReason
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
-from llm_planner_ros.pddl.world import STATE_NAMES
 from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
+from llm_planner_ros.profiles.virtualhome.graph import STATE_NAMES
 from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import ACTIONS
 

@@ -18,6 +18,7 @@ from llm_planner_ros.core.errors import CancelToken, ExecutorError, InvalidGoal,
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
+from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import (
     ErrorType,
     GoalReport,
@@ -44,9 +45,8 @@ from llm_planner_ros.planning.examples import DemonstrationBank
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner, GoalDirectedSettings
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings
 from llm_planner_ros.planning.interpreted import InterpretedGoalPlanner
-from llm_planner_ros.planning.methods import METHODS, GoalRun, MethodRunner
+from llm_planner_ros.planning.methods import METHODS, GoalRun, MethodParts, MethodRunner
 from llm_planner_ros.planning.resolve import resolve
-from llm_planner_ros.planning.settings import PlannerSettings
 from llm_planner_ros.planning.translated import TranslatedPlanner
 from llm_planner_ros.planning.worlds import BuiltinWorld, ProfileWorld, WorldMethods
 from llm_planner_ros.safety.gate import Approver, SafetyGate, SafetySettings
@@ -148,8 +148,9 @@ class PlanningService:
         self._interpreted_lock = threading.Lock()
         self._profile_interpreters: dict[str, InterpretedGoalPlanner] = {}
         self.robot_world = robot_world
-        self.builtin = BuiltinWorld(self)
-        self.runners: dict[Method, MethodRunner] = {m: entry.runner(self) for m, entry in METHODS.items()}
+        self.builtin = BuiltinWorld(self.translated, self.interpreted, in_process_executor)
+        parts = MethodParts(self.heuristic, self.goal_directed, defaults)
+        self.runners: dict[Method, MethodRunner] = {m: entry.runner(parts) for m, entry in METHODS.items()}
 
     @classmethod
     def build(cls, backend: BackendSettings, defaults: PlannerSettings,
@@ -309,8 +310,8 @@ class PlanningService:
               report: GoalReport, given: Optional[Executor] = None) -> PlanResult:
         robot = self.robot_world(request.execute) if self.robot_world is not None else None
         profile = robot.profile if robot is not None else None
-        world: WorldMethods = ProfileWorld(self, profile, robot) if profile is not None and robot is not None \
-            else self.builtin
+        world: WorldMethods = self.builtin if profile is None or robot is None else \
+            ProfileWorld(profile, robot, self.profile_translated, self.profile_interpreted)
         goal = resolve(request, world, robot, resources.SCENES, self.runners, self.safety.approval)
         req = goal.request
         executor = given

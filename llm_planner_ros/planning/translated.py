@@ -12,6 +12,7 @@ from llm_planner_ros.core.errors import CancelToken, InvalidGoal, PlanningError
 from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
+from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import (
     ErrorType,
     GoalReport,
@@ -29,7 +30,7 @@ from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.planning import scoring
 from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
 from llm_planner_ros.planning.prompt import as_step, plan_prompt
-from llm_planner_ros.planning.settings import EffectiveSettings, PlannerSettings
+from llm_planner_ros.planning.settings import EffectiveSettings
 from llm_planner_ros.safety.policy import admissibility_problem
 from llm_planner_ros.skills import resources
 from llm_planner_ros.skills.vocabulary import SkillParser

@@ -1,8 +1,8 @@
-"""The planners of the world a goal plans over: the built-in world's (the service's own), or
-a profile's, which the executor declares (its skills, objects and words), built once per
-profile and kept by the service."""
+"""The planners of the world a goal plans over: the built-in world's, or a profile's, which the
+executor declares (its skills, objects and words); the service builds each once and keeps it."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Optional, Protocol
 
 from llm_planner_ros.core.errors import InvalidGoal
@@ -13,7 +13,6 @@ from llm_planner_ros.planning.interpreted import InterpretedGoalPlanner
 from llm_planner_ros.planning.translated import TranslatedPlanner
 
 if TYPE_CHECKING:
-    from llm_planner_ros.planning.service import PlanningService
     from llm_planner_ros.profiles.loader import WorldProfile
 
 
@@ -48,24 +47,29 @@ class BuiltinWorld:
     has_demonstrations = True
     zero_shot = ""
 
-    def __init__(self, service: PlanningService) -> None:
-        self.service = service
+    def __init__(self, translated: TranslatedPlanner, interpreted: Callable[[], InterpretedGoalPlanner],
+                 plan_only_world: Callable[[str, str], Executor]) -> None:
+        """``plan_only_world(scene_id, task)``: the in-process world a plan-only goal starts from."""
+        self._translated, self._interpreted, self._plan_only_world = translated, interpreted, plan_only_world
 
     def translated(self) -> TranslatedPlanner:
-        return self.service.translated
+        return self._translated
 
     def interpreted(self) -> InterpretedGoalPlanner:
-        return self.service.interpreted()
+        return self._interpreted()
 
     def plan_only_world(self, request: PlanRequest) -> Executor:
-        from llm_planner_ros.planning.service import in_process_executor
-
-        return in_process_executor(request.scene_id, request.task)
+        return self._plan_only_world(request.scene_id, request.task)
 
 
 class ProfileWorld:
-    def __init__(self, service: PlanningService, profile: WorldProfile, robot: Executor) -> None:
-        self.service, self.profile, self.robot = service, profile, robot
+    def __init__(self, profile: WorldProfile, robot: Executor,
+                 translated: Callable[[WorldProfile, Executor], TranslatedPlanner],
+                 interpreted: Callable[[WorldProfile, Executor], InterpretedGoalPlanner]) -> None:
+        """``robot``: the executor whose world the profile declares, as it is now; ``translated``
+        and ``interpreted`` build (or give the kept) planners of a profile's world."""
+        self.profile, self.robot = profile, robot
+        self._translated, self._interpreted = translated, interpreted
         self.vocabulary = profile.goal_vocabulary()
         self.has_demonstrations = bool(profile.spec.examples)
         self.zero_shot = "" if self.has_demonstrations else f"the {profile.name} profile has no example goals"
@@ -74,10 +78,10 @@ class ProfileWorld:
         if not self.has_demonstrations:
             raise InvalidGoal(f"method: the LLM methods show demonstrations, and the {self.profile.name} profile "
                               "has none (example goals with a plan in its world)")
-        return self.service.profile_translated(self.profile, self.robot)
+        return self._translated(self.profile, self.robot)
 
     def interpreted(self) -> InterpretedGoalPlanner:
-        return self.service.profile_interpreted(self.profile, self.robot)
+        return self._interpreted(self.profile, self.robot)
 
     def plan_only_world(self, request: PlanRequest) -> Executor:
         return self.robot

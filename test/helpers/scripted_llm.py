@@ -55,7 +55,7 @@ class ScriptedChat:
 
 def translated_planner(llm, demos, index, **settings):
     """A TranslatedPlanner over one fixed skill index, with test settings."""
-    from llm_planner_ros.planning.settings import PlannerSettings
+    from llm_planner_ros.core.settings import PlannerSettings
     from llm_planner_ros.planning.translated import TranslatedPlanner
     from llm_planner_ros.skills import resources
     from llm_planner_ros.skills.vocabulary import SkillParser

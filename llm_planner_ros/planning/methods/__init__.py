@@ -6,7 +6,7 @@ line in :data:`METHODS`; the service dispatches on this table and nothing else.
 from __future__ import annotations
 
 from llm_planner_ros.core.types import Method
-from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodEntry, MethodRunner
+from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodEntry, MethodParts, MethodRunner
 from llm_planner_ros.planning.methods.heuristic import HeuristicSearch
 from llm_planner_ros.planning.methods.interpret import Interpret
 from llm_planner_ros.planning.methods.llm_steps import LlmSteps
@@ -24,4 +24,4 @@ METHODS: dict[Method, MethodEntry] = {
     Method.INTERPRET: MethodEntry(Interpret),
 }
 
-__all__ = ["METHODS", "Goal", "GoalRun", "MethodEntry", "MethodRunner"]
+__all__ = ["METHODS", "Goal", "GoalRun", "MethodEntry", "MethodParts", "MethodRunner"]

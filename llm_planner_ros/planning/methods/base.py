@@ -11,14 +11,25 @@ from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
+from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import GoalReport, Method, PlanResult
 from llm_planner_ros.pddl.goals import GoalSpec
 from llm_planner_ros.safety.gate import SafetyGate
 from llm_planner_ros.safety.policy import SkillPolicy
 
 if TYPE_CHECKING:
-    from llm_planner_ros.planning.service import PlanningService
+    from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
+    from llm_planner_ros.planning.heuristic import HeuristicPlanner
     from llm_planner_ros.planning.worlds import WorldMethods
+
+
+@dataclass(frozen=True)
+class MethodParts:
+    """What the service lends every method: the planners that do not depend on the world."""
+
+    heuristic: HeuristicPlanner
+    goal_directed: GoalDirectedPlanner
+    defaults: PlannerSettings
 
 
 @dataclass(frozen=True)
@@ -64,7 +75,7 @@ class MethodRunner(Protocol):
 class MethodEntry:
     """One registry line."""
 
-    runner: Callable[[PlanningService], MethodRunner]
+    runner: Callable[[MethodParts], MethodRunner]
     closed_loop: bool = False       # corrects executed steps: needs execute=true
     plans_first: bool = False       # plans the whole program before it executes (approval 'plan' can wait)
     not_on_profiles: str = ""       # why it cannot plan over a profile's world ("": it can)

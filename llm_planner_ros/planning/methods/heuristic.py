@@ -1,20 +1,15 @@
 """Method heuristic (Borro et al.): the LLM guides a search over the applicable skills."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from llm_planner_ros.core.errors import InvalidGoal
 from llm_planner_ros.core.types import PlanResult
 from llm_planner_ros.pddl.goals import ground_goal
-from llm_planner_ros.planning.methods.base import Goal, GoalRun
-
-if TYPE_CHECKING:
-    from llm_planner_ros.planning.service import PlanningService
+from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodParts
 
 
 class HeuristicSearch:
-    def __init__(self, service: PlanningService) -> None:
-        self.planner = service.heuristic
+    def __init__(self, parts: MethodParts) -> None:
+        self.planner = parts.heuristic
 
     def check(self, goal: Goal) -> None:
         self.planner.check(goal.request, goal.request.execute)

@@ -4,20 +4,16 @@ goal is empty, already holds or has no plan, the configured LLM method plans ins
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import Method, PlanResult, TerminationReason
-from llm_planner_ros.planning.methods.base import Goal, GoalRun
-
-if TYPE_CHECKING:
-    from llm_planner_ros.planning.service import PlanningService
+from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodParts
 
 
 class Interpret:
-    def __init__(self, service: PlanningService) -> None:
-        self.settings = service.goal_directed.settings
-        self.default_seed = service.defaults.seed
+    def __init__(self, parts: MethodParts) -> None:
+        self.settings = parts.goal_directed.settings
+        self.default_seed = parts.defaults.seed
 
     def fallback(self, goal: Goal) -> PlanRequest:
         """The request the fallback method plans (method None: no fallback). Plan-only goals fall

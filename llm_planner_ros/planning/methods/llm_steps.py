@@ -2,18 +2,13 @@
 world's admissible skills (Huang et al.), corrected when they fail (Raman et al.)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from llm_planner_ros.core.types import PlanResult
-from llm_planner_ros.planning.methods.base import Goal, GoalRun
-
-if TYPE_CHECKING:
-    from llm_planner_ros.planning.service import PlanningService
+from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodParts
 
 
 class LlmSteps:
-    def __init__(self, service: PlanningService) -> None:
-        self.service = service
+    def __init__(self, parts: MethodParts) -> None:
+        """The LLM planner is the world's own (its skills, its demonstrations)."""
 
     def check(self, goal: Goal) -> None:
         goal.world.translated().check(goal.request, goal.request.execute)

@@ -1,19 +1,14 @@
 """Method pddl: the goal conditions given, planned by Fast Downward, executed and repaired."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from llm_planner_ros.core.types import PlanResult
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
-from llm_planner_ros.planning.methods.base import Goal, GoalRun
-
-if TYPE_CHECKING:
-    from llm_planner_ros.planning.service import PlanningService
+from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodParts
 
 
 class GivenGoal:
-    def __init__(self, service: PlanningService) -> None:
-        self.planner = service.goal_directed
+    def __init__(self, parts: MethodParts) -> None:
+        self.planner = parts.goal_directed
 
     def check(self, goal: Goal) -> None:
         GoalDirectedPlanner.check(goal.request, goal.world.vocabulary)
