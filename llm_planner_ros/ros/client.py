@@ -245,8 +245,10 @@ class PlannerClient:
         if not self._own:
             return
         assert self._executor is not None
-        self._executor.shutdown(timeout_sec=5.0)
-        self._spinner.join(5.0)   # clients go with the node, once nothing spins (rclpy)
+        # nodes are destroyed once nothing spins (rclpy: the spin thread dies on a destroyed
+        # handle); a starved machine can take seconds to finish the callbacks in flight
+        self._executor.shutdown(timeout_sec=30.0)
+        self._spinner.join(30.0)
         for extra in self._extra:
             extra.destroy_node()
         self.node.destroy_node()
