@@ -60,7 +60,7 @@ def _run(job: tuple[str, int]) -> dict:
     from llm_planner_ros.core.errors import CancelToken
     from llm_planner_ros.core.request import parse_request
     from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
-    from llm_planner_ros.interpretation.interpreter import class_level, eai_program_goals
+    from llm_planner_ros.profiles.virtualhome.examples import class_level, eai_program_goals
     from llm_planner_ros.wiring import ServiceConfig, build_service
 
     row, i = job

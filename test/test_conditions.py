@@ -26,7 +26,8 @@ def test_rendering_translation_and_contradictions(embedder):
 
 def test_eai_goals_as_sentences_and_the_held_out_rule(embedder):
     from llm_planner_ros.evaluation.eai import eai_tasks
-    from llm_planner_ros.interpretation.interpreter import GoalInterpreter, eai_goal_demos, goal_sentences
+    from llm_planner_ros.interpretation.interpreter import GoalInterpreter
+    from llm_planner_ros.profiles.virtualhome.examples import eai_goal_demos, goal_sentences
 
     watch = next(t for t in eai_tasks() if t.identifier == "1057_1")
     said = goal_sentences(watch.goal, watch.graph)

@@ -10,15 +10,10 @@ from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.interpretation.conditions import ConditionIndex, render_conditions
-from llm_planner_ros.interpretation.interpreter import (
-    Completion,
-    InstancePrior,
-    ProgramGoal,
-    eai_program_goals,
-    split_sentences,
-)
+from llm_planner_ros.interpretation.interpreter import Completion, InstancePrior, ProgramGoal, split_sentences
 from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
 from llm_planner_ros.planning.service import PlanningService
+from llm_planner_ros.profiles.virtualhome.examples import eai_program_goals
 from llm_planner_ros.skills import resources
 
 

@@ -111,8 +111,9 @@ def test_goal_interpretation_through_an_openai_compatible_server(openai_server, 
     prompt): what the server writes is translated to the scene's conditions, joined by the task
     text's own (the default; SmolLM2 through chat tends to answer with a heading, which matches none)."""
     from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
-    from llm_planner_ros.interpretation.interpreter import GoalInterpreter, eai_goal_demos, eai_program_goals
+    from llm_planner_ros.interpretation.interpreter import GoalInterpreter
     from llm_planner_ros.llm.openai_backend import OpenAIBackend
+    from llm_planner_ros.profiles.virtualhome.examples import eai_goal_demos, eai_program_goals
 
     interpreter = GoalInterpreter(OpenAIBackend(openai_server, "smollm2", api=api), embedder,
                                   eai_goal_demos(eai_program_goals()), with_task_text=True)

@@ -31,13 +31,7 @@ from llm_planner_ros.core.types import (
     TerminationReason,
 )
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
-from llm_planner_ros.interpretation.interpreter import (
-    Completion,
-    GoalInterpreter,
-    InstancePrior,
-    eai_goal_demos,
-    eai_program_goals,
-)
+from llm_planner_ros.interpretation.interpreter import Completion, GoalInterpreter, InstancePrior
 from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.pet.judges import SubtaskJudge
 from llm_planner_ros.pet.session import PetFactory, PetSettings
@@ -225,6 +219,8 @@ class PlanningService:
         with self._interpreted_lock:
             if self._interpreted is None:
                 s = self.goal_directed.settings
+                from llm_planner_ros.profiles.virtualhome.examples import eai_goal_demos, eai_program_goals
+
                 goals = eai_program_goals()
                 interpreter = GoalInterpreter(self.llm, self.embedder, eai_goal_demos(goals),
                                               threshold=s.interpret_threshold, num_examples=s.interpret_examples,
