@@ -29,7 +29,7 @@ fi
 #    cores) into a wheel cache outside the repository, which later installs reuse.
 wheels=${LLM_PLANNER_WHEELS:-${XDG_CACHE_HOME:-$HOME/.cache}/llm_planner_ros/wheels}
 llama_version=$(sed -n 's/^llama-cpp-python==//p' requirements.txt)
-req_digest=$(digest requirements.txt requirements-nodeps.txt)
+req_digest=$(digest requirements.txt requirements-nodeps.txt requirements-data.txt)
 if ! stage_done requirements "$req_digest"; then
     "$venv/bin/python" -m pip install --quiet --upgrade pip
     if ! ls "$wheels"/llama_cpp_python-"$llama_version"-*.whl >/dev/null 2>&1; then
@@ -41,6 +41,7 @@ if ! stage_done requirements "$req_digest"; then
     log "installing requirements.txt"
     "$venv/bin/python" -m pip install --quiet --find-links "$wheels" -r requirements.txt
     "$venv/bin/python" -m pip install --quiet --no-deps -r requirements-nodeps.txt
+    "$venv/bin/python" -m pip install --quiet --no-deps --upgrade --target "$venv/eai-eval" -r requirements-data.txt
     # The wheels' exported CMake files carry their build machine's include folders.
     py_include=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
     np_include=$("$venv/bin/python" -c 'import numpy; print(numpy.get_include())')

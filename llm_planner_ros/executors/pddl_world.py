@@ -80,7 +80,7 @@ class PddlWorldExecutor:
                     continue
                 binding = dict(zip((p for p, _ in schema.parameters), values))
                 objects = tuple(class_of(binding[a]) for a in words.args)
-                skill = Skill(words.skill, objects, text=words.words.format(*(o.replace("_", " ") for o in objects)))
+                skill = Skill(words.skill, objects, text=words.words.format(*(self.profile.phrase(o) for o in objects)))
                 if skill not in out:
                     out.append(skill)
                 if limit and len(out) >= limit:

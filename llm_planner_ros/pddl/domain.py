@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Optional, Union
 
@@ -53,6 +53,7 @@ class Domain:
     text: str
     actions: dict[str, ActionSchema]
     unobserved: frozenset[str] = frozenset()
+    phrases: Mapping[str, str] = field(default_factory=dict)   # class -> how it is said, where not its name
 
     def skill(self, action: tuple[str, ...], world: WorldState) -> Skill:
         """The executor's skill for a ground plan action, with instance ids where the world has them."""
@@ -64,7 +65,7 @@ class Domain:
         ids = ids if len(ids) == len(names) else []
         if schema.skill_words:
             return Skill(schema.skill_verb, tuple(classes), tuple(ids),
-                         schema.skill_words.format(*(c.replace("_", " ") for c in classes)))
+                         schema.skill_words.format(*(self.phrases.get(c, c.replace("_", " ")) for c in classes)))
         return make_skill(schema.skill_verb, classes, ids)
 
     def without_skills(self, verbs: set[str]) -> Domain:
@@ -84,7 +85,8 @@ class Domain:
                 if depth == 0:
                     break
             text = text[:m.start()] + text[end + 1:]
-        return Domain(self.name, text, {n: a for n, a in self.actions.items() if n not in drop}, self.unobserved)
+        return Domain(self.name, text, {n: a for n, a in self.actions.items() if n not in drop}, self.unobserved,
+                      self.phrases)
 
     def expected(self, action: tuple[str, ...]) -> tuple[list[Atom], list[Atom]]:
         """(atoms that must hold, atoms that must not) after the action, by its unconditional effects."""

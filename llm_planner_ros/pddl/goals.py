@@ -291,6 +291,8 @@ def _resolve_arg(arg: str, world: WorldState, text: str,
     agent = vocabulary.agent if vocabulary is not None else world.character
     if arg in CHARACTER_WORDS and agent:
         return "instance", (agent,)
+    if world.instances_of(arg):   # a class (its name may end in digits: BEHAVIOR's cup_n_01)
+        return "class", tuple(world.instances_of(arg))
     m = re.fullmatch(r"(.+?)[._](\d+)|(\d+)", arg)
     if m:
         wanted = int(m.group(2) or m.group(3))

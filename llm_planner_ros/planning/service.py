@@ -131,7 +131,7 @@ class PlanningService:
         self.defaults = defaults
         self.demos = demos or DemonstrationBank.from_scene(embedder)
         self._indexes: dict[tuple[str, str, tuple[str, ...]], SkillIndex] = {}
-        self._profile_planners: dict[tuple[str, str], TranslatedPlanner] = {}
+        self._profile_planners: dict[tuple[str, str, str], TranslatedPlanner] = {}
         self._index_lock = threading.Lock()
         self.parser = SkillParser(resources.object_properties())
         self.pet = PetFactory(llm, embedder, self.demos, pet_settings, judge)
@@ -201,7 +201,7 @@ class PlanningService:
 
         world = robot.world_state()
         bank = profile_bank(profile, world)
-        key = (profile.text, bank.digest)
+        key = (profile.text, profile.world_text, bank.digest)
         with self._index_lock:
             if key not in self._profile_planners:
                 demos = profile_demonstrations(profile, world)

@@ -35,6 +35,9 @@ class WorldMethods(Protocol):
 
     def translated(self) -> TranslatedPlanner: ...
 
+    def check_translated(self, request: PlanRequest, executing: bool) -> None:
+        """Raise for what the LLM methods cannot do here, without building their planner."""
+
     def interpreted(self) -> InterpretedGoalPlanner: ...
 
     def plan_only_world(self, request: PlanRequest) -> Executor:
@@ -54,6 +57,9 @@ class BuiltinWorld:
 
     def translated(self) -> TranslatedPlanner:
         return self._translated
+
+    def check_translated(self, request: PlanRequest, executing: bool) -> None:
+        self._translated.check(request, executing)
 
     def interpreted(self) -> InterpretedGoalPlanner:
         return self._interpreted()
@@ -75,10 +81,15 @@ class ProfileWorld:
         self.zero_shot = "" if self.has_demonstrations else f"the {profile.name} profile has no example goals"
 
     def translated(self) -> TranslatedPlanner:
+        self.check_translated()
+        return self._translated(self.profile, self.robot)
+
+    def check_translated(self, request: Optional[PlanRequest] = None, executing: bool = False) -> None:
+        """PET's options are refused on a profile when the goal is resolved; what is left is
+        whether there is anything to show."""
         if not self.has_demonstrations:
             raise InvalidGoal(f"method: the LLM methods show demonstrations, and the {self.profile.name} profile "
                               "has none (example goals with a plan in its world)")
-        return self._translated(self.profile, self.robot)
 
     def interpreted(self) -> InterpretedGoalPlanner:
         return self._interpreted(self.profile, self.robot)

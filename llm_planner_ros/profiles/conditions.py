@@ -64,7 +64,7 @@ def profile_conditions(profile: WorldProfile, world: WorldState, max_conditions:
         for combo in itertools.product(*candidates):
             if len(set(combo)) != len(combo) or len(out) >= max_conditions:
                 continue
-            names = [c.replace("_", " ") for c in combo]
+            names = [profile.phrase(c) for c in combo]
             atom = f"({' '.join((pred, *combo))})"
             said = [(False, atom, words.words)] + ([(True, f"(not {atom})", words.negated)] if words.negated else [])
             # the same with one object in a word people use for it ("the table" for the dining table)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -54,6 +54,8 @@ class Example(BaseModel):
 
     task: str = Field(min_length=1)
     goal: tuple[str, ...] = Field(min_length=1, description="goal literals over object classes")
+    world: str = Field("", description="the world (scene) it is planned in, of those the profile offers; "
+                                       "default: the reference world")
 
 
 class ProfileFile(BaseModel):
@@ -84,6 +86,7 @@ class WorldProfile:
     domain: DomainDef
     world_text: str
     text: str = ""   # the profile file as written: what an executor sends over GetWorldState
+    worlds: Mapping[str, str] = field(default_factory=dict)   # scene -> its problem text, where it offers several
 
     @property
     def name(self) -> str:
@@ -92,10 +95,17 @@ class WorldProfile:
     def planning_domain(self) -> Domain:
         """The domain as the goal-directed planner reads it: each action with its skill and words."""
         return _planning_domain(self.domain_text, tuple(
-            (name, (a.skill, a.args, a.words)) for name, a in self.spec.actions.items()))
+            (name, (a.skill, a.args, a.words)) for name, a in self.spec.actions.items()), tuple(
+            (cls, self.phrase(cls)) for cls in self.spec.objects if self.phrase(cls) != cls.replace("_", " ")))
 
     def goal_vocabulary(self) -> GoalVocabulary:
         return GoalVocabulary(dict(self.domain.predicates), self.spec.agent or "", synonyms(self))
+
+    def phrase(self, cls: str) -> str:
+        """How a class is said: its name with spaces, or, for a name with numbers in it
+        (``cup_n_01``), the first word the profile gives for it."""
+        words = self.spec.objects.get(cls, ())
+        return words[0] if words and re.search(r"_\d", cls) else cls.replace("_", " ")
 
     def skill_problem(self, skill: Skill) -> str:
         """Why ``skill`` is not one this robot has (its skill, its number of objects, object
@@ -121,7 +131,7 @@ class WorldProfile:
         facts = self.spec.predicates.get(atom[0])
         if facts is None:
             return literal
-        names = [class_of(x).replace("_", " ") for x in atom[1:]]
+        names = [self.phrase(x if x in self.spec.objects else class_of(x)) for x in atom[1:]]
         if negated:
             return facts.negated.format(*names) if facts.negated else f"not: {facts.words.format(*names)}"
         return facts.words.format(*names)
@@ -162,9 +172,9 @@ def _check(spec: ProfileFile, domain: DomainDef, world_text: str, where: str) ->
         if arity is None:
             problems.append(f"predicates.{name}: not in the domain")
             continue
-        for field in ("words", "negated"):
-            problems += [f"predicates.{name}.{field}: {{{i}}} but {name} has {arity} argument(s)"
-                         for i in map(int, _SLOT.findall(getattr(facts, field))) if i >= arity]
+        for key in ("words", "negated"):
+            problems += [f"predicates.{name}.{key}: {{{i}}} but {name} has {arity} argument(s)"
+                         for i in map(int, _SLOT.findall(getattr(facts, key))) if i >= arity]
     if world_text:
         try:
             world = read_problem(world_text)
@@ -208,12 +218,12 @@ def _literal_problems(literal: str, spec: ProfileFile, domain: DomainDef) -> lis
     if len(atom) - 1 != arity:
         return [f"{literal!r}: {atom[0]} takes {arity} argument(s)"]
     return [f"{literal!r}: {a!r} is not an object class of the profile" for a in atom[1:]
-            if class_of(a) not in spec.objects]
+            if a not in spec.objects and class_of(a) not in spec.objects]
 
 
 @lru_cache(maxsize=16)
-def _planning_domain(domain_text: str, skills: tuple) -> Domain:
-    return parse_domain(domain_text, dict(skills))
+def _planning_domain(domain_text: str, skills: tuple, phrases: tuple) -> Domain:
+    return replace(parse_domain(domain_text, dict(skills)), phrases=dict(phrases))
 
 
 def _spec(text: str, where: str) -> ProfileFile:
@@ -245,15 +255,20 @@ def load_profile(path: Path | str) -> WorldProfile:
     return profile_from_texts(text, domain_text, world_text, str(path))
 
 
-def profile_from_texts(text: str, domain_text: str, world_text: str = "", where: str = "profile") -> WorldProfile:
-    """A profile from its file's text and its domain's (what a robot sends over GetWorldState)."""
+def profile_from_texts(text: str, domain_text: str, world_text: str = "", where: str = "profile",
+                       worlds: Optional[Mapping[str, str]] = None) -> WorldProfile:
+    """A profile from its file's text and its domain's (what a robot sends over GetWorldState).
+    ``worlds``: the scenes it offers (name -> problem text), which examples may name."""
     spec = _spec(text, where)
     try:
         domain = read_domain(domain_text)
     except (PddlError, ValueError) as exc:
         raise ProfileError(f"{where}: {exc}") from None
     _check(spec, domain, world_text, where)
-    return WorldProfile(spec, domain_text, domain, world_text, text)
+    unknown = sorted({e.world for e in spec.examples if e.world and e.world not in (worlds or {})})
+    if unknown:
+        raise ProfileError(f"{where}: examples name worlds the profile does not offer: {', '.join(unknown[:5])}")
+    return WorldProfile(spec, domain_text, domain, world_text, text, dict(worlds or {}))
 
 
 def find_profile(name_or_path: str) -> WorldProfile:
@@ -279,6 +294,6 @@ def synonyms(profile: WorldProfile) -> Mapping[str, str]:
     """Every word for an object class -> the class (the class's own name too)."""
     out: dict[str, str] = {}
     for cls, words in profile.spec.objects.items():
-        for word in (cls.replace("_", " "), *words):
+        for word in (cls.replace("_", " "), profile.phrase(cls), *words):
             out.setdefault(word.lower(), cls)
     return out

@@ -8,6 +8,7 @@ import itertools
 import logging
 import threading
 
+from llm_planner_ros.core.errors import InvalidGoal
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pddl.goals import ground_goal, parse_goal
@@ -35,7 +36,7 @@ def profile_bank(profile: WorldProfile, world: WorldState) -> SkillBank:
         for combo in itertools.product(*candidates):
             if len(set(combo)) == len(combo):
                 skills.setdefault((words.skill, combo), Skill(
-                    words.skill, combo, text=words.words.format(*(c.replace("_", " ") for c in combo))))
+                    words.skill, combo, text=words.words.format(*(profile.phrase(c) for c in combo))))
     return SkillBank(tuple(skills.values()))
 
 
@@ -43,18 +44,29 @@ def reference_world(profile: WorldProfile) -> WorldState:
     return PddlWorld.from_texts(profile.domain_text, profile.world_text)[0].world_state()
 
 
-_DEMOS: dict[tuple[str, str], tuple[Demonstration, ...]] = {}
+_DEMOS: dict[tuple[str, str, str], tuple[Demonstration, ...]] = {}
 _DEMOS_LOCK = threading.Lock()
 
 
-def _plan_examples(profile: WorldProfile, world: WorldState) -> tuple[Demonstration, ...]:
+def _plan_examples(profile: WorldProfile, reference: WorldState) -> tuple[Demonstration, ...]:
     domain = profile.planning_domain()
     vocabulary = profile.goal_vocabulary()
     demos = []
+    own: dict[str, WorldState] = {}
     for i, example in enumerate(profile.spec.examples):
-        goal = ground_goal(parse_goal(example.goal, vocabulary=vocabulary), world, vocabulary=vocabulary)
+        world = reference
+        if example.world:   # planned in its own world, of those the profile offers
+            if example.world not in own:
+                own[example.world] = PddlWorld.from_texts(profile.domain_text,
+                                                          profile.worlds[example.world])[0].world_state()
+            world = own[example.world]
+        try:
+            goal = ground_goal(parse_goal(example.goal, vocabulary=vocabulary), world, vocabulary=vocabulary)
+        except InvalidGoal as exc:   # an example about objects this world does not have
+            log.debug("example %r of profile %s is not about this world: %s", example.task, profile.name, exc)
+            continue
         problem = build_problem(world, goal, domain=domain.name)
-        outcome = fast_downward.solve(domain.text, problem.text, 30.0, "astar(ff())")
+        outcome = fast_downward.solve(domain.text, problem.text, 10.0, "astar(ff())")
         if outcome.status != "solved":
             log.warning("example %r of profile %s has no plan in its world: %s", example.task,
                         profile.name, outcome.detail)
@@ -66,9 +78,14 @@ def _plan_examples(profile: WorldProfile, world: WorldState) -> tuple[Demonstrat
 
 def profile_demonstrations(profile: WorldProfile, world: WorldState) -> list[Demonstration]:
     """The profile's examples as demonstrations: Fast Downward's plan for each example goal in
-    the profile's reference world (or, for a profile sent without one, in ``world``, the robot's
-    when first asked), in the profile's words. Computed once per profile."""
-    key = (profile.text, profile.domain_text)
+    the profile's reference world (or, for a profile sent without one, in ``world``), in the
+    profile's words; an example about objects that world lacks is left out. Computed once per
+    profile and world."""
+    if all(e.world for e in profile.spec.examples):   # each planned in its own world
+        where = ""
+    else:
+        where = profile.world_text or str(hash((frozenset(world.objects.items()), world.facts)))
+    key = (profile.text, profile.domain_text, where)
     with _DEMOS_LOCK:
         if key not in _DEMOS:
             _DEMOS[key] = _plan_examples(profile, reference_world(profile) if profile.world_text else world)

@@ -27,7 +27,7 @@ class Interpret:
     def check(self, goal: Goal) -> None:
         fallback = self.fallback(goal)
         if fallback.method is not None:
-            goal.world.translated().check(fallback, goal.request.execute)
+            goal.world.check_translated(fallback, goal.request.execute)
 
     def plan(self, run: GoalRun) -> PlanResult:
         request, world, report = run.request, run.goal.world, run.report

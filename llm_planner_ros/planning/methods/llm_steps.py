@@ -11,7 +11,7 @@ class LlmSteps:
         """The LLM planner is the world's own (its skills, its demonstrations)."""
 
     def check(self, goal: Goal) -> None:
-        goal.world.translated().check(goal.request, goal.request.execute)
+        goal.world.check_translated(goal.request, goal.request.execute)
 
     def plan(self, run: GoalRun) -> PlanResult:
         return run.goal.world.translated().plan(run.request, run.on_step, run.cancel, run.gate, run.report)

@@ -1,0 +1,88 @@
+"""EAI's BEHAVIOR-100 as a profile (issue 24): a world nobody here wrote, run on the PDDL world
+executor with the real planner and the embedded model."""
+from __future__ import annotations
+
+import pytest
+
+from llm_planner_ros.core.errors import CancelToken, InvalidGoal
+from llm_planner_ros.core.request import parse_request
+from llm_planner_ros.core.types import TerminationReason
+from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
+from llm_planner_ros.pddl.domain import parse_sexpr
+from llm_planner_ros.profiles.behavior import behavior_profile, problem, problem_names
+
+CAR = "cleaning_a_car_0_Ihlen_0_int_0_2021-09-11_16-37-11"
+BATHTUB = "cleaning_bathtub_0_Pomaria_0_int_0_2021-09-10_16-22-10"
+
+
+def goal_holds(executor: PddlWorldExecutor, goal) -> bool:
+    return executor.world.holds(["and"] + [parse_sexpr(g)[0] for g in goal])
+
+
+def test_the_behavior_profile_loads_and_validates():
+    profile = behavior_profile(CAR)
+    assert len(problem_names()) == 100 and len(profile.worlds) == 100
+    assert len(profile.spec.actions) == 30 and len(profile.domain.predicates) == 17
+    assert len(profile.spec.examples) == 100, "eai-eval's task sentences (make bootstrap installs them)"
+    car = problem(CAR)
+    assert car.sentence == "Use the soap, rag and bucket to clean dust off the car."
+    assert car.goal == ("(inside soap_n_01_7 bucket_n_01_2)", "(not (dusty car_n_01_3))",
+                        "(inside rag_n_01_5 bucket_n_01_2)")      # ids unique in the world: renamed
+    assert ("soap_n_01_1", "soap_n_01_7") in car.renames
+    assert profile.phrase("electric_refrigerator_n_01") == "electric refrigerator"
+    assert profile.say("(not (dusty car_n_01_3))") == "the car is clean of dust"
+
+
+def test_a_gold_plan_replays_as_skills_to_its_goal():
+    """EAI's gold PDDL plan, each action sent to the executor as the profile's skill."""
+    car = problem(CAR)
+    profile = behavior_profile(CAR)
+    executor = PddlWorldExecutor(profile)
+    domain = profile.planning_domain()
+    for action in car.gold_plan:
+        skill = domain.skill(action, executor.world_state())
+        result = executor.execute(skill)
+        assert result.success, (skill.script(), result.failure)
+    assert skill.text == "put the rag in the bucket"
+    assert goal_holds(executor, car.goal)
+
+
+def test_a_failed_precondition_comes_back_in_the_profiles_words():
+    profile = behavior_profile(CAR)
+    executor = PddlWorldExecutor(profile)
+    domain = profile.planning_domain()
+    result = executor.execute(domain.skill(("grasp", "rag_n_01_5", "agent_n_01_1"), executor.world_state()))
+    assert not result.success and result.failure.cause == "I am not next to the rag"
+
+
+def service_on(smollm2, embedder, demos, executor):
+    from llm_planner_ros.core.settings import PlannerSettings
+    from llm_planner_ros.planning.service import PlanningService
+
+    return PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
+                           executor_factory=lambda scene, task: executor, robot_world=lambda executes: executor)
+
+
+def test_interpret_reaches_a_behavior_goal_from_the_sentence(smollm2, embedder, demos):
+    """The task sentence alone, the activity's own example held out."""
+    tub = problem(BATHTUB)
+    executor = PddlWorldExecutor(behavior_profile(BATHTUB))
+    service = service_on(smollm2, embedder, demos, executor)
+    result = service.plan(parse_request(task=tub.sentence, method="interpret", execute=True,
+                                        options={"hold_out_tasks": [tub.sentence]}), lambda e: None, CancelToken())
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    assert "(not (stained bathtub_n_01_2))" in result.goal_conditions, result.goal_conditions
+    assert goal_holds(executor, tub.goal), result.detail
+
+
+def test_pddl_reaches_a_behavior_goal_and_refuses_an_unknown_predicate(smollm2, embedder, demos):
+    car = problem(CAR)
+    executor = PddlWorldExecutor(behavior_profile(CAR))
+    service = service_on(smollm2, embedder, demos, executor)
+    with pytest.raises(InvalidGoal, match="unknown predicate 'facing'"):
+        service.plan(parse_request(task="Face the car", method="pddl", goal_conditions=["(facing agent car)"]),
+                     lambda e: None, CancelToken())
+    result = service.plan(parse_request(task=car.sentence, method="pddl", execute=True, goal_conditions=list(car.goal)),
+                          lambda e: None, CancelToken())
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    assert goal_holds(executor, car.goal)
