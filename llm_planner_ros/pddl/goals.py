@@ -291,7 +291,7 @@ def _resolve_arg(arg: str, world: WorldState, text: str,
     agent = vocabulary.agent if vocabulary is not None else world.character
     if arg in CHARACTER_WORDS and agent:
         return "instance", (agent,)
-    if world.instances_of(arg):   # a class (its name may end in digits: BEHAVIOR's cup_n_01)
+    if world.instances_of(arg):   # a class (its name may end in digits: cup_n_01)
         return "class", tuple(world.instances_of(arg))
     m = re.fullmatch(r"(.+?)[._](\d+)|(\d+)", arg)
     if m:
