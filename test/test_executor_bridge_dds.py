@@ -9,7 +9,7 @@ import pytest
 from action_msgs.msg import GoalStatus
 
 from helpers.processes import NodeProcess, ros_node, wait_until
-from helpers.ros_client import RosTestClient, wait_future
+from helpers.ros_client import RosTestClient, send_goal, wait_future
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.msg import PreconditionFailure
 from llm_planner_msgs.srv import GetWorldState, ResetScene
@@ -39,7 +39,7 @@ def execute(client: RosTestClient, action: str, *objects: str) -> ExecuteSkill.R
     assert ac.wait_for_server(timeout_sec=20)
     skill = make_skill(action, objects) if action != "FLY" else Skill("FLY", objects)
     goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill))
-    handle = wait_future(ac.send_goal_async(goal), 20)
+    handle = send_goal(ac, goal)
     return wait_future(handle.get_result_async(), 30).result
 
 
@@ -152,8 +152,7 @@ class SkillGoal:
     def __init__(self, client: RosTestClient, skill: Skill) -> None:
         self.ac = client.action_client(ExecuteSkill, "execute_skill")
         assert self.ac.wait_for_server(timeout_sec=20)
-        self.handle = wait_future(self.ac.send_goal_async(ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill))),
-                                  20)
+        self.handle = send_goal(self.ac, ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill)))
         self.result = self.handle.get_result_async()
 
 

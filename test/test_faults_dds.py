@@ -16,7 +16,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from helpers.faulty_openai import FaultyOpenAIServer
 from helpers.processes import NodeProcess, ros_node, wait_until
-from helpers.ros_client import RosTestClient, execute_skill, wait_future
+from helpers.ros_client import RosTestClient, execute_skill, send_goal, wait_future
 from llm_planner_msgs.action import ExecuteSkill, PlanTask
 from llm_planner_msgs.msg import ApprovalRequest, MethodOptions
 from llm_planner_msgs.srv import Approve
@@ -525,7 +525,7 @@ def test_a_restarted_bridge_ends_the_robots_orphaned_skill_before_it_sends_one()
             assert ac.wait_for_server(timeout_sec=30)
             walk = Skill("WALK", ("freezer",), text="walk to freezer")
             goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(walk))
-            wait_future(ac.send_goal_async(goal), 30)
+            send_goal(ac, goal)
             assert wait_until(lambda: "executing skill [WALK] <freezer>" in robot.output, 30)
             time.sleep(1.0)   # the probe's timing: 1 s into the 8 s skill
             bridge.proc.send_signal(signal.SIGKILL)

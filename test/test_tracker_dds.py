@@ -8,7 +8,7 @@ import pytest
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from helpers.processes import NodeProcess, console_script, wait_until
-from helpers.ros_client import RosTestClient, wait_future
+from helpers.ros_client import RosTestClient, send_goal, wait_future
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.msg import TrackerState
 from llm_planner_msgs.srv import CheckSubtask, ResetScene
@@ -52,7 +52,7 @@ def test_whole_task_is_checked_against_the_goal_conditions(stack):
     assert ac.wait_for_server(timeout_sec=20)
     for line in program.script:
         goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(SkillParser.parse_script(line)))
-        result = wait_future(wait_future(ac.send_goal_async(goal), 20).get_result_async(), 30).result
+        result = wait_future(send_goal(ac, goal).get_result_async(), 30).result
         assert result.success, (line, result.failure)
     after = ask(stack, task, subtask="turn on light")
     assert (after.done, after.probability, after.source) == (True, 1.0, "goal_check")

@@ -79,19 +79,24 @@ class RosTestClient:
         self.planner.close()
 
 
+def send_goal(ac: ActionClient, goal: Any, timeout: float = 60.0) -> Any:
+    """The goal handle of ``goal`` sent on ``ac``. A goal request sent before the server has
+    matched this client is lost (the server is listed first): it is sent again every 5 s, with
+    the same goal id, as the product's clients do."""
+    goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            return wait_future(ac.send_goal_async(goal, goal_uuid=goal_id), 5)
+        except TimeoutError:
+            continue
+    raise TimeoutError(f"the goal was not answered within {timeout:g} s")
+
+
 def execute_skill(client: RosTestClient, skill) -> Any:
     """The bridge's (or the robot's) ExecuteSkill result for ``skill``, sent straight to it."""
 
     ac = client.action_client(ExecuteSkill, "execute_skill")
     assert ac.wait_for_server(timeout_sec=30)
-    goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill))
-    goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-    for _ in range(12):   # a goal sent before the server matched this client is lost: sent again, same id
-        try:
-            handle = wait_future(ac.send_goal_async(goal, goal_uuid=goal_id), 5)
-            break
-        except TimeoutError:
-            continue
-    else:
-        raise TimeoutError("the goal was not answered within 60 s")
+    handle = send_goal(ac, ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill)))
     return wait_future(handle.get_result_async(), 60).result
