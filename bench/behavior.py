@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import time
@@ -38,7 +37,13 @@ from llm_planner_ros.core.request import parse_request  # noqa: E402
 from llm_planner_ros.core.settings import PlannerSettings  # noqa: E402
 from llm_planner_ros.executors.pddl_world import PddlWorldExecutor  # noqa: E402
 from llm_planner_ros.pddl.semantics import PddlWorld, replay  # noqa: E402
-from llm_planner_ros.profiles.behavior import BehaviorProblem, behavior_profile, problem, problem_names  # noqa: E402
+from llm_planner_ros.profiles.behavior import (  # noqa: E402
+    BehaviorProblem,
+    behavior_profile,
+    class_level,
+    problem,
+    problem_names,
+)
 
 ROWS: dict[str, dict] = {
     "gold plan, replayed": {},
@@ -55,24 +60,17 @@ LLM_STEPS = ("translated", "reprompt", "heuristic")   # slow rows: --llm-limit
 ANCHORS = [("EAI: Claude-3.5 Sonnet, goal interpretation F1 (given objects and initial state)", "F1 82.7"),
            ("EAI: o1-preview, action sequencing success (iGibson check)", "81.0%"),
            ("EAI: o1-preview, subgoal decomposition success (iGibson check)", "57.0%")]
-_CLASS = re.compile(r"\b([a-z][a-z0-9_]*?_n_\d+)_\d+\b")
 
 
-def class_level(lines) -> set[str]:
-    return {_CLASS.sub(r"\1", line) for line in lines if line.startswith("(")}
-
-
-def goal_holds(world: PddlWorld, goal) -> bool:
-    from llm_planner_ros.pddl.domain import parse_sexpr
-
-    return world.holds(["and"] + [parse_sexpr(g)[0] for g in goal])
+def class_goal(lines) -> set[str]:
+    return {class_level(line) for line in lines if line.startswith("(")}
 
 
 def run_gold(p: BehaviorProblem) -> dict:
     t0 = time.perf_counter()
     world, _ = PddlWorld.from_texts(behavior_profile(p.name).domain_text, p.world_text)
     ran, missing = replay(world, p.gold_plan)
-    return {"success": ran == len(p.gold_plan) and goal_holds(world, p.goal), "executable": not missing,
+    return {"success": ran == len(p.gold_plan) and p.reached(world), "executable": not missing,
             "steps": ran, "seconds": time.perf_counter() - t0, "detail": "; ".join(missing[:1])}
 
 
@@ -103,12 +101,12 @@ def run_goal(service, holder: dict, row: dict, p: BehaviorProblem) -> dict:
     except Exception as exc:   # an invalid goal or an error counts as a failure, with its reason
         return {"success": False, "executable": False, "steps": 0, "seconds": time.perf_counter() - t0,
                 "termination": type(exc).__name__, "detail": str(exc)[:300]}
-    out = {"success": goal_holds(executor.world, p.goal), "executable": all(s.executed for s in result.steps),
+    out = {"success": p.reached(executor.world), "executable": all(s.executed for s in result.steps),
            "steps": sum(s.executed for s in result.steps), "seconds": time.perf_counter() - t0,
            "termination": result.termination_reason.value, "detail": result.detail[:300],
            "goal_conditions": list(result.goal_conditions)}
     if row["method"] == "interpret":
-        said, wanted = class_level(result.goal_conditions), set(p.class_goal())
+        said, wanted = class_goal(result.goal_conditions), set(p.class_goal())
         hit = len(said & wanted)
         out.update(precision=hit / len(said) if said else 0.0, recall=hit / len(wanted) if wanted else 0.0)
     return out

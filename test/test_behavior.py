@@ -8,15 +8,10 @@ from llm_planner_ros.core.errors import CancelToken, InvalidGoal
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import TerminationReason
 from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
-from llm_planner_ros.pddl.domain import parse_sexpr
 from llm_planner_ros.profiles.behavior import behavior_profile, problem, problem_names
 
 CAR = "cleaning_a_car_0_Ihlen_0_int_0_2021-09-11_16-37-11"
 BATHTUB = "cleaning_bathtub_0_Pomaria_0_int_0_2021-09-10_16-22-10"
-
-
-def goal_holds(executor: PddlWorldExecutor, goal) -> bool:
-    return executor.world.holds(["and"] + [parse_sexpr(g)[0] for g in goal])
 
 
 def test_the_behavior_profile_loads_and_validates():
@@ -44,7 +39,7 @@ def test_a_gold_plan_replays_as_skills_to_its_goal():
         result = executor.execute(skill)
         assert result.success, (skill.script(), result.failure)
     assert skill.text == "put the rag in the bucket"
-    assert goal_holds(executor, car.goal)
+    assert car.reached(executor.world)
 
 
 def test_a_failed_precondition_comes_back_in_the_profiles_words():
@@ -72,7 +67,7 @@ def test_interpret_reaches_a_behavior_goal_from_the_sentence(smollm2, embedder, 
                                         options={"hold_out_tasks": [tub.sentence]}), lambda e: None, CancelToken())
     assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
     assert "(not (stained bathtub_n_01_2))" in result.goal_conditions, result.goal_conditions
-    assert goal_holds(executor, tub.goal), result.detail
+    assert tub.reached(executor.world), result.detail
 
 
 def test_pddl_reaches_a_behavior_goal_and_refuses_an_unknown_predicate(smollm2, embedder, demos):
@@ -85,4 +80,4 @@ def test_pddl_reaches_a_behavior_goal_and_refuses_an_unknown_predicate(smollm2, 
     result = service.plan(parse_request(task=car.sentence, method="pddl", execute=True, goal_conditions=list(car.goal)),
                           lambda e: None, CancelToken())
     assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
-    assert goal_holds(executor, car.goal)
+    assert car.reached(executor.world)

@@ -79,8 +79,7 @@ class PddlWorldExecutor:
                 if self.world.missing(ground):
                     continue
                 binding = dict(zip((p for p, _ in schema.parameters), values))
-                objects = tuple(class_of(binding[a]) for a in words.args)
-                skill = Skill(words.skill, objects, text=words.words.format(*(self.profile.phrase(o) for o in objects)))
+                skill = self.profile.skill(name, tuple(class_of(binding[a]) for a in words.args))
                 if skill not in out:
                     out.append(skill)
                 if limit and len(out) >= limit:

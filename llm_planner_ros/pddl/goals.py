@@ -291,8 +291,9 @@ def _resolve_arg(arg: str, world: WorldState, text: str,
     agent = vocabulary.agent if vocabulary is not None else world.character
     if arg in CHARACTER_WORDS and agent:
         return "instance", (agent,)
-    if world.instances_of(arg):   # a class (its name may end in digits: cup_n_01)
-        return "class", tuple(world.instances_of(arg))
+    same_class = world.instances_of(arg)
+    if same_class:   # a class (its name may end in digits: cup_n_01)
+        return "class", tuple(same_class)
     m = re.fullmatch(r"(.+?)[._](\d+)|(\d+)", arg)
     if m:
         wanted = int(m.group(2) or m.group(3))
@@ -302,7 +303,7 @@ def _resolve_arg(arg: str, world: WorldState, text: str,
         raise InvalidGoal(f"goal_conditions: no object {arg!r} in this scene (in {text})")
     words = (vocabulary.synonyms.get(arg.replace("_", " "), arg),) if vocabulary is not None \
         else _synonyms().get(arg, ())
-    for cls in (arg,) + words:
+    for cls in words:   # the word people use for a class (``arg`` itself names none, above)
         instances = world.instances_of(cls)
         if instances:
             return "class", tuple(instances)

@@ -4,17 +4,15 @@ is the first side effect)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Optional
 
 from llm_planner_ros.core.errors import InvalidGoal
-from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import Method
 from llm_planner_ros.planning.methods import METHODS, Goal, MethodRunner
 from llm_planner_ros.planning.worlds import WorldMethods
 
 
-def resolve(request: PlanRequest, world: WorldMethods, robot: Optional[Executor], scenes: Sequence[str],
+def resolve(request: PlanRequest, world: WorldMethods, scenes: Sequence[str],
             runners: Mapping[Method, MethodRunner], approval: str) -> Goal:
     """The goal, or :class:`InvalidGoal` naming the field. ``scenes``: what the executor offers
     (the first is the default); ``approval``: the safety settings' approval mode."""
@@ -37,6 +35,6 @@ def resolve(request: PlanRequest, world: WorldMethods, robot: Optional[Executor]
         raise InvalidGoal(f"options: PET (plan_subtasks, track_subtasks, eliminate_objects) does not run on the "
                           f"{profile.name} profile's world yet")
     req = request.model_copy(update={"method": method, "scene_id": request.scene_id or scenes[0]})
-    goal = Goal(method, req, entry, world, robot, req.goal_spec(world.vocabulary))
+    goal = Goal(method, req, world, req.goal_spec(world.vocabulary))
     runners[method].check(goal)
     return goal

@@ -308,7 +308,7 @@ class PlanningService:
         profile = robot.profile if robot is not None else None
         world: WorldMethods = self.builtin if profile is None or robot is None else \
             ProfileWorld(profile, robot, self.profile_translated, self.profile_interpreted)
-        goal = resolve(request, world, robot, resources.SCENES, self.runners, self.safety.approval)
+        goal = resolve(request, world, resources.SCENES, self.runners, self.safety.approval)
         req = goal.request
         executor = given
         if req.execute and executor is None:

@@ -107,6 +107,11 @@ class WorldProfile:
         words = self.spec.objects.get(cls, ())
         return words[0] if words and re.search(r"_\d", cls) else cls.replace("_", " ")
 
+    def skill(self, action: str, classes: tuple[str, ...]) -> Skill:
+        """The skill a domain action becomes on ``classes`` (its skill args), in the profile's words."""
+        words = self.spec.actions[action]
+        return Skill(words.skill, classes, text=words.words.format(*(self.phrase(c) for c in classes)))
+
     def skill_problem(self, skill: Skill) -> str:
         """Why ``skill`` is not one this robot has (its skill, its number of objects, object
         classes of this world), or "" when it is."""

@@ -35,13 +35,14 @@ def profile_bank(profile: WorldProfile, world: WorldState) -> SkillBank:
                       for a in words.args]
         for combo in itertools.product(*candidates):
             if len(set(combo)) == len(combo):
-                skills.setdefault((words.skill, combo), Skill(
-                    words.skill, combo, text=words.words.format(*(profile.phrase(c) for c in combo))))
+                skills.setdefault((words.skill, combo), profile.skill(action, combo))
     return SkillBank(tuple(skills.values()))
 
 
-def reference_world(profile: WorldProfile) -> WorldState:
-    return PddlWorld.from_texts(profile.domain_text, profile.world_text)[0].world_state()
+def reference_world(profile: WorldProfile, scene: str = "") -> WorldState:
+    """The profile's reference world, or the world of one of the scenes it offers."""
+    text = profile.worlds[scene] if scene else profile.world_text
+    return PddlWorld.from_texts(profile.domain_text, text)[0].world_state()
 
 
 _DEMOS: dict[tuple[str, str, str], tuple[Demonstration, ...]] = {}
@@ -57,8 +58,7 @@ def _plan_examples(profile: WorldProfile, reference: WorldState) -> tuple[Demons
         world = reference
         if example.world:   # planned in its own world, of those the profile offers
             if example.world not in own:
-                own[example.world] = PddlWorld.from_texts(profile.domain_text,
-                                                          profile.worlds[example.world])[0].world_state()
+                own[example.world] = reference_world(profile, example.world)
             world = own[example.world]
         try:
             goal = ground_goal(parse_goal(example.goal, vocabulary=vocabulary), world, vocabulary=vocabulary)

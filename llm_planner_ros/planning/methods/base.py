@@ -38,9 +38,7 @@ class Goal:
 
     method: Method
     request: PlanRequest            # its defaults filled in (scene_id, method)
-    entry: MethodEntry
     world: WorldMethods             # the planners of the world it plans over
-    robot: Optional[Executor]       # the executor as it is now, when its world is a profile's
     spec: GoalSpec                  # the goal conditions given, checked against the world's words
 
 

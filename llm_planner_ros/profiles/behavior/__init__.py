@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
+import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from llm_planner_ros.pddl.domain import parse_sexpr
-from llm_planner_ros.pddl.semantics import read_domain, read_problem, render
+from llm_planner_ros.pddl.semantics import PddlWorld, read_domain, read_problem, render
 from llm_planner_ros.profiles.loader import WorldProfile, profile_from_texts
 
 HERE = Path(__file__).parent
@@ -54,9 +56,6 @@ def activity_of(problem: str) -> str:
 def eai_eval_dir() -> Path:
     """Where bootstrap puts eai-eval (apart: its wheel also holds a virtualhome_eval that is not
     0.1.1's); ``LLM_PLANNER_EAI_EVAL`` overrides it."""
-    import os
-    import sys
-
     return Path(os.environ.get("LLM_PLANNER_EAI_EVAL", Path(sys.prefix) / "eai-eval"))
 
 
@@ -77,6 +76,14 @@ def _class(instance: str) -> str:
     return re.sub(r"_\d+$", "", instance)
 
 
+_INSTANCE = re.compile(r"\b([a-z][a-z0-9_]*?_n_\d+)_\d+\b")
+
+
+def class_level(literal: str) -> str:
+    """``(inside soap_n_01_7 bucket_n_01_2)`` -> ``(inside soap_n_01 bucket_n_01)``."""
+    return _INSTANCE.sub(r"\1", literal)
+
+
 @dataclass(frozen=True)
 class BehaviorProblem:
     name: str
@@ -89,7 +96,11 @@ class BehaviorProblem:
 
     def class_goal(self) -> tuple[str, ...]:
         """The goal over classes (an example goal: ``(inside soap_n_01 bucket_n_01)``)."""
-        return tuple(dict.fromkeys(re.sub(r"\b([a-z][a-z0-9_]*?_n_\d+)_\d+\b", r"\1", lit) for lit in self.goal))
+        return tuple(dict.fromkeys(class_level(lit) for lit in self.goal))
+
+    def reached(self, world: PddlWorld) -> bool:
+        """Whether the problem's goal holds in ``world``."""
+        return world.holds(["and"] + [parse_sexpr(lit)[0] for lit in self.goal])
 
 
 def _rename(tree: object, names: dict[str, str]) -> object:
