@@ -8,7 +8,7 @@ setup(
     name=package_name,
     version="0.1.0",
     packages=find_packages(include=[package_name, f"{package_name}.*"]),
-    package_data={f"{package_name}.pddl": ["domains/*.pddl"], f"{package_name}.console": ["static/*.html"],
+    package_data={f"{package_name}.console": ["static/*.html"],
                   f"{package_name}.profiles": ["*/*.yaml", "*/*.pddl"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{package_name}"]),
@@ -16,7 +16,7 @@ setup(
         (f"share/{package_name}/launch", glob("launch/*_launch.py")),
         (f"share/{package_name}/config", glob("config/*.yaml")),
         (f"share/{package_name}/security", glob("security/*.xml")),
-        (f"share/{package_name}/pddl", glob(f"{package_name}/pddl/domains/*.pddl")),
+        (f"share/{package_name}/pddl", glob(f"{package_name}/profiles/*/*.pddl")),
     ],
     install_requires=["setuptools"],
     zip_safe=True,

@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from llm_planner_ros.evaluation.domain_agreement import replay  # noqa: E402
-from llm_planner_ros.skills import resources  # noqa: E402
+from llm_planner_ros.profiles.virtualhome import resources  # noqa: E402
 
 
 def main() -> None:

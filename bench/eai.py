@@ -47,9 +47,8 @@ from llm_planner_ros.planning.examples import DemonstrationBank  # noqa: E402
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings  # noqa: E402
 from llm_planner_ros.planning.service import BackendSettings, PlanningService, build_llm  # noqa: E402
 from llm_planner_ros.planning.translated import TranslatedPlanner  # noqa: E402
-from llm_planner_ros.skills import bank as banks  # noqa: E402
-from llm_planner_ros.skills import resources  # noqa: E402
-from llm_planner_ros.skills.vocabulary import SkillParser  # noqa: E402
+from llm_planner_ros.profiles import load_world  # noqa: E402
+from llm_planner_ros.profiles.virtualhome import bank as banks  # noqa: E402
 from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder  # noqa: E402
 from llm_planner_ros.translation.translator import SkillIndex  # noqa: E402
 
@@ -209,21 +208,21 @@ def main(argv=None) -> dict:
                               llm_context=5120)
     llm = build_llm(backend)
     embedder = OnnxSentenceEmbedder()
-    demos = DemonstrationBank.from_scene(embedder)
-    parser = SkillParser(resources.object_properties())
+    world = load_world()
+    demos = DemonstrationBank(world.demonstrations(), embedder)
     settings = PlannerSettings(**{**dict(kv.split("=", 1) for kv in args.set), "seed": args.seed})
     indexes: dict[str, SkillIndex] = {}
-    pet = PetFactory(llm, embedder, demos, PetSettings())
+    pet = PetFactory(llm, embedder, demos, PetSettings(), world.rooms(), world.places())
 
     def planner_for(task: eai.EaiTask) -> TranslatedPlanner:
         bank = banks.scene_bank(task.graph)
         index = indexes.setdefault(bank.digest, SkillIndex(bank, embedder))
-        return TranslatedPlanner(llm, demos, lambda scene, kind, objects=None: index, parser, settings, pet)
+        return TranslatedPlanner(llm, demos, lambda scene, kind, objects=None: index, world, settings, pet)
 
     config = {"llm": llm.name, "planner": settings.model_dump(mode="json"), "seed": args.seed}
     cache = RunCache(cache_dir / "records.jsonl")
     runner = BenchmarkRunner(llm, planner_for, cache, config, pet_config=pet.settings.model_dump(mode="json"),
-                             heuristic=HeuristicPlanner(llm, demos, HeuristicSettings(
+                             heuristic=HeuristicPlanner(llm, demos, world, HeuristicSettings(
                                  heuristic_max_length=args.heuristic_max_length, heuristic_max_revisits=0),
                                  seed=args.seed),   # as Borro et al.: no cycle check
                              service=PlanningService(llm, embedder, settings, demos=demos))

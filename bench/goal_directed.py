@@ -20,10 +20,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from llm_planner_ros.evaluation.eai import eai_tasks, select_tasks  # noqa: E402
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor  # noqa: E402
 from llm_planner_ros.pddl import fast_downward  # noqa: E402
-from llm_planner_ros.pddl.goals import contradictions, eai_goal_spec, ground_goal  # noqa: E402
+from llm_planner_ros.pddl.goals import contradictions, ground_goal  # noqa: E402
 from llm_planner_ros.pddl.problem import Problem, build_problem  # noqa: E402
-from llm_planner_ros.pddl.world import WorldState, domain_text  # noqa: E402
+from llm_planner_ros.pddl.world import WorldState  # noqa: E402
 from llm_planner_ros.planning.goal_directed import GoalDirectedSettings  # noqa: E402
+from llm_planner_ros.profiles.virtualhome.goals import MUTEX, eai_goal_spec, vocabulary  # noqa: E402
+from llm_planner_ros.profiles.virtualhome.problem import relevant_objects  # noqa: E402
+from llm_planner_ros.profiles.virtualhome.resources import domain_text  # noqa: E402
 
 
 def whole_problem(world: WorldState, goal) -> Problem:
@@ -47,10 +50,10 @@ def main() -> None:
         t0 = time.perf_counter()
         world = sim.world_state()
         world_ms = 1000 * (time.perf_counter() - t0)
-        goal = ground_goal(eai_goal_spec(task.goal, task.graph), world)
-        if contradictions(goal) or not (goal.alternatives[0] or goal.actions):
+        goal = ground_goal(eai_goal_spec(task.goal, task.graph), world, vocabulary())
+        if contradictions(goal, MUTEX) or not (goal.alternatives[0] or goal.actions):
             continue
-        cut = build_problem(world, goal)
+        cut = build_problem(world, goal, "virtualhome", relevant=relevant_objects)
         cut_out = fast_downward.solve(domain_text(), cut.text, 10.0, search)
         whole = whole_problem(world, goal)
         whole_out = fast_downward.solve(domain_text(), whole.text, args.full_limit, search)

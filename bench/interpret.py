@@ -70,9 +70,11 @@ def _run(job: tuple[str, int]) -> dict:
     truth = set(annotated.literals)
     t0 = time.perf_counter()
     if ROWS[row] is None:
-        from llm_planner_ros.interpretation.conditions import render_conditions, spec_of
+        from llm_planner_ros.interpretation.conditions import spec_of
         from llm_planner_ros.interpretation.interpreter import InstancePrior
         from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
+        from llm_planner_ros.profiles import load_world
+        from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
         from llm_planner_ros.safety.gate import SafetyGate, SafetySettings
         from llm_planner_ros.safety.policy import SkillPolicy
 
@@ -83,8 +85,9 @@ def _run(job: tuple[str, int]) -> dict:
             return dict(row=row, identifier=task.identifier, task=task.task, goal_met=False, executed=False,
                         termination="empty", stage="empty goal", interpreted=[], truth=sorted(truth), wall_s=0.0)
         spec = InstancePrior(eai_program_goals()).bind(spec_of(conditions), world, [task.task])
-        gate = SafetyGate(executor, SkillPolicy(), SafetySettings())
-        result = GoalDirectedPlanner().plan(spec, gate, lambda e: None, CancelToken())
+        vh = load_world()
+        gate = SafetyGate(executor, SkillPolicy(), SafetySettings(), vh.skill_problem)
+        result = GoalDirectedPlanner(vh).plan(spec, gate, lambda e: None, CancelToken())
         interpreted, detail, fell_back = sorted(truth), result.detail, False
     else:
         if row not in _service:

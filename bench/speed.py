@@ -42,8 +42,8 @@ from llm_planner_ros.core.settings import PlannerSettings  # noqa: E402
 from llm_planner_ros.llm.base import SamplingParams  # noqa: E402
 from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend, smollm2_path  # noqa: E402
 from llm_planner_ros.planning.service import PlanningService  # noqa: E402
-from llm_planner_ros.skills import bank as banks  # noqa: E402
-from llm_planner_ros.skills import resources  # noqa: E402
+from llm_planner_ros.profiles.virtualhome import bank as banks  # noqa: E402
+from llm_planner_ros.profiles.virtualhome import resources  # noqa: E402
 from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder, default_model_dir  # noqa: E402
 from llm_planner_ros.translation.translator import SkillIndex  # noqa: E402
 

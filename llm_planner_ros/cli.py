@@ -108,7 +108,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 3
     load_s = time.perf_counter() - t0
     print(f"task: {request.task!r}  method: {request.method and request.method.value}"
-          + (f"  goal: {' '.join(request.goal_spec().lines())}" if request.goal_spec() else "")
+          + (f"  goal: {' '.join(goal)}" if (goal := request.goal_conditions + request.action_goals) else "")
           + f"  llm: {service.llm.name}  (set-up {load_s:.1f}s)")
     t0 = time.perf_counter()
     try:

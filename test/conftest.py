@@ -32,7 +32,7 @@ def embedder():
 
 @pytest.fixture(scope="session")
 def scene_index(embedder):
-    from llm_planner_ros.skills import bank, resources
+    from llm_planner_ros.profiles.virtualhome import bank, resources
     from llm_planner_ros.translation.translator import SkillIndex
 
     return SkillIndex(bank.scene_bank(resources.initial_graph()), embedder)
@@ -49,5 +49,6 @@ def smollm2():
 @pytest.fixture(scope="session")
 def demos(embedder):
     from llm_planner_ros.planning.examples import DemonstrationBank
+    from llm_planner_ros.profiles import load_world
 
-    return DemonstrationBank.from_scene(embedder)
+    return DemonstrationBank(load_world().demonstrations(), embedder)

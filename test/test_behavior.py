@@ -81,3 +81,29 @@ def test_pddl_reaches_a_behavior_goal_and_refuses_an_unknown_predicate(smollm2, 
                           lambda e: None, CancelToken())
     assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
     assert car.reached(executor.world)
+
+
+def test_a_class_in_a_behavior_goal_means_every_instance():
+    """The profile's goal_classes: every. '(inside book carton)' is each of the four books in a
+    carton (BDDL's forall); with the profile's default reading, one book would do. Planned from
+    the class-level goal alone, the annotated (instance-level) goal is reached."""
+    from llm_planner_ros.pddl.goals import ground_goal, parse_goal
+
+    name = next(n for n in problem_names() if n.startswith("boxing_books_up_for_storage"))
+    books = problem(name)
+    profile = behavior_profile(name)
+    executor = PddlWorldExecutor(profile)
+    vocabulary = profile.goal_vocabulary()
+    assert vocabulary.every_instance and books.class_goal() == ("(inside book_n_02 carton_n_02)",)
+    goal = ground_goal(parse_goal(books.class_goal(), (), vocabulary), executor.world_state(), vocabulary)
+    (conjunction,) = goal.alternatives
+    assert len(conjunction) == len([lit for lit in books.goal if lit.startswith("(inside book_n_02")]) >= 2
+    assert not goal.holds(executor.world_state())
+    service_goal = parse_request(task=books.sentence, method="pddl", execute=True,
+                                 goal_conditions=list(books.class_goal()))
+    from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
+
+    result = GoalDirectedPlanner(profile).plan(service_goal.goal_spec(vocabulary), executor, lambda e: None,
+                                               CancelToken())
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    assert books.reached(executor.world)

@@ -11,7 +11,7 @@ from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import ErrorType, TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.planning.service import PlanningService
-from llm_planner_ros.skills import resources
+from llm_planner_ros.profiles.virtualhome import resources
 
 GROCERIES = next(p for p in resources.human_programs() if p.task == "Put groceries in Fridge")
 

@@ -3,7 +3,9 @@ translation of free text to the nearest condition, contradiction resolution."""
 from __future__ import annotations
 
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
-from llm_planner_ros.interpretation.conditions import ConditionIndex, render_conditions, resolve, spec_of
+from llm_planner_ros.interpretation.conditions import ConditionIndex, resolve, spec_of
+from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
+from llm_planner_ros.profiles.virtualhome.goals import MUTEX
 
 
 def test_rendering_translation_and_contradictions(embedder):
@@ -18,7 +20,7 @@ def test_rendering_translation_and_contradictions(embedder):
     assert matches[0].condition.literals == ("(on television)",)
     assert "(sitting character)" in matches[1].condition.literals
     assert matches[3].condition is None                            # nothing near enough
-    kept, dropped = resolve(matches)
+    kept, dropped = resolve(matches, MUTEX)
     on_off = [c for c in kept if c.literals and c.literals[0].startswith(("(on television", "(off television"))]
     assert len(on_off) == 1 and dropped and "contradicts" in dropped[0]
     assert spec_of(kept).literals
@@ -33,7 +35,7 @@ def test_eai_goals_as_sentences_and_the_held_out_rule(embedder):
     said = goal_sentences(watch.goal, watch.graph)
     assert {"The television is on.", "The television is plugged in.", "I am facing the television."} <= set(said)
     assert any(s in said for s in ("I watch the television.", "I look at the television."))
-    interpreter = GoalInterpreter(None, embedder, eai_goal_demos())
+    interpreter = GoalInterpreter(None, embedder, eai_goal_demos(), render_conditions)
     examples = interpreter.examples("watch tv", hold_out=["Watch TV"])
     assert examples and all(d.task != "Watch TV" for d in examples)     # held out by label, not by string
     baseline = interpreter.retrieve("Wash hands", VirtualHomeExecutor().world_state())

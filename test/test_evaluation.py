@@ -7,8 +7,8 @@ import pytest
 
 from llm_planner_ros.evaluation import eai
 from llm_planner_ros.evaluation.metrics import as_steps, executable, lcs_length, lcs_ratio
-from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import make_skill
+from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill
 
 
 def test_lcs_on_known_sequences():

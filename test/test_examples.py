@@ -5,11 +5,12 @@ import pytest
 
 from llm_planner_ros.planning.examples import DemonstrationBank
 from llm_planner_ros.planning.prompt import plan_prompt
+from llm_planner_ros.profiles import load_world
 
 
 @pytest.fixture(scope="module")
 def demos(embedder):
-    return DemonstrationBank.from_scene(embedder)
+    return DemonstrationBank(load_world().demonstrations(), embedder)
 
 
 def test_one_demonstration_per_task_in_natural_language(demos):

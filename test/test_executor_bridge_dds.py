@@ -15,9 +15,9 @@ from llm_planner_msgs.msg import PreconditionFailure
 from llm_planner_msgs.srv import GetWorldState, ResetScene
 from llm_planner_ros.core.errors import ExecutorError
 from llm_planner_ros.core.types import ErrorType, Skill
+from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.executor_client import RosExecutor
-from llm_planner_ros.skills.vocabulary import make_skill
 
 BRIDGE_READY = "serving action 'execute_skill'"
 

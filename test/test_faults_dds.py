@@ -20,9 +20,9 @@ from helpers.ros_client import RosTestClient, execute_skill, send_goal, wait_fut
 from llm_planner_msgs.action import ExecuteSkill, PlanTask
 from llm_planner_msgs.msg import ApprovalRequest, MethodOptions
 from llm_planner_msgs.srv import Approve
+from llm_planner_ros.profiles.virtualhome.vocabulary import ACTIONS
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.safety.policy import approval_digest
-from llm_planner_ros.skills.vocabulary import ACTIONS
 from llm_planner_ros.trace.log import read_traces
 
 SECRET = "fault-injection-secret-0123456789"   # no key-shaped prefix, in a variable no pattern matches

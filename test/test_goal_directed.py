@@ -11,13 +11,19 @@ from llm_planner_ros.evaluation.eai import eai_tasks
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pddl.domain import parse_domain
-from llm_planner_ros.pddl.goals import eai_goal_spec, ground_goal, parse_goal
+from llm_planner_ros.pddl.goals import ground_goal, parse_goal
 from llm_planner_ros.pddl.problem import build_problem
-from llm_planner_ros.pddl.world import domain_text
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner, GoalDirectedSettings
+from llm_planner_ros.profiles import load_world
+from llm_planner_ros.profiles.virtualhome.goals import eai_goal_spec, vocabulary
 from llm_planner_ros.profiles.virtualhome.graph import from_virtualhome_graph
+from llm_planner_ros.profiles.virtualhome.problem import relevant_objects
+from llm_planner_ros.profiles.virtualhome.resources import domain_text
 from llm_planner_ros.safety.gate import SafetyGate, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
+
+VH = load_world()
+VOCABULARY = vocabulary()
 
 
 def task(identifier: str):
@@ -26,16 +32,16 @@ def task(identifier: str):
 
 def run(spec, executor, **settings):
     events = []
-    result = GoalDirectedPlanner(GoalDirectedSettings(**settings)).plan(
-        spec, SafetyGate(executor, SkillPolicy(), SafetySettings()), events.append, CancelToken())
+    result = GoalDirectedPlanner(VH, GoalDirectedSettings(**settings)).plan(
+        spec, SafetyGate(executor, SkillPolicy(), SafetySettings(), VH.skill_problem), events.append, CancelToken())
     return result, events
 
 
 def test_problem_from_a_recorded_graph_keeps_what_the_goal_needs():
     t = task("1057_1")   # Watch TV: television 410 on and plugged in, facing it, LOOKAT|WATCH
     world = from_virtualhome_graph(t.graph)
-    goal = ground_goal(eai_goal_spec(t.goal, t.graph), world)
-    problem = build_problem(world, goal)
+    goal = ground_goal(eai_goal_spec(t.goal, t.graph), world, VOCABULARY)
+    problem = build_problem(world, goal, "virtualhome", relevant=relevant_objects)
     assert len(world.objects) > 250 and len(world.facts) > 5000
     assert {"television_410", "character_65", "home_office_319"} <= problem.objects
     assert len(problem.objects) < 30 and problem.num_facts < 200
@@ -68,7 +74,7 @@ def test_an_action_goal_is_compiled_into_the_problem_and_done():
 
 def test_goals_written_by_hand_with_class_names_and_synonyms():
     sim = VirtualHomeExecutor()
-    spec = parse_goal(["(on tv)", "(facing character tv)"], ["LOOKAT|WATCH"])
+    spec = parse_goal(["(on tv)", "(facing character tv)"], ["LOOKAT|WATCH"], VOCABULARY)
     result, _ = run(spec, sim)
     assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
     world = sim.world_state()
@@ -95,17 +101,17 @@ def test_a_goal_naming_what_the_world_lacks_is_invalid_naming_it(conditions, act
     """Words are checked against the world's domain when the goal is resolved (the request alone
     does not say which world it is for)."""
     with pytest.raises(InvalidGoal, match=message.replace("(", r"\(").replace(")", r"\)")):
-        parse_goal(conditions, actions)
+        parse_goal(conditions, actions, VOCABULARY)
 
 
 def test_an_unknown_object_or_a_misplaced_character_is_invalid_in_the_world():
     world = VirtualHomeExecutor().world_state()
     with pytest.raises(InvalidGoal, match="unknown object 'spaceship'"):
-        ground_goal(parse_goal(["(on spaceship)"]), world)
+        ground_goal(parse_goal(["(on spaceship)"], (), VOCABULARY), world, VOCABULARY)
     with pytest.raises(InvalidGoal, match="no object 'television.9999'"):
-        ground_goal(parse_goal(["(on television.9999)"]), world)
+        ground_goal(parse_goal(["(on television.9999)"], (), VOCABULARY), world, VOCABULARY)
     with pytest.raises(InvalidGoal, match="'character_65' cannot be an argument of 'obj_facing'"):
-        ground_goal(parse_goal(["(facing tv character)"]), world)
+        ground_goal(parse_goal(["(facing tv character)"], (), VOCABULARY), world, VOCABULARY)
 
 
 class DisturbedExecutor:
@@ -136,7 +142,7 @@ def test_re_planning_after_a_failed_skill_and_a_surprising_observation():
     world = VirtualHomeExecutor().world_state()
     assert {("obj_inside", "tea_2000", "microwave_297"), ("closed", "microwave_297")} <= world.facts
     sim = DisturbedExecutor(VirtualHomeExecutor())
-    result, events = run(parse_goal(["(holds_rh character tea_2000)"]), sim)
+    result, events = run(parse_goal(["(holds_rh character tea_2000)"], (), VOCABULARY), sim)
     assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
     assert sim.closed_behind and sim.grasp_failed and result.num_corrections >= 2, result.detail
     assert "re-planned" in result.detail and "failed: grasp slipped" in result.detail
@@ -146,10 +152,10 @@ def test_re_planning_after_a_failed_skill_and_a_surprising_observation():
 
 def test_an_unsolvable_goal_ends_with_a_clear_reason():
     sim = VirtualHomeExecutor()
-    result, _ = run(parse_goal(["(on pillow)"]), sim)          # a pillow has no switch
+    result, _ = run(parse_goal(["(on pillow)"], (), VOCABULARY), sim)          # a pillow has no switch
     assert result.termination_reason is TerminationReason.NO_PLAN and not result.success
     assert "unsolvable" in result.detail and not result.steps
-    result, _ = run(parse_goal(["(on tv)", "(off tv)"]), sim)
+    result, _ = run(parse_goal(["(on tv)", "(off tv)"], (), VOCABULARY), sim)
     assert result.termination_reason is TerminationReason.NO_PLAN and "contradicts itself" in result.detail
 
 
@@ -160,7 +166,8 @@ def test_replan_limit_is_a_reason_with_the_last_surprise():
                 return ExecutionResult.failed(ErrorType.OTHER_PRECONDITION, "grasp slipped", "the grasp slipped")
             return self.inner.execute(skill)
 
-    result, _ = run(parse_goal(["(holds_rh character tea)"]), AlwaysSlips(VirtualHomeExecutor()), pddl_max_replans=2)
+    result, _ = run(parse_goal(["(holds_rh character tea)"], (), VOCABULARY), AlwaysSlips(VirtualHomeExecutor()),
+                    pddl_max_replans=2)
     assert result.termination_reason is TerminationReason.REPLAN_LIMIT
     assert "2 re-plans used" in result.detail and "grasp slipped" in result.detail
 
@@ -172,7 +179,8 @@ def test_the_domain_names_a_skill_for_every_action_and_the_solver_times_out_clea
     assert "sit_full" in domain.unobserved
     t = task("1057_1")
     world = from_virtualhome_graph(t.graph)
-    problem = build_problem(world, ground_goal(eai_goal_spec(t.goal, t.graph), world))
+    problem = build_problem(world, ground_goal(eai_goal_spec(t.goal, t.graph), world, VOCABULARY), "virtualhome",
+                            relevant=relevant_objects)
     outcome = fast_downward.solve(domain.text, problem.text, time_limit_s=0.001)
     assert outcome.status == "timeout" and "no plan within" in outcome.detail
 
@@ -181,7 +189,7 @@ def test_plan_only_returns_the_plan_without_touching_the_world():
     t = task("1057_1")
     sim = VirtualHomeExecutor(graph=t.graph, goal=t.goal)
     before = sim.world_state()
-    result = GoalDirectedPlanner().plan(eai_goal_spec(t.goal, t.graph), sim, lambda e: None, CancelToken(),
+    result = GoalDirectedPlanner(VH).plan(eai_goal_spec(t.goal, t.graph), sim, lambda e: None, CancelToken(),
                                         execute=False)
     assert result.termination_reason is TerminationReason.END_OF_PLAN and result.steps
     assert not any(s.executed for s in result.steps) and sim.world_state() == before

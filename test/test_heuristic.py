@@ -12,9 +12,12 @@ from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import GoalReport, TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings, action_string, parse_reply, repair
-from llm_planner_ros.skills import resources
+from llm_planner_ros.profiles import load_world
+from llm_planner_ros.profiles.virtualhome import resources
 
 TASK = "Turn on light"
+
+VH = load_world()
 
 
 def executor():
@@ -65,7 +68,7 @@ def test_chunks_of_the_applicable_actions_and_goal_stop():
         return "{0 " + next(iter(opts)) + "}"
 
     llm = ScriptedChat(answer)
-    planner = HeuristicPlanner(llm, demos=None, settings=HeuristicSettings(heuristic_chunk_size=40))
+    planner = HeuristicPlanner(llm, None, VH, settings=HeuristicSettings(heuristic_chunk_size=40))
     ex = CheckedExecutor(executor())
     n_options = len({action_string(s) for s in ex.applicable_skills()})
     result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
@@ -85,7 +88,7 @@ def test_length_limit_and_every_action_applicable():
         return f"{{{index} {action}}}"
 
     llm = ScriptedChat(first_option)
-    planner = HeuristicPlanner(llm, None, HeuristicSettings(heuristic_max_length=4, heuristic_max_revisits=0))
+    planner = HeuristicPlanner(llm, None, VH, HeuristicSettings(heuristic_max_length=4, heuristic_max_revisits=0))
     ex = CheckedExecutor(executor())
     result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
                           CancelToken(), ex)
@@ -102,14 +105,14 @@ def test_a_search_that_comes_back_to_a_state_ends_with_no_progress():
         walk = "[WALK] <bathroom_cabinet>" if "[WALK] <bathroom_cabinet>" in options else next(iter(options))
         return f"{{{options[walk]} {walk}}}"
 
-    planner = HeuristicPlanner(ScriptedChat(same_walk), None, HeuristicSettings(heuristic_max_revisits=2))
+    planner = HeuristicPlanner(ScriptedChat(same_walk), None, VH, HeuristicSettings(heuristic_max_revisits=2))
     result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
                           CancelToken(), executor())
     assert result.termination_reason is TerminationReason.NO_PROGRESS, result.detail
     assert len(result.steps) == 3 and len({s.skill.script() for s in result.steps}) == 1
     assert "back in a state it had been in 2 times" in result.detail and "[WALK]" in result.detail
     # off, as Borro et al. run it: the walk repeats up to the length limit
-    planner = HeuristicPlanner(ScriptedChat(same_walk), None,
+    planner = HeuristicPlanner(ScriptedChat(same_walk), None, VH,
                                HeuristicSettings(heuristic_max_revisits=0, heuristic_max_length=6))
     result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
                           CancelToken(), executor())
@@ -120,7 +123,7 @@ def test_repeated_queries_stop_the_run():
     """Every reply names an action that is not offered: the candidate stage finds nothing, the
     repeat prefix is used, and the run ends after 3 repeats."""
     llm = ScriptedChat(lambda p: "{999 [FLY] <moon>}")
-    planner = HeuristicPlanner(llm, None, HeuristicSettings(heuristic_max_repeats=3))
+    planner = HeuristicPlanner(llm, None, VH, HeuristicSettings(heuristic_max_repeats=3))
     result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
                           CancelToken(), executor())
     assert result.termination_reason is TerminationReason.CORRECTIONS_EXHAUSTED and not result.steps
@@ -145,7 +148,7 @@ def test_final_query_repairs_a_disagreeing_answer():
         return f"{index} {action}"
 
     llm = ScriptedChat(answer)
-    planner = HeuristicPlanner(llm, None, HeuristicSettings(heuristic_chunk_size=150, heuristic_max_length=1))
+    planner = HeuristicPlanner(llm, None, VH, HeuristicSettings(heuristic_chunk_size=150, heuristic_max_length=1))
     report = GoalReport()
     result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
                           CancelToken(), executor(), report)
@@ -155,13 +158,13 @@ def test_final_query_repairs_a_disagreeing_answer():
 
 def test_needs_an_executor():
     with pytest.raises(PlanningError, match="needs execute=true"):
-        HeuristicPlanner(ScriptedChat(lambda p: ""), None).plan(parse_request(task=TASK), lambda e: None,
+        HeuristicPlanner(ScriptedChat(lambda p: ""), None, VH).plan(parse_request(task=TASK), lambda e: None,
                                                                 CancelToken(), None)
 
 
 def test_embedded_model_runs_the_search(smollm2, demos):
     guide, info = "low_level", "static"
-    planner = HeuristicPlanner(smollm2, demos, HeuristicSettings(heuristic_max_length=1))
+    planner = HeuristicPlanner(smollm2, demos, VH, HeuristicSettings(heuristic_max_length=1))
     ex = CheckedExecutor(executor())
     request = parse_request(task=TASK, method="heuristic", execute=True,
                             options={"guide": guide, "guide_info": info})
@@ -181,7 +184,7 @@ def test_progprompt_tasks_have_reachable_goals():
     """Each runnable ProgPrompt task's goal is met by a hand-written program on its graph, and
     not met at the start; the other six say why they cannot run."""
     from llm_planner_ros.evaluation.progprompt import NOT_RUNNABLE, PROGPROMPT_TASKS
-    from llm_planner_ros.skills.vocabulary import make_skill as sk
+    from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill as sk
 
     programs = {
         "watch tv": [sk("WALK", ["television"]), sk("SWITCHON", ["television"]), sk("TURNTO", ["television"])],

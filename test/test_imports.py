@@ -8,24 +8,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "llm_planner_ros"
 # packages that must not know the built-in world or the benchmark
-NEUTRAL = ("core", "planning", "pddl", "interpretation", "safety", "translation")
+NEUTRAL = ("core", "planning", "pddl", "interpretation", "safety", "translation", "pet", "skills")
 WORLD_SPECIFIC = ("virtualhome_eval", "llm_planner_ros.evaluation", "llm_planner_ros.executors.virtualhome",
                   "llm_planner_ros.profiles.virtualhome", "llm_planner_ros.profiles.behavior",
-                  "llm_planner_ros.skills.resources",
-                  "llm_planner_ros.skills.vocabulary")
+                  "llm_planner_ros.profiles.virtualhome.resources",
+                  "llm_planner_ros.profiles.virtualhome.vocabulary")
 # imports still to move behind the VirtualHome profile (issue 23); this list only shrinks
-NOT_YET_MOVED = {
-    "llm_planner_ros.pddl.domain": ["llm_planner_ros.skills.vocabulary"],
-    "llm_planner_ros.pddl.goals": ["virtualhome_eval"],
-    "llm_planner_ros.planning.examples": ["llm_planner_ros.skills.resources", "llm_planner_ros.skills.vocabulary"],
-    "llm_planner_ros.planning.heuristic": ["llm_planner_ros.profiles.virtualhome.graph",
-                                           "llm_planner_ros.skills.resources", "llm_planner_ros.skills.vocabulary"],
-    "llm_planner_ros.planning.service": ["llm_planner_ros.executors.virtualhome",
-                                         "llm_planner_ros.profiles.virtualhome.examples",
-                                         "llm_planner_ros.skills.resources", "llm_planner_ros.skills.vocabulary"],
-    "llm_planner_ros.planning.translated": ["llm_planner_ros.skills.resources", "llm_planner_ros.skills.vocabulary"],
-    "llm_planner_ros.safety.policy": ["llm_planner_ros.skills.resources", "llm_planner_ros.skills.vocabulary"],
-}
+NOT_YET_MOVED: dict[str, list[str]] = {}
 
 
 def modules() -> dict[str, Path]:

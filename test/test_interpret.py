@@ -9,12 +9,13 @@ from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
-from llm_planner_ros.interpretation.conditions import ConditionIndex, render_conditions
+from llm_planner_ros.interpretation.conditions import ConditionIndex
 from llm_planner_ros.interpretation.interpreter import Completion, InstancePrior, ProgramGoal, split_sentences
 from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
 from llm_planner_ros.planning.service import PlanningService
+from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
 from llm_planner_ros.profiles.virtualhome.examples import eai_program_goals
-from llm_planner_ros.skills import resources
 
 
 def test_what_is_done_translates_to_the_end_state_it_brings_about(embedder):

@@ -113,10 +113,11 @@ def test_goal_interpretation_through_an_openai_compatible_server(openai_server, 
     from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
     from llm_planner_ros.interpretation.interpreter import GoalInterpreter
     from llm_planner_ros.llm.openai_backend import OpenAIBackend
+    from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
     from llm_planner_ros.profiles.virtualhome.examples import eai_goal_demos, eai_program_goals
 
     interpreter = GoalInterpreter(OpenAIBackend(openai_server, "smollm2", api=api), embedder,
-                                  eai_goal_demos(eai_program_goals()), with_task_text=True)
+                                  eai_goal_demos(eai_program_goals()), render_conditions, with_task_text=True)
     found = interpreter.interpret("Watch TV", VirtualHomeExecutor().world_state(), hold_out=["Watch TV"])
     assert found.sentences and found.examples and "Watch TV" not in found.examples
     assert found.matches[0].sentence == found.sentences[0]      # the server's own sentence was translated

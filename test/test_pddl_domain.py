@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from llm_planner_ros.evaluation.domain_agreement import replay
-from llm_planner_ros.skills import resources
+from llm_planner_ros.profiles.virtualhome import resources
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -35,8 +35,8 @@ def test_a_wrong_domain_is_caught(monkeypatch):
     text = agreement.domain_text()
     broken = text.replace("(on ?o) (not (off ?o)) (did_switchon ?o)", "(on ?o) (did_switchon ?o)")
     assert broken != text
-    monkeypatch.setattr(agreement, "domain_text", lambda name="virtualhome": broken)
-    monkeypatch.setattr(agreement, "domain_path", lambda name="virtualhome": _write(broken))
+    monkeypatch.setattr(agreement, "domain_text", lambda: broken)
+    monkeypatch.setattr(agreement, "domain_path", lambda: _write(broken))
     program = next(p for p in resources.human_programs() if p.task == "Watch TV"
                    and any("[SWITCHON]" in line for line in p.script))
     report = replay(program.program_id, program.script, resources.scene_graphs(program.program_id)[0])
@@ -54,7 +54,7 @@ def _write(text: str) -> str:
 def test_refused_skills_leave_the_domain():
     from llm_planner_ros.pddl.domain import load_domain
     from llm_planner_ros.pddl.fast_downward import solve
-    from llm_planner_ros.pddl.world import domain_text
+    from llm_planner_ros.profiles.virtualhome.resources import domain_text
 
     domain = load_domain(domain_text())
     walks = {n for n, a in domain.actions.items() if a.skill_verb == "WALK"}

@@ -17,9 +17,9 @@ from llm_planner_ros.pet.judges import (
 )
 from llm_planner_ros.pet.plan import SubtaskPlanner, demonstration_subtasks, parse_subtasks
 from llm_planner_ros.pet.track import SubtaskTracker, inverse_subtask
-from llm_planner_ros.skills import bank as banks
-from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import make_skill
+from llm_planner_ros.profiles.virtualhome import bank as banks
+from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill
 from llm_planner_ros.translation.translator import SkillIndex
 
 

@@ -158,11 +158,12 @@ def test_the_gate_checks_a_skill_against_the_profile():
     profile = load_profile(shipped("mobile_manipulator"))
     executor = PddlWorldExecutor(profile)
     policy = SkillPolicy(object_denylist=["kettle"])
-    assert policy.refusal(Skill("PICK", ("cup",), (13,)), executor.instance_class, profile) == ""
-    assert "not a skill of the mobile_manipulator profile" in policy.refusal(Skill("GRAB", ("cup",)), None, profile)
-    assert "is a 'mug', not a 'cup'" in policy.refusal(Skill("PICK", ("cup",), (14,)), executor.instance_class, profile)
-    assert "'kettle' is not allowed" in policy.refusal(Skill("SWITCH_ON", ("kettle",)), None, profile)
-    assert "'spaceship' is not an object class" in policy.refusal(Skill("PICK", ("spaceship",)), None, profile)
+    check = profile.skill_problem
+    assert policy.refusal(Skill("PICK", ("cup",), (13,)), check, executor.instance_class) == ""
+    assert "not a skill of the mobile_manipulator profile" in policy.refusal(Skill("GRAB", ("cup",)), check)
+    assert "is a 'mug', not a 'cup'" in policy.refusal(Skill("PICK", ("cup",), (14,)), check, executor.instance_class)
+    assert "'kettle' is not allowed" in policy.refusal(Skill("SWITCH_ON", ("kettle",)), check)
+    assert "'spaceship' is not an object class" in policy.refusal(Skill("PICK", ("spaceship",)), check)
 
 
 class RecordingPddlExecutor(PddlWorldExecutor):

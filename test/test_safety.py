@@ -11,11 +11,14 @@ from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import ErrorType, Skill, TerminationReason
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.planning.service import InvalidGoal, PlanningService
+from llm_planner_ros.profiles import load_world
+from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill
 from llm_planner_ros.safety.gate import ApprovalDenied, ApprovalTimeout, SafetyGate, SafetySettings
-from llm_planner_ros.safety.policy import SkillPolicy, admissibility_problem
-from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import make_skill
+from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.trace.log import TraceLog, read_traces, redact
+
+VH = load_world()
 
 
 class RecordingExecutor:
@@ -42,11 +45,11 @@ class RecordingExecutor:
 ])
 def test_inadmissible_skills_never_reach_the_executor(skill, problem):
     inner = RecordingExecutor()
-    gate = SafetyGate(inner, SkillPolicy(), SafetySettings())
+    gate = SafetyGate(inner, SkillPolicy(), SafetySettings(), VH.skill_problem)
     result = gate.execute(skill)
     assert not result.success and result.failure.type is ErrorType.INVALID_ACTION
     assert problem in result.failure.message and inner.received == []
-    assert admissibility_problem(make_skill("WALK", ["microwave"])) == ""
+    assert VH.skill_problem(make_skill("WALK", ["microwave"])) == ""
 
 
 def test_instance_ids_must_name_instances_of_their_classes():
@@ -56,7 +59,7 @@ def test_instance_ids_must_name_instances_of_their_classes():
     inner.inner = VirtualHomeExecutor()   # TrimmedTestScene1's own graph, where 2003 is the knife
     world = inner.world_state()
     knife, cup = (world.ids[world.instances_of(c)[0]] for c in ("knife", "cup"))
-    gate = SafetyGate(inner, SkillPolicy(object_denylist=["knife"]), SafetySettings())
+    gate = SafetyGate(inner, SkillPolicy(object_denylist=["knife"]), SafetySettings(), VH.skill_problem)
     result = gate.execute(Skill("GRAB", ("cup",), (knife,), "grab cup"))
     assert not result.success and f"the object with id {knife} is a 'knife', not a 'cup'" in result.failure.message
     assert "there is no object with id 999999" in gate.execute(Skill("WALK", ("cup",), (999999,))).failure.message
@@ -65,8 +68,8 @@ def test_instance_ids_must_name_instances_of_their_classes():
     assert gate.execute(Skill("WALK", ("cup",), (cup,), "walk to cup")).success
     # without a way to say what an id is, a skill with ids is refused (a skill without ids is not)
     policy = SkillPolicy()
-    assert "cannot be checked" in policy.refusal(Skill("WALK", ("cup",), (cup,)))
-    assert policy.refusal(Skill("WALK", ("cup",))) == ""
+    assert "cannot be checked" in policy.refusal(Skill("WALK", ("cup",), (cup,)), VH.skill_problem)
+    assert policy.refusal(Skill("WALK", ("cup",)), VH.skill_problem) == ""
     # the simulator itself never acts on another object than the one named
     assert "is a knife, not a cup" in inner.inner.execute(Skill("GRAB", ("cup",), (knife,))).failure.cause
 
@@ -78,7 +81,7 @@ def test_a_skill_stopped_while_it_ran_is_named_by_the_error_the_gate_raises():
         def execute(self, skill):
             raise ExecutorError("the bridge went away")
 
-    gate = SafetyGate(Dying(), SkillPolicy(), SafetySettings())
+    gate = SafetyGate(Dying(), SkillPolicy(), SafetySettings(), VH.skill_problem)
     walk = make_skill("WALK", ["microwave"])
     with pytest.raises(ExecutorError) as caught:
         gate.execute(walk)
@@ -87,24 +90,26 @@ def test_a_skill_stopped_while_it_ran_is_named_by_the_error_the_gate_raises():
 
 def test_allow_and_deny_lists():
     inner = RecordingExecutor()
-    gate = SafetyGate(inner, SkillPolicy(skill_denylist=["open"], object_denylist=["Television"]), SafetySettings())
+    gate = SafetyGate(inner, SkillPolicy(skill_denylist=["open"], object_denylist=["Television"]), SafetySettings(),
+                      VH.skill_problem)
     assert "action OPEN is not allowed" in gate.execute(make_skill("OPEN", ["microwave"])).failure.message
     assert "object 'television' is not allowed" in gate.execute(make_skill("WALK", ["television"])).failure.message
     assert gate.execute(make_skill("WALK", ["microwave"])).success
     only_walk = SafetyGate(inner, SkillPolicy(skill_allowlist=["WALK"], object_allowlist=["microwave"]),
-                           SafetySettings())
+                           SafetySettings(), VH.skill_problem)
     assert not only_walk.execute(make_skill("WALK", ["television"])).success
     assert [s.action for s in inner.received] == ["WALK"]
 
 
 def test_approval_per_step_denied_and_timed_out():
     asked = []
-    gate = SafetyGate(RecordingExecutor(), SkillPolicy(), SafetySettings(approval="step"),
+    gate = SafetyGate(RecordingExecutor(), SkillPolicy(), SafetySettings(approval="step"), VH.skill_problem,
                       lambda skills, kind, stop: asked.append((kind, skills)) or (False, "too close to the stairs"))
     with pytest.raises(ApprovalDenied, match="denied: too close to the stairs"):
         gate.execute(make_skill("WALK", ["microwave"]))
     assert asked[0][0] == "step" and gate.inner.received == []
     silent = SafetyGate(RecordingExecutor(), SkillPolicy(), SafetySettings(approval="step", approval_timeout_s=2),
+                        VH.skill_problem,
                         lambda skills, kind, stop: None)
     with pytest.raises(ApprovalTimeout, match="not given within 2s"):
         silent.execute(make_skill("WALK", ["microwave"]))
@@ -183,3 +188,22 @@ def test_an_executor_that_raises_ends_the_goal_with_an_executor_error(smollm2, e
         service.plan(parse_request(task="Turn on light", method="reprompt", execute=True), lambda e: None,
                      CancelToken())
     assert ExecutorError.reason is TerminationReason.EXECUTOR_ERROR
+
+
+@pytest.mark.parametrize("method, options, refused", [
+    ("pddl", {"guide": "low_level"}, "guide does not apply to method 'pddl'"),
+    ("translated", {"correction_level": "cause", "guide_info": "objects"},
+     "correction_level, guide_info do not apply to method 'translated'"),
+    ("heuristic", {"num_samples": 3}, "num_samples does not apply to method 'heuristic'"),
+])
+def test_an_option_the_method_does_not_read_is_refused_before_anything_runs(smollm2, embedder, demos, method,
+                                                                           options, refused):
+    """Refused when the goal is resolved (nothing is reset or executed), naming what it reads."""
+    ran = []
+    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
+                              executor_factory=lambda scene, task: ran.append(scene))
+    request = parse_request(task="Turn on light", method=method, execute=True, options=options,
+                            goal_conditions=["(on light)"] if method == "pddl" else [])
+    with pytest.raises(InvalidGoal, match=refused + "; it reads: "):
+        service.plan(request, lambda e: None, CancelToken())
+    assert ran == []

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from llm_planner_ros.core.types import Skill
-from llm_planner_ros.skills import bank, resources
-from llm_planner_ros.skills.vocabulary import ACTIONS, SkillParser, make_skill, skill_text
+from llm_planner_ros.profiles.virtualhome import bank, resources
+from llm_planner_ros.profiles.virtualhome.vocabulary import ACTIONS, SkillParser, make_skill, skill_text
 
 OBJECTS = resources.object_properties()
 PARSER = SkillParser(OBJECTS)

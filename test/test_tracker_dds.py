@@ -12,9 +12,9 @@ from helpers.ros_client import RosTestClient, send_goal, wait_future
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.msg import TrackerState
 from llm_planner_msgs.srv import CheckSubtask, ResetScene
+from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.vocabulary import SkillParser
 from llm_planner_ros.ros import conversions
-from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import SkillParser
 
 
 @pytest.fixture(scope="module")

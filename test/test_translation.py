@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llm_planner_ros.skills import resources
+from llm_planner_ros.profiles.virtualhome import resources
 from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder, default_model_dir
 from llm_planner_ros.translation.translator import SkillIndex
 
@@ -75,7 +75,7 @@ def test_bank_embeddings_are_cached_by_bank_and_model(embedder, scene_index, mon
 
 
 def test_two_stage_search_equals_brute_force_on_the_full_bank(embedder):
-    from llm_planner_ros.skills import bank
+    from llm_planner_ros.profiles.virtualhome import bank
 
     index = SkillIndex(bank.full_bank(), embedder)
     assert index._coarse is not None

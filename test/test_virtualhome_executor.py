@@ -6,8 +6,8 @@ import pytest
 
 from llm_planner_ros.core.types import ErrorType, Skill
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor, classify
-from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import SkillParser, make_skill
+from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.vocabulary import SkillParser, make_skill
 
 GROCERIES = next(p for p in resources.human_programs() if p.task == "Put groceries in Fridge")
 

@@ -93,12 +93,11 @@ class PlanRequest(BaseModel):
             _check_text(item, info.field_name, MAX_SCENE_ID_CHARS, allow_newlines=False)
         return tuple(x.strip() for x in v if x.strip())
 
-    def goal_spec(self, vocabulary: Optional[GoalVocabulary] = None) -> GoalSpec:
-        """The goal conditions, checked against the world's predicates (``vocabulary``: a
-        profile's; None: the built-in domain's)."""
+    def goal_spec(self, vocabulary: GoalVocabulary) -> GoalSpec:
+        """The goal conditions, checked against the world's words."""
         from llm_planner_ros.pddl.goals import parse_goal
 
-        return parse_goal(self.goal_conditions, self.action_goals, vocabulary=vocabulary)
+        return parse_goal(self.goal_conditions, self.action_goals, vocabulary)
 
     @field_validator("task")
     @classmethod

@@ -241,7 +241,7 @@ class BenchmarkRunner:
 
     def _goal_directed(self, task: eai.EaiTask) -> dict:
         """Method pddl with EAI's goal conditions, through the planning service."""
-        from llm_planner_ros.pddl.goals import eai_goal_spec
+        from llm_planner_ros.profiles.virtualhome.goals import eai_goal_spec
 
         if self.service is None:
             raise RuntimeError("the goal-directed rows need the planning service")

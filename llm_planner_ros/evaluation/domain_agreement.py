@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from llm_planner_ros.pddl.domain import parse_domain
-from llm_planner_ros.pddl.world import Atom, WorldState, domain_path, domain_text
+from llm_planner_ros.pddl.world import Atom, WorldState
+from llm_planner_ros.profiles.virtualhome.resources import domain_path, domain_text
 
 EXACT = {"on", "off", "open", "closed", "plugged_in", "plugged_out", "sitting", "lying", "holds_rh", "holds_lh"}
 SOUND = EXACT | {"next_to", "facing", "inside", "obj_inside", "obj_ontop", "ontop", "on_char", "inside_room"}

@@ -21,8 +21,8 @@ from typing import Optional
 
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.evaluation.metrics import as_steps, executable
-from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import ACTIONS, make_skill
+from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.vocabulary import ACTIONS, make_skill
 
 SHIPPED_MODELS = (
     "gpt-4o-2024-05-13", "gpt-4-turbo-2024-04-09", "gpt-3.5-turbo-0125", "claude-3-opus-20240229",
@@ -193,7 +193,7 @@ def eai_output(program: Iterable[str | Skill]) -> str:
 
 def shipped_responses(model: str) -> list[dict]:
     """The responses EAI ships for ``model`` (e.g. ``gpt-4o-2024-05-13``)."""
-    from llm_planner_ros.skills.resources import package_root
+    from llm_planner_ros.profiles.virtualhome.resources import package_root
 
     path = package_root() / "llm_response" / "action_sequence" / f"{model}_outputs.json"
     return json.loads(path.read_text())
@@ -285,7 +285,7 @@ def goal_answer(literals: Iterable[str]) -> str:
 
 
 def shipped_goal_models() -> list[str]:
-    from llm_planner_ros.skills.resources import package_root
+    from llm_planner_ros.profiles.virtualhome.resources import package_root
 
     folder = package_root() / "llm_response" / "goal_interpretation"
     return sorted(p.name[:-len("_outputs.json")] for p in folder.glob("*_outputs.json"))
@@ -295,7 +295,7 @@ def score_goal_interpretation(responses: Mapping[str, list[dict]], anchors: Iter
                               timeout_s: float = 1800) -> dict[str, dict]:
     """EAI's goal-interpretation scorer (state, relation and action precision, recall, F1, in %)
     for ``responses`` (model -> [{"identifier", "llm_output"}]) and the shipped ``anchors``."""
-    from llm_planner_ros.skills.resources import package_root
+    from llm_planner_ros.profiles.virtualhome.resources import package_root
 
     shipped = package_root() / "llm_response" / "goal_interpretation"
     return _run_scorer(_GOAL_RUNNER, "goal_interpretation", responses,

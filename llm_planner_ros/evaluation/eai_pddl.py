@@ -12,8 +12,8 @@ from typing import Optional
 
 from llm_planner_ros.evaluation.eai import EaiTask
 from llm_planner_ros.pddl.fast_downward import SolveOutcome, solve
-from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import ACTIONS
+from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.vocabulary import ACTIONS
 
 # EAI's action names -> VirtualHome verbs; the rest are the name upper-cased without underscores
 VERBS = {"walk_towards": "WALK", "walk_into": "WALK", "put_on": "PUTBACK", "put_inside": "PUTIN",

@@ -7,7 +7,7 @@ from typing import Optional
 
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
-from llm_planner_ros.skills.vocabulary import SkillParser
+from llm_planner_ros.profiles.virtualhome.vocabulary import SkillParser
 
 Step = tuple[str, tuple[str, ...]]
 

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Optional
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
 from llm_planner_ros.pddl import world
+from llm_planner_ros.profiles.virtualhome import bank as banks
+from llm_planner_ros.profiles.virtualhome import resources
 from llm_planner_ros.profiles.virtualhome.graph import from_virtualhome_graph, with_done
-from llm_planner_ros.skills import bank as banks
-from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import ACTIONS, object_phrase
+from llm_planner_ros.profiles.virtualhome.vocabulary import ACTIONS, object_phrase
 
 if TYPE_CHECKING:
     from llm_planner_ros.profiles.loader import WorldProfile
@@ -116,8 +116,8 @@ class VirtualHomeExecutor:
         return self.objects
 
     def domain_text(self) -> str:
-        """The PDDL domain whose predicates :meth:`world_state` reports (domains/virtualhome.pddl)."""
-        return world.domain_text("virtualhome")
+        """The PDDL domain whose predicates :meth:`world_state` reports (profiles/virtualhome/domain.pddl)."""
+        return resources.domain_text()
 
     def world_state(self) -> world.WorldState:
         """The current state as facts over :meth:`domain_text`, with the actions done since the reset."""

@@ -21,7 +21,6 @@ from llm_planner_ros.interpretation.conditions import (
     ConditionIndex,
     Match,
     contradicts,
-    render_conditions,
     resolve,
     spec_of,
 )
@@ -131,8 +130,11 @@ class Completion:
     came with A in at least ``min_ratio`` of them, e.g. "(did_watch {x})" -> "(on {x})". Each task
     weighs one, whatever its number of programs."""
 
-    def __init__(self, goals: Sequence[ProgramGoal], min_ratio: float = 0.5, min_support: float = 1.0) -> None:
+    def __init__(self, goals: Sequence[ProgramGoal], min_ratio: float = 0.5, min_support: float = 1.0,
+                 mutex: Sequence[tuple[str, str]] = ()) -> None:
+        """``mutex``: predicates that cannot hold of the same objects (no rule adds one against the other)."""
         self.goals = list(goals)
+        self.mutex = tuple(mutex)
         self.min_ratio = min_ratio
         self.min_support = min_support
 
@@ -177,23 +179,27 @@ class Completion:
                     continue
                 for b in rules.get(t[0], ()):
                     extra = single.get(b.format(x=t[1]))
-                    if extra is not None and extra not in out and not any(contradicts(extra, c) for c in out):
+                    if extra is not None and extra not in out and \
+                            not any(contradicts(extra, c, self.mutex) for c in out):
                         out.append(extra)
         return out
 
 
 class GoalInterpreter:
     def __init__(self, llm: Optional[LLMBackend], embedder, demos: Sequence[GoalDemo],
+                 conditions: Callable[[WorldState], list[Condition]],
                  threshold: float = 0.55, num_examples: int = 3, max_tokens: int = 48,
                  completion: Optional[Completion] = None,
                  with_task_text: bool = False, retrieved: int = 3,
-                 conditions: Callable[[WorldState], list[Condition]] = render_conditions) -> None:
+                 mutex: Sequence[tuple[str, str]] = ()) -> None:
         """``demos``: annotated goals shown as examples (none: zero-shot); ``conditions``: what a
-        world admits as goal conditions, in words (by default the built-in domain's)."""
+        world admits as goal conditions, in words (its world renders them); ``mutex``: predicates
+        that cannot hold of the same objects (the world's vocabulary names them)."""
         self.llm = llm
         self.embedder = embedder
         self.demos = list(demos)
         self.conditions = conditions
+        self.mutex = tuple(mutex)
         self.threshold = threshold
         self.num_examples = num_examples
         self.max_tokens = max_tokens
@@ -240,7 +246,7 @@ class GoalInterpreter:
         matches = index.translate(sentences, self.threshold)
         if self.with_task_text:   # the task text's own nearest conditions join what the LLM said
             matches += self._nearest_matches(task, index, self.retrieved)
-        kept, dropped = resolve(matches)
+        kept, dropped = resolve(matches, self.mutex)
         return Interpretation(sentences, matches, self._complete(kept, index, hold_out), dropped,
                               [d.task for d in examples])
 
@@ -257,5 +263,5 @@ class GoalInterpreter:
         """The baseline: the ``k`` conditions nearest to the task text, contradictions resolved."""
         index = self.index(world)
         matches = self._nearest_matches(task, index, k)
-        kept, dropped = resolve(matches)
+        kept, dropped = resolve(matches, self.mutex)
         return Interpretation([task], matches, self._complete(kept, index, hold_out), dropped)

@@ -1,7 +1,7 @@
 """What the planner reads from a domain file besides what Fast Downward reads: each action's
 parameters, its unconditional effects (to compare with what the executor then observes), and
 the skill it becomes: given by the world's profile (with its words), or read from
-``; skill <action>: <VERB> ?param ...`` lines in the domain."""
+``; skill <action>: <VERB> ?param ... | <words>`` lines in the domain ("put {0} in {1}")."""
 from __future__ import annotations
 
 import re
@@ -12,7 +12,6 @@ from typing import Optional, Union
 
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.pddl.world import Atom, WorldState
-from llm_planner_ros.skills.vocabulary import make_skill
 
 SExpr = Union[str, list]
 
@@ -63,10 +62,10 @@ class Domain:
         classes = [world.classes.get(n, n) for n in names]
         ids = [world.ids[n] for n in names if n in world.ids]
         ids = ids if len(ids) == len(names) else []
-        if schema.skill_words:
-            return Skill(schema.skill_verb, tuple(classes), tuple(ids),
-                         schema.skill_words.format(*(self.phrases.get(c, c.replace("_", " ")) for c in classes)))
-        return make_skill(schema.skill_verb, classes, ids)
+        phrases = [self.phrases.get(c, c.replace("_", " ")) for c in classes]
+        words = schema.skill_words.format(*phrases) if schema.skill_words else \
+            " ".join([schema.skill_verb.lower(), *phrases])
+        return Skill(schema.skill_verb, tuple(classes), tuple(ids), words)
 
     def without_skills(self, verbs: set[str]) -> Domain:
         """This domain without the actions that become one of ``verbs`` (skills the policy
@@ -130,8 +129,9 @@ def parse_domain(text: str, skills: Optional[SkillMap] = None) -> Domain:
     """The domain's actions with the skill each becomes: from ``skills`` (a world profile's),
     else from the domain's ``; skill`` lines."""
     if skills is None:
-        skills = {m.group(1).lower(): (m.group(2).split()[0], tuple(m.group(2).split()[1:]), "") for m in
-                  re.finditer(r";\s*skill\s+([\w-]+)\s*:\s*([^\n]*)", text) if m.group(2).split()}
+        skills = {m.group(1).lower(): (m.group(2).split()[0], tuple(m.group(2).split()[1:]), (m.group(3) or "").strip())
+                  for m in re.finditer(r";\s*skill\s+([\w-]+)\s*:\s*([^\n|]*)(?:\|([^\n]*))?", text)
+                  if m.group(2).split()}
     tree = parse_sexpr(text)
     if not tree or not isinstance(tree[0], list) or tree[0][:1] != ["define"]:
         raise ValueError("not a PDDL domain: it does not start with (define ...)")

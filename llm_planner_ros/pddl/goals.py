@@ -1,23 +1,22 @@
 """Goal conditions: PDDL literals and action goals, checked against a domain and grounded in a world.
 
 A literal is ``(predicate arg ...)`` or ``(not (predicate arg ...))``. An argument is an instance
-(``television_410``, ``television.410``), a class (``television``, or a VirtualHome synonym such
-as ``tv``: any one instance, the same one wherever the class appears), or ``character``.
-Friendly relation names are accepted: ``(on cup table)``, ``(inside milk fridge)``,
-``(close character tv)``, ``(holds character cup)`` (either hand).
-An action goal is a verb, with alternatives as EAI writes them: ``LOOKAT|WATCH``.
+(``television_410``, ``television.410``), a class (``television``, or a word the world's
+vocabulary gives for one, such as ``tv``: any one instance, the same one wherever the class
+appears), or a word for the agent (``robot``, ``character``). A world's vocabulary may accept
+friendly relation names (aliases it resolves to its predicates) and action goals: a verb, with
+alternatives, e.g. ``LOOKAT|WATCH``, met by a ``did_<verb>`` fact.
 """
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
 from typing import Optional
 
 from llm_planner_ros.core.errors import InvalidGoal
-from llm_planner_ros.pddl.world import Atom, WorldState, domain_text, object_name
+from llm_planner_ros.pddl.world import Atom, WorldState
 
 MAX_CONDITIONS = 64
 MAX_ALTERNATIVES = 64          # instance combinations a goal over classes may expand to
@@ -36,15 +35,50 @@ class Literal:
         return f"(not {atom})" if self.negated else atom
 
 
+# (predicate or alias, its arguments, the world) -> the domain predicates it means (any of them)
+AliasResolver = Callable[[str, tuple[str, ...], WorldState], tuple[str, ...]]
+
+
 @dataclass(frozen=True)
 class GoalVocabulary:
-    """What goal conditions may name in a world that a profile declares: each predicate's number
-    of arguments, the words for the agent's instance, and the words people use for object
-    classes (word -> class). Without one, the built-in domain's names and aliases apply."""
+    """What goal conditions may name in a world: each predicate's number of arguments, the
+    agent's instance, and the words people use for object classes (word -> classes). A world
+    given in code may add friendly relation names that it resolves to its predicates, and
+    action goals (``did_<verb>`` predicates); a profile's world has its predicates as they are."""
 
     arity: Mapping[str, int]
-    agent: str = ""
-    synonyms: Mapping[str, str] = field(default_factory=dict)
+    agent: str = ""                                   # the agent's instance ("": see agent_type)
+    synonyms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    agent_type: str = ""                              # the type of the agent's instance, if any
+    types: Mapping[str, tuple[str, ...]] = field(default_factory=dict)   # predicate -> parameter types
+    aliases: frozenset[tuple[str, int]] = frozenset()  # (friendly name, arity)
+    resolve: Optional[AliasResolver] = None
+    # action goals: verb -> properties of the objects it is done on (any of them; () any object)
+    action_objects: Optional[Mapping[str, tuple[str, ...]]] = None
+    mutex: tuple[tuple[str, str], ...] = ()          # predicates that cannot hold of the same arguments
+    room_predicate: str = ""                          # a fact that marks a room (not an object to act on)
+    # a class in a literal means every instance of the literal's first class (its other classes:
+    # any instance, per instance of the first); False: any one instance, the same in every literal
+    every_instance: bool = False
+
+    @property
+    def action_verbs(self) -> frozenset[str]:
+        """Verbs an action goal may name: those with a ``did_<verb>`` predicate."""
+        if self.action_objects is None:
+            return frozenset()
+        return frozenset(p[4:].upper() for p in self.arity if p.startswith("did_"))
+
+    def agent_of(self, world: WorldState) -> str:
+        if self.agent or not self.agent_type:
+            return self.agent
+        return next((n for n, t in world.objects.items() if t == self.agent_type), "")
+
+    def predicates(self, pred: str, args: tuple[str, ...], world: WorldState) -> tuple[str, ...]:
+        """The domain predicates a literal's predicate means for these arguments."""
+        if self.resolve is None or (pred in self.arity and self.arity[pred] == len(args)
+                                    and (pred, len(args)) not in self.aliases):
+            return (pred,)
+        return self.resolve(pred, args, world)
 
 
 @dataclass(frozen=True)
@@ -59,12 +93,11 @@ class GoalSpec:
         return [str(lit) for lit in self.literals] + ["|".join(a) for a in self.actions]
 
 
-@cache
-def domain_signature(domain: str = "virtualhome") -> dict[str, tuple[str, ...]]:
-    """Predicate -> parameter types, read from the domain's ``:predicates`` section."""
+def predicate_types(domain_text: str) -> dict[str, tuple[str, ...]]:
+    """Predicate -> parameter types, read from a domain's ``:predicates`` section."""
     from llm_planner_ros.pddl.domain import parse_sexpr
 
-    define = parse_sexpr(domain_text(domain))[0]
+    define = parse_sexpr(domain_text)[0]
     predicates = next(part for part in define if isinstance(part, list) and part[:1] == [":predicates"])
     out = {}
     for pred in predicates[1:]:
@@ -79,12 +112,6 @@ def domain_signature(domain: str = "virtualhome") -> dict[str, tuple[str, ...]]:
                 pending = 0
         out[pred[0]] = tuple(types + ["object"] * pending)
     return out
-
-
-@cache
-def action_verbs(domain: str = "virtualhome") -> frozenset[str]:
-    """Verbs an action goal may name: those with a ``did_<verb>`` predicate."""
-    return frozenset(p[4:].upper() for p in domain_signature(domain) if p.startswith("did_"))
 
 
 def check_syntax(conditions: Sequence[str], action_goals: Sequence[str] = ()) -> None:
@@ -103,16 +130,11 @@ def check_syntax(conditions: Sequence[str], action_goals: Sequence[str] = ()) ->
             raise InvalidGoal(f"action_goals: {text!r} names no action")
 
 
-def parse_goal(conditions: Sequence[str], action_goals: Sequence[str] = (), domain: str = "virtualhome",
-               vocabulary: Optional[GoalVocabulary] = None) -> GoalSpec:
-    """Syntax and vocabulary only (no world needed); raises :class:`InvalidGoal` naming the item.
-    ``vocabulary``: the predicates of a profile's world (no aliases, no action goals)."""
+def parse_goal(conditions: Sequence[str], action_goals: Sequence[str], vocabulary: GoalVocabulary) -> GoalSpec:
+    """Syntax and the world's words only (no world state needed); raises :class:`InvalidGoal`
+    naming the item."""
     check_syntax(conditions, action_goals)
-    if vocabulary is not None:
-        arity, aliases, verbs = dict(vocabulary.arity), frozenset[tuple[str, int]](), frozenset[str]()
-    else:
-        arity = {p: len(types) for p, types in domain_signature(domain).items()}
-        aliases, verbs = frozenset(_ALIASES), action_verbs(domain)
+    arity, aliases, verbs = vocabulary.arity, vocabulary.aliases, vocabulary.action_verbs
     literals = []
     for text in conditions:
         m = _LITERAL.match(text.strip())
@@ -137,68 +159,6 @@ def parse_goal(conditions: Sequence[str], action_goals: Sequence[str] = (), doma
     return GoalSpec(tuple(literals), tuple(actions))
 
 
-def eai_goal_spec(goal: Mapping, graph: Mapping) -> GoalSpec:
-    """EAI's goal conditions (``{"goal": [...], "actions": [...]}``, node ids of ``graph``) as a
-    spec over instance names. Hands are kept as EAI writes them (its scorer checks the hand)."""
-    nodes = {n["id"]: n for n in graph["nodes"]}
-    name = {i: object_name(n["class_name"], i) for i, n in nodes.items()}
-    is_char = {i for i, n in nodes.items() if n["class_name"] == "character"}
-    is_room = {i for i, n in nodes.items() if n.get("category") == "Rooms"}
-    literals = []
-    for g in goal.get("goal", []):
-        if "state" in g:
-            literals.append(Literal(g["state"].lower(), (name[g["id"]],)))
-            continue
-        a, b, r = g["from_id"], g["to_id"], g["relation_type"]
-        if r == "ON":
-            pred = "ontop" if a in is_char else "on_char" if b in is_char else "obj_ontop"
-        elif r == "INSIDE":
-            pred = "inside" if a in is_char else "inside_room" if b in is_room else "obj_inside"
-        elif r == "CLOSE":
-            pred = "next_to" if a in is_char else "obj_next_to"
-        elif r == "FACING":
-            pred = "facing" if a in is_char else "obj_facing"
-        else:
-            pred = r.lower()
-        literals.append(Literal(pred, (name[a], name[b])))
-    actions = tuple(tuple(v.strip().upper() for v in group.split("|")) for group in goal.get("actions", []))
-    return GoalSpec(tuple(dict.fromkeys(literals)), actions)
-
-
-# An action goal on an object is done on one of the goal's objects that the action takes
-# (watch the TV the goal switches on, not any TV); with none that fits, on any object.
-# verb -> properties its object needs (any of them); absent: any object
-ACTION_OBJECTS = {
-    "DRINK": ("drinkable", "recipient"), "WATCH": ("lookable",), "READ": ("readable",), "TYPE": ("typeable",),
-    "SWITCHON": ("has_switch",), "SWITCHOFF": ("has_switch",), "EAT": ("eatable",), "PUTON": ("clothes",),
-    "GRAB": ("grabbable",), "PUSH": ("movable",), "POUR": ("pourable", "drinkable"),
-}
-
-
-# (friendly name, arity) -> resolver of (arg kinds) to domain predicates (a disjunction)
-_ALIASES = {("on", 2), ("inside", 2), ("in", 2), ("close", 2), ("holds", 2), ("facing", 2), ("near", 2)}
-
-
-def _resolve_predicate(pred: str, args: tuple[str, ...], world: WorldState) -> tuple[str, ...]:
-    signature = domain_signature()
-    if pred in signature and len(signature[pred]) == len(args) and (pred, len(args)) not in _ALIASES:
-        return (pred,)
-    char = world.objects.get(args[0]) == "character"
-    second_char = world.objects.get(args[1]) == "character"
-    second_room = ("is_room", args[1]) in world.facts
-    if pred == "on":
-        return ("ontop",) if char else ("on_char",) if second_char else ("obj_ontop",)
-    if pred in ("inside", "in"):
-        return ("inside",) if char else ("inside_room",) if second_room else ("obj_inside",)
-    if pred in ("close", "near"):
-        return ("next_to",) if char else ("obj_next_to",)
-    if pred == "holds":
-        return ("holds_rh", "holds_lh")
-    if pred == "facing":
-        return ("facing",) if char else ("obj_facing",)
-    return (pred,)
-
-
 @dataclass(frozen=True)
 class GroundGoal:
     """A goal over instances: any one alternative (a conjunction of literals, each a disjunction
@@ -208,6 +168,7 @@ class GroundGoal:
     # per action goal, its alternatives: (verb, objects it may be done on; () = any object)
     actions: tuple[tuple[tuple[str, tuple[str, ...]], ...], ...]
     objects: frozenset[str]                      # every instance the goal names
+    nullary: frozenset[str] = frozenset()        # action-goal verbs done on nothing (did_sleep)
 
     def pddl(self) -> str:
         def lit(negated: bool, atoms: tuple[Atom, ...]) -> str:
@@ -221,7 +182,7 @@ class GroundGoal:
             options = []
             for verb, objects in group:
                 pred = "did_" + verb.lower()
-                if not domain_signature().get(pred):
+                if verb in self.nullary:
                     options.append(f"({pred})")
                 elif objects:
                     options += [f"({pred} {o})" for o in objects]
@@ -243,19 +204,15 @@ class GroundGoal:
             for alt in self.alternatives)
 
 
-# Pairs of atoms that cannot hold together (a goal asking for both is contradictory)
-MUTEX = (("on", "off"), ("open", "closed"), ("plugged_in", "plugged_out"), ("sitting", "lying"),
-         ("holds_rh", "holds_lh"))
-
-
-def contradictions(goal: GroundGoal) -> list[str]:
-    """Why each alternative of ``goal`` cannot hold, or [] if one can."""
+def contradictions(goal: GroundGoal, mutex: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """Why each alternative of ``goal`` cannot hold, or [] if one can. ``mutex``: pairs of
+    predicates that cannot hold of the same arguments (the world's vocabulary names them)."""
     out = []
     for alt in goal.alternatives:
         positive = {atoms[0] for negated, atoms in alt if not negated and len(atoms) == 1}
         negative = {atoms[0] for negated, atoms in alt if negated and len(atoms) == 1}
         why = [f"({' '.join(a)}) and (not ({' '.join(a)}))" for a in positive & negative]
-        for p, q in MUTEX:
+        for p, q in mutex:
             for a in positive:
                 if a[0] == p and (q,) + a[1:] in positive:
                     why.append(f"({' '.join(a)}) and ({' '.join((q,) + a[1:])})")
@@ -265,30 +222,12 @@ def contradictions(goal: GroundGoal) -> list[str]:
     return out
 
 
-def _name_equivalence() -> dict[str, list[str]]:
-    try:
-        from virtualhome_eval.simulation.evolving_graph import utils
-        return utils.load_name_equivalence()
-    except Exception:   # the synonyms are a convenience; classes still resolve without them
-        return {}
-
-
-@lru_cache(maxsize=1)
-def _synonyms() -> dict[str, tuple[str, ...]]:
-    out: dict[str, set[str]] = {}
-    for name, others in _name_equivalence().items():
-        for other in others:
-            out.setdefault(name.lower(), set()).add(other.lower())
-            out.setdefault(other.lower(), set()).add(name.lower())
-    return {k: tuple(sorted(v)) for k, v in out.items()}
-
-
 def _resolve_arg(arg: str, world: WorldState, text: str,
-                 vocabulary: Optional[GoalVocabulary] = None) -> tuple[str, tuple[str, ...]]:
+                 vocabulary: GoalVocabulary) -> tuple[str, tuple[str, ...]]:
     """("instance", (name,)) or ("class", instances)."""
     if arg in world.objects:
         return "instance", (arg,)
-    agent = vocabulary.agent if vocabulary is not None else world.character
+    agent = vocabulary.agent_of(world)
     if arg in CHARACTER_WORDS and agent:
         return "instance", (agent,)
     same_class = world.instances_of(arg)
@@ -301,8 +240,7 @@ def _resolve_arg(arg: str, world: WorldState, text: str,
         if hits:
             return "instance", (hits[0],)
         raise InvalidGoal(f"goal_conditions: no object {arg!r} in this scene (in {text})")
-    words = (vocabulary.synonyms.get(arg.replace("_", " "), arg),) if vocabulary is not None \
-        else _synonyms().get(arg, ())
+    words = vocabulary.synonyms.get(arg) or vocabulary.synonyms.get(arg.replace("_", " "), ())
     for cls in words:   # the word people use for a class (``arg`` itself names none, above)
         instances = world.instances_of(cls)
         if instances:
@@ -314,8 +252,7 @@ def _resolve_arg(arg: str, world: WorldState, text: str,
                          f"e.g. {', '.join(known[:10])}"))
 
 
-def resolve_objects(names: Sequence[str], world: WorldState,
-                    vocabulary: Optional[GoalVocabulary] = None) -> set[str]:
+def resolve_objects(names: Sequence[str], world: WorldState, vocabulary: GoalVocabulary) -> set[str]:
     """Instances named by ``names`` (instances or classes: every instance of a class)."""
     out: set[str] = set()
     for name in names:
@@ -323,12 +260,12 @@ def resolve_objects(names: Sequence[str], world: WorldState,
     return out
 
 
-def ground_goal(spec: GoalSpec, world: WorldState, prefer: Optional[Sequence[str]] = None,
-                vocabulary: Optional[GoalVocabulary] = None) -> GroundGoal:
-    """Ground a spec in a world. A class stands for any one of its instances, the same one in every
-    literal; combinations beyond MAX_ALTERNATIVES keep the instances listed first (``prefer``
-    orders them, e.g. nearest first). ``vocabulary``: a profile's world (its predicates as they are)."""
-    signature = domain_signature() if vocabulary is None else {}
+def ground_goal(spec: GoalSpec, world: WorldState, vocabulary: GoalVocabulary,
+                prefer: Optional[Sequence[str]] = None) -> GroundGoal:
+    """Ground a spec in a world, with the world's words. A class stands for any one of its
+    instances, the same one in every literal; combinations beyond MAX_ALTERNATIVES keep the
+    instances listed first (``prefer`` orders them, e.g. nearest first)."""
+    agent_type = vocabulary.agent_type
     classes: dict[str, tuple[str, ...]] = {}
     resolved = []
     for lit in spec.literals:
@@ -340,6 +277,8 @@ def ground_goal(spec: GoalSpec, world: WorldState, prefer: Optional[Sequence[str
     rank = {n: i for i, n in enumerate(prefer or ())}
     for cls, names in classes.items():
         classes[cls] = tuple(sorted(names, key=lambda n: (rank.get(n, len(rank)), world.ids.get(n, 0))))
+    if vocabulary.every_instance:
+        return _every_instance(resolved, spec, world, vocabulary)
     order = sorted(classes)
     combos = list(itertools.islice(itertools.product(*(classes[c] for c in order)), MAX_ALTERNATIVES))
     alternatives = []
@@ -348,29 +287,51 @@ def ground_goal(spec: GoalSpec, world: WorldState, prefer: Optional[Sequence[str
         alt: list[tuple[bool, tuple[Atom, ...]]] = []
         for lit, args in resolved:
             ground = tuple(binding[a] if k == "class" else n[0] for a, k, n in args)
-            if vocabulary is not None:
-                alt.append((lit.negated, ((lit.predicate,) + ground,)))
-                continue
-            preds = _resolve_predicate(lit.predicate, ground, world)
+            preds = vocabulary.predicates(lit.predicate, ground, world)
             for p in preds:
-                types = signature[p]
-                bad = [g for g, t in zip(ground, types) if (t == "character") != (world.objects.get(g) == "character")]
+                types = vocabulary.types.get(p, ()) if agent_type else ()
+                bad = [g for g, t in zip(ground, types) if (t == agent_type) != (world.objects.get(g) == agent_type)]
                 if bad:
                     raise InvalidGoal(f"goal_conditions: in {lit}, {bad[0]!r} cannot be an argument of {p!r} "
                                       f"(it takes {', '.join(types)})")
             alt.append((lit.negated, tuple((p,) + ground for p in preds)))
         alternatives.append(tuple(alt))
     objects = frozenset(a for alt in alternatives for _, atoms in alt for atom in atoms for a in atom[1:])
-    things = sorted(o for o in objects if world.objects.get(o) != "character" and ("is_room", o) not in world.facts)
+    things = sorted(o for o in objects if (not agent_type or world.objects.get(o) != agent_type)
+                    and (vocabulary.room_predicate, o) not in world.facts)
     actions: list[tuple[tuple[str, tuple[str, ...]], ...]] = []
+    nullary = set()
+    # An action goal on an object is done on one of the goal's objects that the action takes
+    # (watch the TV the goal switches on, not any TV); with none that fits, on any object.
     for group in spec.actions:
         options: list[tuple[str, tuple[str, ...]]] = []
         for verb in group:
-            if not signature.get("did_" + verb.lower()):   # done on nothing (SLEEP, WAKEUP)
+            if not vocabulary.arity.get("did_" + verb.lower()):   # done on nothing (SLEEP, WAKEUP)
                 options.append((verb, ()))
+                nullary.add(verb)
                 continue
-            props = ACTION_OBJECTS.get(verb)
+            props = (vocabulary.action_objects or {}).get(verb)
             fit = tuple(o for o in things if props is None or any((p, o) in world.facts for p in props))
             options.append((verb, fit))
         actions.append(tuple(options))
-    return GroundGoal(tuple(alternatives), tuple(actions), objects | {o for g in actions for _, os in g for o in os})
+    return GroundGoal(tuple(alternatives), tuple(actions), objects | {o for g in actions for _, os in g for o in os},
+                      frozenset(nullary))
+
+
+def _every_instance(resolved: list, spec: GoalSpec, world: WorldState, vocabulary: GoalVocabulary) -> GroundGoal:
+    """One conjunction: per literal, one conjunct for each instance of its first class argument,
+    a disjunction over the instances of its other class arguments ((not ...): none of them)."""
+    if spec.actions:
+        raise InvalidGoal("action_goals: this world has no action goals: say what must hold instead")
+    alt: list[tuple[bool, tuple[Atom, ...]]] = []
+    for lit, args in resolved:
+        first = next((i for i, (_, kind, _) in enumerate(args) if kind == "class"), None)
+        heads = args[first][2] if first is not None else (None,)
+        for head in heads:
+            choices = [(head,) if i == first else names for i, (_, _, names) in enumerate(args)]
+            atoms = tuple((lit.predicate,) + combo for combo in itertools.islice(itertools.product(*choices),
+                                                                                 MAX_ALTERNATIVES))
+            alt.append((lit.negated, atoms))
+    alt = list(dict.fromkeys(alt))
+    objects = frozenset(a for _, atoms in alt for atom in atoms for a in atom[1:])
+    return GroundGoal((tuple(alt),), (), objects)

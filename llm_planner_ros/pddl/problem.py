@@ -1,30 +1,33 @@
-"""The PDDL problem for one goal: the world restricted to what the goal needs, and the goal.
-
-Grounding a domain over a full VirtualHome graph (hundreds of objects, thousands of CLOSE
-edges) is slow, so the problem keeps the character, the rooms, the goal's objects, what the
-character holds or sits on, candidates for what the goal leaves unnamed (a seat for
-``(sitting character)``, a cup for ``DRINK``), and, transitively, the containers and surfaces
-of all of these.
-"""
+"""The PDDL problem for one goal: the world, restricted to what the goal needs where the world
+says how (a large world's cut; see :data:`RelevantObjects`), and the goal."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Protocol
 
-from llm_planner_ros.pddl.goals import GroundGoal
-from llm_planner_ros.pddl.world import WorldState, rooms_of
+from llm_planner_ros.pddl.domain import Domain
+from llm_planner_ros.pddl.goals import GoalVocabulary, GroundGoal
+from llm_planner_ros.pddl.world import WorldState
 
-# The object an action goal needs, where the goal may not name one: any of these properties
-VERB_OBJECTS = {
-    "DRINK": ("drinkable", "recipient"), "WATCH": ("lookable",), "LOOKAT": ("lookable",),
-    "READ": ("readable",), "TYPE": ("typeable",), "SWITCHOFF": ("has_switch",), "SWITCHON": ("has_switch",),
-    "EAT": ("eatable",), "PUTON": ("clothes",), "GRAB": ("grabbable",), "PUSH": ("movable",),
-    "POUR": ("pourable", "drinkable"), "SLEEP": ("sittable", "lieable"), "WAKEUP": ("sittable", "lieable"),
-    "WIPE": ("grabbable",), "TOUCH": ("grabbable",), "WASH": ("body_part", "grabbable"),
-    "RINSE": ("body_part", "grabbable"), "SCRUB": ("body_part", "grabbable"),
-}
-CANDIDATES_PER_NEED = 6
+# (world, goal, objects allowed or None, objects excluded) -> the instances the problem keeps
+RelevantObjects = Callable[[WorldState, GroundGoal, Optional[set[str]], frozenset[str]], set[str]]
 
+
+def whole_world(world: WorldState, goal: GroundGoal, allowed: Optional[set[str]] = None,
+                excluded: frozenset[str] = frozenset()) -> set[str]:
+    """Every instance (or the ``allowed`` ones and the goal's own), none of ``excluded``."""
+    return (set(world.objects) if allowed is None else allowed | set(goal.objects)) - excluded
+
+
+class PddlWorld(Protocol):
+    """What the goal-directed planner reads of a world: a profile, or a world given in code."""
+
+    relevant_objects: RelevantObjects   # the instances a goal's problem keeps
+
+    def goal_vocabulary(self) -> GoalVocabulary: ...
+
+    def planning_domain(self) -> Domain: ...
 
 @dataclass(frozen=True)
 class Problem:
@@ -33,65 +36,10 @@ class Problem:
     num_facts: int
 
 
-def _candidates(world: WorldState, props: tuple[str, ...], near: set[str], limit: int) -> list[str]:
-    """Instances with any of ``props``, those in the character's room first, then by id."""
-    found = {a[1] for a in world.facts if a[0] in props and len(a) == 2}
-    return sorted(found, key=lambda n: (n not in near, world.ids.get(n, 0)))[:limit]
-
-
-def relevant_objects(world: WorldState, goal: GroundGoal, allowed: Optional[set[str]] = None,
-                     excluded: frozenset[str] = frozenset()) -> set[str]:
-    """What the problem keeps; with ``allowed``, only those (plus the character, the rooms and the
-    goal's own objects); never one of ``excluded`` (objects the policy does not let be touched).
-    A world without the built-in domain's character (a profile's) is kept whole."""
-    if not world.character:
-        return (set(world.objects) if allowed is None else allowed | set(goal.objects)) - excluded
-    if allowed is not None:
-        world = WorldState(world.objects, frozenset(a for a in world.facts if all(
-            x in allowed or x == world.character or ("is_room", x) in world.facts for x in a[1:])),
-            world.classes, world.ids)
-    char = world.character
-    rooms = rooms_of(world)
-    here = {a[2] for a in world.facts if a[0] == "inside" and a[1] == char}
-    near = {a[1] for a in world.facts if a[0] == "inside_room" and a[2] in here}
-    keep = {char} | rooms | set(goal.objects)
-    keep |= {a[2] for a in world.facts if a[0] in ("holds_rh", "holds_lh", "ontop") and a[1] == char}
-    goal_preds = {atom[0] for alt in goal.alternatives for _, atoms in alt for atom in atoms}
-    if "sitting" in goal_preds:
-        keep |= set(_candidates(world, ("sittable",), near, CANDIDATES_PER_NEED))
-    if "lying" in goal_preds:
-        keep |= set(_candidates(world, ("lieable",), near, CANDIDATES_PER_NEED))
-    if "holds_lh" in goal_preds:   # the left hand takes what the right hand cannot: fill the right first
-        keep |= set(_candidates(world, ("grabbable",), near, CANDIDATES_PER_NEED))
-    for group in goal.actions:
-        if any(objects for _, objects in group):
-            continue   # done on an object the goal names
-        if allowed is not None:
-            keep |= allowed   # the objects given are few: all are candidates
-            continue
-        for verb, _ in group:
-            props = VERB_OBJECTS.get(verb)
-            if props is None:
-                continue
-            if any((p, o) in world.facts for p in props for o in keep):
-                continue
-            keep |= set(_candidates(world, props, near, CANDIDATES_PER_NEED))
-            if verb == "POUR":
-                keep |= set(_candidates(world, ("pour_target",), near, CANDIDATES_PER_NEED))
-    if allowed is not None:
-        keep &= allowed | {char} | rooms | set(goal.objects)
-    keep -= excluded
-    frontier = set(keep)
-    while frontier:   # containers and surfaces, transitively
-        nxt = {a[2] for a in world.facts if a[0] in ("obj_inside", "obj_ontop") and a[1] in frontier} - keep - excluded
-        keep |= nxt
-        frontier = nxt
-    return keep
-
-
-def build_problem(world: WorldState, goal: GroundGoal, name: str = "goal", domain: str = "virtualhome",
-                  allowed: Optional[set[str]] = None, excluded: frozenset[str] = frozenset()) -> Problem:
-    objects = relevant_objects(world, goal, allowed, excluded)
+def build_problem(world: WorldState, goal: GroundGoal, domain: str, name: str = "goal",
+                  allowed: Optional[set[str]] = None, excluded: frozenset[str] = frozenset(),
+                  relevant: RelevantObjects = whole_world) -> Problem:
+    objects = relevant(world, goal, allowed, excluded)
     facts = sorted(a for a in world.facts if all(x in objects for x in a[1:]))
     by_type: dict[str, list[str]] = {}
     for o in sorted(objects):

@@ -2,31 +2,21 @@
 
 PlanSys2's split: the domain (a PDDL file, fixed per robot) and the problem's instances and
 predicates (reported by the executor, live). :class:`WorldState` is the latter; each world's
-executor reads its own (VirtualHome's: ``profiles/virtualhome/graph.py``).
+executor reads its own (a world given in code reads it in its profile's folder).
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 
 Atom = tuple[str, ...]   # ("on", "television_410"): predicate then arguments
-
-
-def domain_path(name: str = "virtualhome") -> str:
-    return str(resources.files("llm_planner_ros.pddl") / "domains" / f"{name}.pddl")
-
-
-def domain_text(name: str = "virtualhome") -> str:
-    with open(domain_path(name)) as f:
-        return f.read()
 
 
 @dataclass(frozen=True)
 class WorldState:
     """Instances (name -> type), true ground atoms, and, per instance, its class and numeric id
-    where the executor has them (VirtualHome: ``television``, 410)."""
+    where the executor has them (``television``, 410)."""
 
     objects: Mapping[str, str]
     facts: frozenset[Atom]
@@ -69,8 +59,3 @@ class WorldState:
 
 def object_name(class_name: str, node_id: int) -> str:
     return f"{re.sub(r'[^a-z0-9_]', '_', class_name.lower())}_{node_id}"
-
-
-def rooms_of(world: WorldState) -> set[str]:
-    """The instances the world says are rooms (``is_room``), which a plan keeps whole."""
-    return {a[1] for a in world.facts if a[0] == "is_room"}

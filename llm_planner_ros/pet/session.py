@@ -20,10 +20,7 @@ from llm_planner_ros.pet.judges import (
 from llm_planner_ros.pet.plan import SubtaskPlanner
 from llm_planner_ros.pet.track import SubtaskTracker, TrackUpdate
 from llm_planner_ros.planning.examples import DemonstrationBank
-from llm_planner_ros.skills import resources
 from llm_planner_ros.translation.translator import Embedder, SkillIndex
-
-PLACE_PROPERTIES = frozenset({"CONTAINERS", "SURFACES"})
 
 
 class PetSettings(BaseModel):
@@ -91,7 +88,8 @@ class PetFactory:
     """Builds a :class:`PetSession` for each goal that asks for Plan, Track or Eliminate."""
 
     def __init__(self, llm: LLMBackend, embedder: Embedder, demos: DemonstrationBank, settings: PetSettings,
-                 judge: Optional[SubtaskJudge] = None) -> None:
+                 rooms: frozenset[str], places: frozenset[str], judge: Optional[SubtaskJudge] = None) -> None:
+        """``rooms`` and ``places`` (classes things are put on or in): what Eliminate keeps."""
         self.settings = settings
         self.planner = SubtaskPlanner(llm, demos, settings.pet_num_examples)
         self.judge = judge or (LLMSubtaskJudge(llm) if settings.pet_judge == "llm"
@@ -99,10 +97,7 @@ class PetFactory:
         scorer = LLMRelevanceScorer(llm) if settings.pet_relevance == "llm" else EmbeddingRelevanceScorer(embedder)
         self.eliminator = Eliminator(scorer, settings.pet_eliminate_threshold if settings.pet_relevance == "llm"
                                      else settings.pet_relevance_cosine)
-        props = resources.object_properties()
-        self.places = frozenset(n for n, p in props.items() if p & PLACE_PROPERTIES)
-        self.rooms = frozenset(n["class_name"] for n in resources.initial_graph()["nodes"]
-                               if n.get("category") == "Rooms")
+        self.rooms, self.places = rooms, places   # kept whole by Eliminate
 
     def wanted(self, request: PlanRequest) -> bool:
         o = request.options

@@ -1,5 +1,5 @@
 """Dynamic example selection (Huang et al. 3.4): the demonstration whose task name is nearest
-to the query, from the human VirtualHome programs, with tasks under test held out."""
+to the query, from the world's human programs, with tasks under test held out."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -8,8 +8,6 @@ from typing import Optional
 
 import numpy as np
 
-from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import SkillParser
 from llm_planner_ros.translation.translator import Embedder
 
 
@@ -21,17 +19,16 @@ class Demonstration:
     program_id: str
 
 
-def demonstrations_from_programs(programs: Iterable[resources.HumanProgram]) -> list[Demonstration]:
-    """One demonstration per task: the program of median length among that task's programs."""
-    by_task: dict[str, list[resources.HumanProgram]] = {}
+def demonstrations_from_programs(programs: Iterable[tuple[str, str, tuple[str, ...], str]]) -> list[Demonstration]:
+    """One demonstration per task, from (task, description, steps in words, program id): the
+    program of median length among that task's programs."""
+    by_task: dict[str, list[Demonstration]] = {}
     for p in programs:
-        by_task.setdefault(p.task, []).append(p)
+        by_task.setdefault(p[0], []).append(Demonstration(*p))
     demos = []
-    for task, group in sorted(by_task.items()):
-        group = sorted(group, key=lambda p: (len(p.script), p.program_id))
-        chosen = group[(len(group) - 1) // 2]
-        steps = tuple(SkillParser.parse_script(line).text for line in chosen.script)
-        demos.append(Demonstration(task, chosen.description, steps, chosen.program_id))
+    for _, group in sorted(by_task.items()):
+        group = sorted(group, key=lambda d: (len(d.steps), d.program_id))
+        demos.append(group[(len(group) - 1) // 2])
     return demos
 
 
@@ -42,10 +39,6 @@ class DemonstrationBank:
         self.demos = list(demos)
         self.embedder = embedder
         self.matrix = embedder.embed([d.task for d in self.demos])
-
-    @classmethod
-    def from_scene(cls, embedder: Embedder, scene: str = "TrimmedTestScene1") -> DemonstrationBank:
-        return cls(demonstrations_from_programs(resources.human_programs(scene)), embedder)
 
     def _allowed(self, exclude_tasks: Iterable[str]) -> list[int]:
         excluded = {t.strip().lower() for t in exclude_tasks}

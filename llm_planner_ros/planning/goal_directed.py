@@ -23,7 +23,7 @@ from llm_planner_ros.core.types import GoalStatus, PlanResult, PlanStep, StepEve
 from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pddl.domain import load_domain
 from llm_planner_ros.pddl.goals import GoalSpec, GoalVocabulary, contradictions, ground_goal, resolve_objects
-from llm_planner_ros.pddl.problem import build_problem
+from llm_planner_ros.pddl.problem import PddlWorld, build_problem
 from llm_planner_ros.safety.policy import SkillPolicy
 
 
@@ -48,11 +48,13 @@ class GoalDirectedSettings(BaseModel):
 
 
 class GoalDirectedPlanner:
-    def __init__(self, settings: GoalDirectedSettings = GoalDirectedSettings()) -> None:
+    def __init__(self, builtin: PddlWorld, settings: GoalDirectedSettings = GoalDirectedSettings()) -> None:
+        """``builtin``: the world of an executor that declares no profile (a world given in code)."""
+        self.builtin = builtin
         self.settings = settings
 
     @staticmethod
-    def check(request: PlanRequest, vocabulary: Optional[GoalVocabulary] = None) -> GoalSpec:
+    def check(request: PlanRequest, vocabulary: GoalVocabulary) -> GoalSpec:
         """The goal's conditions, or :class:`InvalidGoal` when there are none or they name what
         the world's predicates do not (before anything runs; objects are checked against the
         world when it is read)."""
@@ -73,14 +75,15 @@ class GoalDirectedPlanner:
         stats = stats if stats is not None else {}
         stats.update(planner_s=0.0, plans=0, problem_objects=0, problem_facts=0)
         profile = getattr(executor, "profile", None)
-        vocabulary = profile.goal_vocabulary() if profile is not None else None
+        known: PddlWorld = profile if profile is not None else self.builtin
+        vocabulary = known.goal_vocabulary()
         domain = profile.planning_domain() if profile is not None else load_domain(executor.domain_text())
         refused = sorted({a.skill_verb for a in domain.actions.values()
                           if policy is not None and not policy.action_allowed(a.skill_verb)})
         domain = domain.without_skills(set(refused))
         t0 = time.perf_counter()
         world = executor.world_state()
-        goal = ground_goal(spec, world, vocabulary=vocabulary)
+        goal = ground_goal(spec, world, vocabulary)
         allowed = resolve_objects(objects, world, vocabulary) if objects else None
         excluded = frozenset(n for n, c in world.classes.items() if policy is not None and not policy.object_allowed(c))
         stats["world_s"] = time.perf_counter() - t0
@@ -101,7 +104,7 @@ class GoalDirectedPlanner:
 
         if goal.holds(world):
             return end(TerminationReason.GOAL_REACHED, "the goal already holds; nothing to do")
-        conflicts = contradictions(goal)
+        conflicts = contradictions(goal, vocabulary.mutex)
         if conflicts:
             return end(TerminationReason.NO_PLAN, f"the goal contradicts itself: {conflicts[0]}")
         forbidden = sorted(set(goal.objects) & excluded)
@@ -110,7 +113,8 @@ class GoalDirectedPlanner:
                        "does not allow to be touched")
         while True:
             cancel.check()
-            problem = build_problem(world, goal, domain=domain.name, allowed=allowed, excluded=excluded)
+            problem = build_problem(world, goal, domain.name, allowed=allowed, excluded=excluded,
+                                    relevant=known.relevant_objects)
             stats["problem_objects"], stats["problem_facts"] = len(problem.objects), problem.num_facts
             outcome = fast_downward.solve(domain.text, problem.text, s.pddl_time_limit_s, s.pddl_search)
             stats["planner_s"] += outcome.seconds

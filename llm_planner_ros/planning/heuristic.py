@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Optional
+from typing import TYPE_CHECKING, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,13 +24,12 @@ from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import GoalReport, GoalStatus, PlanResult, PlanStep, Skill, StepEvent, TerminationReason
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
 from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
-from llm_planner_ros.profiles.virtualhome.graph import STATE_NAMES
-from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import ACTIONS
+
+if TYPE_CHECKING:
+    from llm_planner_ros.planning.worlds import WorldPlugin
 
 Guide = Literal["none", "high_level", "low_level"]
 GuideInfo = Literal["none", "objects", "static", "dynamic"]
-GUIDE_EXAMPLES = ("Turn on light", "Drink", "Go to toilet", "Browse internet")
 REPEAT_PREFIX = ("This query is being repeated for you. Your previous response was [{previous}], but this was not "
                  "one of the options available to you. Answer with one of the options below, exactly as written.\n\n")
 
@@ -114,9 +113,11 @@ class RepeatsExhausted(Exception):
 
 
 class HeuristicPlanner:
-    def __init__(self, llm: LLMBackend, demos: DemonstrationBank, settings: HeuristicSettings = HeuristicSettings(),
-                 seed: int = 0) -> None:
+    def __init__(self, llm: LLMBackend, demos: DemonstrationBank, world: WorldPlugin,
+                 settings: HeuristicSettings = HeuristicSettings(), seed: int = 0) -> None:
+        """``world``: whose actions, object properties and example tasks the guide prompt shows."""
         self.llm = llm
+        self.world = world
         self.demos = demos
         self.settings = settings
         self.seed = seed
@@ -130,8 +131,8 @@ class HeuristicPlanner:
 
     # -- guides ---------------------------------------------------------------------------
     def guide_prompt(self, request: PlanRequest, kind: Guide, info: GuideInfo, executor: Executor) -> str:
-        verbs = ", ".join(f"{a.name.lower()} ({a.arity})" for a in ACTIONS.values())
-        examples = [d for d in (self.demos.get(t) for t in GUIDE_EXAMPLES)
+        verbs = ", ".join(f"{verb.lower()} ({arity})" for verb, arity in self.world.actions())
+        examples = [d for d in (self.demos.get(t) for t in self.world.guide_examples)
                     if d is not None and d.task.lower() != request.task.lower()][:2]
         shots = "".join(f"Task: {d.task}\nPlan:\n{self._render(d, kind)}\n\n" for d in examples)
         style = ("one English sentence per step" if kind == "high_level" else
@@ -140,32 +141,28 @@ class HeuristicPlanner:
                 f"Walk to an item before interacting with it.\n{self._environment(info, executor)}\n"
                 f"{shots}Task: {request.task}\nPlan:\n")
 
-    @staticmethod
-    def _render(demo: Demonstration, kind: Guide) -> str:
-        from llm_planner_ros.skills.vocabulary import SkillParser
-
+    def _render(self, demo: Demonstration, kind: Guide) -> str:
         if kind == "high_level":
             return "\n".join(f"{i}. {s[:1].upper() + s[1:]}." for i, s in enumerate(demo.steps, 1))
         out = []
         for s in demo.steps:
-            skill = SkillParser(resources.object_properties()).parse_text(s)
+            skill = self.world.parse_text(s)
             out.append(" | ".join([skill.action.lower(), *skill.objects]) if skill else s)
         return "\n".join(out)
 
-    @staticmethod
-    def _environment(info: GuideInfo, executor: Executor) -> str:
+    def _environment(self, info: GuideInfo, executor: Executor) -> str:
         if info == "none":
             return ""
         names = sorted(set(getattr(executor, "objects", None) or []))
         if info == "objects":
             return "Objects: " + ", ".join(names) + "\n"
-        props = resources.object_properties()
+        props = self.world.object_properties()
         states: dict[str, set[str]] = {}
         if info == "dynamic":   # the states the executor's world reports (over ROS too)
             world = executor.world_state()
             for atom in world.facts:
-                if len(atom) == 2 and atom[0] in STATE_NAMES and atom[1] in world.classes:
-                    states.setdefault(world.classes[atom[1]], set()).add(STATE_NAMES[atom[0]])
+                if len(atom) == 2 and atom[0] in self.world.state_names and atom[1] in world.classes:
+                    states.setdefault(world.classes[atom[1]], set()).add(self.world.state_names[atom[0]])
         lines = []
         for n in names:
             extra = sorted(props.get(n, ())) + (sorted(states.get(n, ())) if info == "dynamic" else [])

@@ -34,8 +34,8 @@ class InterpretedPlan:
 
 class InterpretedGoalPlanner:
     def __init__(self, interpreter: GoalInterpreter, prior: InstancePrior, goal_directed: GoalDirectedPlanner,
-                 use_llm: bool = True, vocabulary: Optional[GoalVocabulary] = None) -> None:
-        """``vocabulary``: a profile's world (None: the built-in domain)."""
+                 vocabulary: GoalVocabulary, use_llm: bool = True) -> None:
+        """``vocabulary``: what goals may say in the world planned over."""
         self.interpreter = interpreter
         self.prior = prior
         self.goal_directed = goal_directed
@@ -59,11 +59,11 @@ class InterpretedGoalPlanner:
 
         def bound(chosen: Sequence[Condition]) -> GoalSpec:
             return self.prior.bind(spec_of(chosen), world, hold_out)
-        held = [c for c in conditions if ground_goal(bound([c]), world, vocabulary=self.vocabulary).holds(world)]
+        held = [c for c in conditions if ground_goal(bound([c]), world, self.vocabulary).holds(world)]
         while True:
             spec = bound(conditions)
             lines = tuple(spec.lines())
-            if ground_goal(spec, world, vocabulary=self.vocabulary).holds(world):
+            if ground_goal(spec, world, self.vocabulary).holds(world):
                 return InterpretedPlan(found, fallback=f"the interpreted goal already holds: {', '.join(lines)}",
                                        dropped=tuple(dropped))
 

@@ -31,6 +31,11 @@ def resolve(request: PlanRequest, world: WorldMethods, scenes: Sequence[str],
         raise InvalidGoal(f"method: '{method.value}' does not plan over the {profile.name} profile's world: "
                           f"{entry.not_on_profiles}")
     o = request.options
+    fields = type(o).model_fields
+    unread = sorted(k for k, v in o if k not in entry.options and v != fields[k].default)
+    if unread:
+        raise InvalidGoal(f"options: {', '.join(unread)} {'does' if len(unread) == 1 else 'do'} not apply to method "
+                          f"'{method.value}'; it reads: {', '.join(sorted(entry.options))}")
     if profile is not None and (o.plan_subtasks or o.track_subtasks or o.eliminate_objects):
         raise InvalidGoal(f"options: PET (plan_subtasks, track_subtasks, eliminate_objects) does not run on the "
                           f"{profile.name} profile's world yet")

@@ -27,10 +27,10 @@ from llm_planner_ros.core.types import (
     PlanResult,
     PlanStep,
     PreconditionFailure,
+    Skill,
     StepEvent,
     TerminationReason,
 )
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.interpretation.interpreter import Completion, GoalInterpreter, InstancePrior
 from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.pet.judges import SubtaskJudge
@@ -42,12 +42,10 @@ from llm_planner_ros.planning.interpreted import InterpretedGoalPlanner
 from llm_planner_ros.planning.methods import METHODS, GoalRun, MethodParts, MethodRunner
 from llm_planner_ros.planning.resolve import resolve
 from llm_planner_ros.planning.translated import TranslatedPlanner
-from llm_planner_ros.planning.worlds import BuiltinWorld, ProfileWorld, WorldMethods
+from llm_planner_ros.planning.worlds import BuiltinWorld, ProfileWorld, WorldMethods, WorldPlugin
+from llm_planner_ros.profiles import load_world
 from llm_planner_ros.safety.gate import Approver, SafetyGate, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
-from llm_planner_ros.skills import bank as banks
-from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import SkillParser
 from llm_planner_ros.trace.log import RecordingLLM, TraceLog
 from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder
 from llm_planner_ros.translation.translator import Embedder, SkillIndex
@@ -112,37 +110,40 @@ class PlanningService:
                  trace: Optional[TraceLog] = None,
                  goal_directed: GoalDirectedSettings = GoalDirectedSettings(),
                  policy: SkillPolicy = SkillPolicy(),
-                 robot_world: Optional[Callable[[bool], Optional[Executor]]] = None) -> None:
-        """``executor_factory(scene_id, task)`` gives the executor, reset, for goals with
-        ``execute=True``; by default the in-process VirtualHome simulator. ``judge`` answers PET's
+                 robot_world: Optional[Callable[[bool], Optional[Executor]]] = None,
+                 world: Optional[WorldPlugin] = None) -> None:
+        """``world``: the world given in code that goals plan over when the executor declares no
+        profile (by default ``profiles.DEFAULT_WORLD``, VirtualHome).
+        ``executor_factory(scene_id, task)`` gives the executor, reset, for goals with
+        ``execute=True``; by default that world's in-process one. ``judge`` answers PET's
         subtask questions (e.g. the tracker node over ROS); by default the one ``pet_settings`` names.
         ``robot_world(executes)`` gives the executor as it is now, not reset, when its world is a
         profile's (its skills, objects and words; None: the built-in world): goals are checked
         against it, and plan-only goals plan from its state."""
         self.trace = trace
+        self.world = world = world or load_world()
         llm = RecordingLLM(llm, trace) if trace is not None else llm
         self.llm = llm
         self.safety = safety   # safety and policy may be replaced while the node runs; each goal
         self.policy = policy   # reads them once, when its gate is built
         self.approver = approver
-        self.executor_factory = in_process_executor if safety.dry_run or executor_factory is None \
+        self.executor_factory = world.executor if safety.dry_run or executor_factory is None \
             else executor_factory
         self.embedder = embedder
         self.defaults = defaults
-        self.demos = demos or DemonstrationBank.from_scene(embedder)
+        self.demos = demos or DemonstrationBank(world.demonstrations(), embedder)
         self._indexes: dict[tuple[str, str, tuple[str, ...]], SkillIndex] = {}
         self._profile_planners: dict[tuple[str, str, str], TranslatedPlanner] = {}
         self._index_lock = threading.Lock()
-        self.parser = SkillParser(resources.object_properties())
-        self.pet = PetFactory(llm, embedder, self.demos, pet_settings, judge)
-        self.translated = TranslatedPlanner(llm, self.demos, self.index_for, self.parser, defaults, self.pet)
-        self.heuristic = HeuristicPlanner(llm, self.demos, heuristic_settings, seed=defaults.seed)
-        self.goal_directed = GoalDirectedPlanner(goal_directed)
+        self.pet = PetFactory(llm, embedder, self.demos, pet_settings, world.rooms(), world.places(), judge)
+        self.translated = TranslatedPlanner(llm, self.demos, self.index_for, world, defaults, self.pet)
+        self.heuristic = HeuristicPlanner(llm, self.demos, world, heuristic_settings, seed=defaults.seed)
+        self.goal_directed = GoalDirectedPlanner(world, goal_directed)
         self._interpreted: Optional[InterpretedGoalPlanner] = None
         self._interpreted_lock = threading.Lock()
         self._profile_interpreters: dict[str, InterpretedGoalPlanner] = {}
         self.robot_world = robot_world
-        self.builtin = BuiltinWorld(self.translated, self.interpreted, in_process_executor)
+        self.builtin = BuiltinWorld(world, self.translated, self.interpreted)
         parts = MethodParts(self.heuristic, self.goal_directed, defaults)
         self.runners: dict[Method, MethodRunner] = {m: entry.runner(parts) for m, entry in METHODS.items()}
 
@@ -155,12 +156,13 @@ class PlanningService:
               trace: Optional[TraceLog] = None,
               goal_directed: GoalDirectedSettings = GoalDirectedSettings(),
               policy: SkillPolicy = SkillPolicy(),
-              robot_world: Optional[Callable[[bool], Optional[Executor]]] = None) -> PlanningService:
+              robot_world: Optional[Callable[[bool], Optional[Executor]]] = None,
+              world: Optional[WorldPlugin] = None) -> PlanningService:
         t0 = time.perf_counter()
         service = cls(build_llm(backend), build_embedder(backend), defaults, executor_factory=executor_factory,
                       pet_settings=pet_settings, judge=judge, heuristic_settings=heuristic_settings,
                       safety=safety, approver=approver, trace=trace, goal_directed=goal_directed,
-                      policy=policy, robot_world=robot_world)
+                      policy=policy, robot_world=robot_world, world=world)
         log.info("planner ready in %.1fs (llm %s)", time.perf_counter() - t0, service.llm.name)
         return service
 
@@ -168,19 +170,18 @@ class PlanningService:
         """The skill index for a goal: all objects (``full``), or the scene's, narrowed to the
         ``objects`` the executor reports after its reset when it reports any. A narrowed index
         takes its rows from the full one: nothing is embedded twice."""
-        known = resources.object_properties()
+        known = self.world.object_properties()
         key = ("*" if kind == "full" else scene_id, kind,
                tuple(sorted(o for o in objects if o in known)) if objects and kind == "scene" else ())
         with self._index_lock:
             if key not in self._indexes:
                 try:
                     if kind == "full":
-                        self._indexes[key] = SkillIndex(banks.full_bank(), self.embedder)
+                        self._indexes[key] = SkillIndex(self.world.full_bank(), self.embedder)
                     elif key[2]:
                         self._indexes[key] = self._narrowed(set(key[2]))
                     else:
-                        self._indexes[key] = SkillIndex(banks.scene_bank(resources.initial_graph(scene_id)),
-                                                        self.embedder)
+                        self._indexes[key] = SkillIndex(self.world.scene_bank(scene_id), self.embedder)
                 except KeyError as exc:
                     raise PlanningError(str(exc.args[0])) from None
             return self._indexes[key]
@@ -190,7 +191,7 @@ class PlanningService:
         ``build_bank`` makes for them, in the same order), with their cached vectors."""
         full_key: tuple[str, str, tuple[str, ...]] = ("*", "full", ())
         if full_key not in self._indexes:
-            self._indexes[full_key] = SkillIndex(banks.full_bank(), self.embedder)
+            self._indexes[full_key] = SkillIndex(self.world.full_bank(), self.embedder)
         full = self._indexes[full_key]
         return full.subset([i for i, skill in enumerate(full.bank.skills) if set(skill.objects) <= objects])
 
@@ -210,24 +211,24 @@ class PlanningService:
                                       "has none (example goals with a plan in its world)")
                 index = SkillIndex(bank, self.embedder)
                 self._profile_planners[key] = TranslatedPlanner(
-                    self.llm, DemonstrationBank(demos, self.embedder), lambda *_: index, SkillParser({}),
+                    self.llm, DemonstrationBank(demos, self.embedder), lambda *_: index, ProfileSkills(profile),
                     self.defaults)
             return self._profile_planners[key]
 
     def interpreted(self) -> InterpretedGoalPlanner:
-        """Method interpret's parts, built on first use (EAI's annotated goals are read once)."""
+        """Method interpret's parts over the world given in code, built on first use (its
+        annotated goals are read once)."""
         with self._interpreted_lock:
             if self._interpreted is None:
                 s = self.goal_directed.settings
-                from llm_planner_ros.profiles.virtualhome.examples import eai_goal_demos, eai_program_goals
-
-                goals = eai_program_goals()
-                interpreter = GoalInterpreter(self.llm, self.embedder, eai_goal_demos(goals),
+                world = self.world
+                demos, goals = world.annotated_goals()
+                interpreter = GoalInterpreter(self.llm, self.embedder, demos, world.conditions,
                                               threshold=s.interpret_threshold, num_examples=s.interpret_examples,
-                                              completion=Completion(goals),
-                                              with_task_text=s.interpret_from == "llm_and_text")
+                                              completion=Completion(goals, mutex=world.mutex),
+                                              with_task_text=s.interpret_from == "llm_and_text", mutex=world.mutex)
                 self._interpreted = InterpretedGoalPlanner(interpreter, InstancePrior(goals), self.goal_directed,
-                                                           use_llm=s.interpret_from != "text")
+                                                           world.goal_vocabulary(), use_llm=s.interpret_from != "text")
             return self._interpreted
 
     def profile_interpreted(self, profile: WorldProfile, robot: Executor) -> InterpretedGoalPlanner:
@@ -242,12 +243,12 @@ class PlanningService:
                 world = reference_world(profile) if profile.world_text else robot.world_state()
                 interpreter = GoalInterpreter(self.llm, self.embedder,
                                               profile_goal_demos(profile, profile_conditions(profile, world)),
+                                              lambda w: profile_conditions(profile, w),
                                               threshold=s.interpret_threshold, num_examples=s.interpret_examples,
-                                              with_task_text=s.interpret_from == "llm_and_text",
-                                              conditions=lambda w: profile_conditions(profile, w))
+                                              with_task_text=s.interpret_from == "llm_and_text")
                 self._profile_interpreters[profile.text] = InterpretedGoalPlanner(
-                    interpreter, InstancePrior(()), self.goal_directed, use_llm=s.interpret_from != "text",
-                    vocabulary=profile.goal_vocabulary())
+                    interpreter, InstancePrior(()), self.goal_directed, profile.goal_vocabulary(),
+                    use_llm=s.interpret_from != "text")
             return self._profile_interpreters[profile.text]
 
     def record_unplanned(self, goal_id: str, request: dict, termination: str, detail: str) -> None:
@@ -308,7 +309,7 @@ class PlanningService:
         profile = robot.profile if robot is not None else None
         world: WorldMethods = self.builtin if profile is None or robot is None else \
             ProfileWorld(profile, robot, self.profile_translated, self.profile_interpreted)
-        goal = resolve(request, world, resources.SCENES, self.runners, self.safety.approval)
+        goal = resolve(request, world, self.world.scenes, self.runners, self.safety.approval)
         req = goal.request
         executor = given
         if req.execute and executor is None:
@@ -321,8 +322,8 @@ class PlanningService:
                 raise ExecutorError(f"cannot start the executor for scene {req.scene_id!r}: {exc}") from exc
             report.times.extra["reset_s"] = time.perf_counter() - t0
         policy = self.policy   # one policy for the whole goal: its gate and what its plan may use
-        gate = SafetyGate(executor, policy, self.safety, self.approver, cancel) if executor is not None \
-            else None
+        gate = SafetyGate(executor, policy, self.safety, world.skill_problem, self.approver, cancel) \
+            if executor is not None else None
         if gate is not None and self.safety.approval == "plan":
             return self._approved_plan(req, on_step, cancel, gate, report, world.translated())
         result = self.runners[goal.method].plan(GoalRun(goal, on_step, cancel, gate, report, policy))
@@ -358,8 +359,15 @@ class PlanningService:
         return planned
 
 
-def in_process_executor(scene_id: str, task: str) -> VirtualHomeExecutor:
-    """The VirtualHome simulator, started from the task's EAI scene graph and goal where it has one."""
-    graph, goal = resources.scene_for_task(scene_id, task)
-    return VirtualHomeExecutor(scene_id, graph, goal)
+class ProfileSkills:
+    """A profile's skills as the LLM methods read them: its admissibility check; its skills are
+    not parsed from free text (the LLM's steps are translated to its skill bank)."""
 
+    def __init__(self, profile: WorldProfile) -> None:
+        self.skill_problem = profile.skill_problem
+
+    def parse_text(self, text: str) -> Optional[Skill]:
+        return None
+
+    def scene_classes(self, scene_id: str) -> Optional[set[str]]:
+        return None

@@ -6,7 +6,7 @@ import math
 import re
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Protocol
 
 from llm_planner_ros.core.errors import CancelToken, InvalidGoal, PlanningError
 from llm_planner_ros.core.executor import ExecutionResult, Executor
@@ -31,9 +31,6 @@ from llm_planner_ros.planning import scoring
 from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
 from llm_planner_ros.planning.prompt import as_step, plan_prompt
 from llm_planner_ros.planning.settings import EffectiveSettings
-from llm_planner_ros.safety.policy import admissibility_problem
-from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import SkillParser
 from llm_planner_ros.translation.translator import SkillIndex
 
 if TYPE_CHECKING:
@@ -45,20 +42,33 @@ log = logging.getLogger(__name__)
 IndexProvider = Callable[..., SkillIndex]
 
 
-def free_text_skill(text: str, parser: SkillParser) -> Skill:
+class WorldSkills(Protocol):
+    """What the LLM methods read of the world's skills besides its skill bank."""
+
+    def parse_text(self, text: str) -> Optional[Skill]:
+        """A skill said as its words, or None."""
+
+    def skill_problem(self, skill: Skill) -> str:
+        """Why ``skill`` is not admissible, or ""."""
+
+    def scene_classes(self, scene_id: str) -> Optional[set[str]]:
+        """The object classes of a scene (None: not known before the executor reports them)."""
+
+
+def free_text_skill(text: str, skills: WorldSkills) -> Skill:
     """An untranslated step: parsed when it happens to match a template, else kept as text
     (``action == ""``), which no executor accepts."""
-    return parser.parse_text(text) or Skill(action="", text=text.strip())
+    return skills.parse_text(text) or Skill(action="", text=text.strip())
 
 
-def mark_untranslated(result: PlanResult, scene_id: str) -> None:
+def mark_untranslated(result: PlanResult, scene_id: str, skills: WorldSkills) -> None:
     """A plan-only program of the LLM's own lines (vanilla, no_translation): each line that is
     not an admissible skill of the scene gets an INVALID_ACTION error, so the plan does not
     succeed and the detail says which lines."""
-    present = {n["class_name"] for n in resources.initial_graph(scene_id)["nodes"]} if scene_id else None
+    present = skills.scene_classes(scene_id) if scene_id else None
     bad = []
     for step in result.steps:
-        why = admissibility_problem(step.skill) if step.skill.action else "not a skill, the LLM's text as written"
+        why = skills.skill_problem(step.skill) if step.skill.action else "not a skill, the LLM's text as written"
         if not why and present is not None:
             missing = [o for o in step.skill.objects if o not in present]
             why = f"no {missing[0]!r} in scene {scene_id}" if missing else ""
@@ -76,12 +86,12 @@ class TranslatedPlanner:
     translation, fixed example, no trajectory correction."""
 
     def __init__(self, llm: LLMBackend, demos: DemonstrationBank, index_for: IndexProvider,
-                 parser: SkillParser, defaults: PlannerSettings, pet: Optional[PetFactory] = None) -> None:
+                 skills: WorldSkills, defaults: PlannerSettings, pet: Optional[PetFactory] = None) -> None:
         self.llm = llm
         self.pet = pet
         self.demos = demos
         self.index_for = index_for
-        self.parser = parser
+        self.skills = skills
         self.defaults = defaults
 
     def check(self, request: PlanRequest, executing: bool) -> None:
@@ -112,7 +122,7 @@ class TranslatedPlanner:
         else:
             result = self._translated(request, s, on_step, cancel, executor, report)
         if executor is None and (request.method is Method.VANILLA or s.no_translation):
-            mark_untranslated(result, request.scene_id)
+            mark_untranslated(result, request.scene_id, self.skills)
         return result
 
     # -- Algorithm 1, open or closed loop ---------------------------------------------------
@@ -259,7 +269,7 @@ class TranslatedPlanner:
             i, c = max(live, key=lambda ic: (_finite(ic[1].mean_logprob), -ic[0]))
             text = c.text.strip()
             sc = scoring.score(b.ranking, 1.0, c.mean_logprob, b.beta)
-            return [(PlanStep(index=n, generated_text=text, skill=free_text_skill(text, self.parser),
+            return [(PlanStep(index=n, generated_text=text, skill=free_text_skill(text, self.skills),
                               score=sc, similarity=math.nan, mean_logprob=c.mean_logprob), sc)]
         matches = index.nearest([c.text.strip() for _, c in live], top_n=top_n)
         candidates = []
@@ -302,7 +312,7 @@ class TranslatedPlanner:
             if scoring.is_empty_sample(text) or len(steps) >= b.max_steps:
                 break
             step = PlanStep(index=len(steps) + 1, generated_text=text,
-                            skill=free_text_skill(text, self.parser), score=best.mean_logprob,
+                            skill=free_text_skill(text, self.skills), score=best.mean_logprob,
                             similarity=math.nan, mean_logprob=best.mean_logprob)
             steps.append(step)
         reason = TerminationReason.MAX_STEPS if len(steps) >= b.max_steps else TerminationReason.END_OF_PLAN

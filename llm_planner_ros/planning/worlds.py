@@ -1,19 +1,68 @@
-"""The planners of the world a goal plans over: the built-in world's, or a profile's, which the
-executor declares (its skills, objects and words); the service builds each once and keeps it."""
+"""The world a goal plans over and its planners: a world given in code (:class:`WorldPlugin`,
+VirtualHome's by default), or a profile's, which the executor declares (its skills, objects and
+words); the service builds each world's planners once and keeps them."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Optional, Protocol
 
 from llm_planner_ros.core.errors import InvalidGoal
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.request import PlanRequest
+from llm_planner_ros.core.types import Skill
+from llm_planner_ros.interpretation.conditions import Condition
+from llm_planner_ros.interpretation.interpreter import GoalDemo, ProgramGoal
 from llm_planner_ros.pddl.goals import GoalVocabulary
+from llm_planner_ros.pddl.problem import PddlWorld
+from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.planning.examples import Demonstration
 from llm_planner_ros.planning.interpreted import InterpretedGoalPlanner
 from llm_planner_ros.planning.translated import TranslatedPlanner
 
 if TYPE_CHECKING:
     from llm_planner_ros.profiles.loader import WorldProfile
+    from llm_planner_ros.skills.bank import SkillBank
+
+
+class WorldPlugin(PddlWorld, Protocol):
+    """A world given in code, loaded by name (``profiles.WORLDS``): what every method reads of
+    it. VirtualHome's is ``profiles/virtualhome/world.py``."""
+
+    name: str
+    scenes: tuple[str, ...]
+    state_names: Mapping[str, str]                # predicate -> the state it says ("on", "open")
+    mutex: tuple[tuple[str, str], ...]            # predicates that cannot hold of the same objects
+    guide_examples: tuple[str, ...]               # tasks the heuristic's guide prompt shows
+
+    def object_properties(self) -> Mapping[str, frozenset[str]]: ...
+
+    def actions(self) -> list[tuple[str, int]]:
+        """(verb, number of objects) of each skill."""
+
+    def parse_text(self, text: str) -> Optional[Skill]: ...
+
+    def skill_problem(self, skill: Skill) -> str:
+        """Why ``skill`` is not admissible here, or ""."""
+
+    def full_bank(self) -> SkillBank: ...
+
+    def scene_bank(self, scene_id: str) -> SkillBank: ...
+
+    def scene_classes(self, scene_id: str) -> set[str]: ...
+
+    def rooms(self) -> frozenset[str]: ...
+
+    def places(self) -> frozenset[str]: ...
+
+    def executor(self, scene_id: str, task: str) -> Executor:
+        """The in-process world, reset for the task."""
+
+    def conditions(self, world: WorldState) -> list[Condition]:
+        """The goal conditions ``world`` admits, in words."""
+
+    def demonstrations(self) -> list[Demonstration]: ...
+
+    def annotated_goals(self) -> tuple[Sequence[GoalDemo], Sequence[ProgramGoal]]: ...
 
 
 class WorldMethods(Protocol):
@@ -22,8 +71,11 @@ class WorldMethods(Protocol):
         """None: the built-in world."""
 
     @property
-    def vocabulary(self) -> Optional[GoalVocabulary]:
-        """What goal conditions may name (None: the built-in domain's)."""
+    def vocabulary(self) -> GoalVocabulary:
+        """What goal conditions may name."""
+
+    def skill_problem(self, skill: Skill) -> str:
+        """Why ``skill`` is not admissible here, or "" (the safety gate asks)."""
 
     @property
     def has_demonstrations(self) -> bool:
@@ -46,14 +98,15 @@ class WorldMethods(Protocol):
 
 class BuiltinWorld:
     profile: Optional[WorldProfile] = None
-    vocabulary: Optional[GoalVocabulary] = None
     has_demonstrations = True
     zero_shot = ""
 
-    def __init__(self, translated: TranslatedPlanner, interpreted: Callable[[], InterpretedGoalPlanner],
-                 plan_only_world: Callable[[str, str], Executor]) -> None:
-        """``plan_only_world(scene_id, task)``: the in-process world a plan-only goal starts from."""
-        self._translated, self._interpreted, self._plan_only_world = translated, interpreted, plan_only_world
+    def __init__(self, plugin: WorldPlugin, translated: TranslatedPlanner,
+                 interpreted: Callable[[], InterpretedGoalPlanner]) -> None:
+        self.plugin = plugin
+        self.vocabulary = plugin.goal_vocabulary()
+        self.skill_problem = plugin.skill_problem
+        self._translated, self._interpreted = translated, interpreted
 
     def translated(self) -> TranslatedPlanner:
         return self._translated
@@ -65,7 +118,7 @@ class BuiltinWorld:
         return self._interpreted()
 
     def plan_only_world(self, request: PlanRequest) -> Executor:
-        return self._plan_only_world(request.scene_id, request.task)
+        return self.plugin.executor(request.scene_id, request.task)
 
 
 class ProfileWorld:
@@ -77,6 +130,7 @@ class ProfileWorld:
         self.profile, self.robot = profile, robot
         self._translated, self._interpreted = translated, interpreted
         self.vocabulary = profile.goal_vocabulary()
+        self.skill_problem = profile.skill_problem
         self.has_demonstrations = bool(profile.spec.examples)
         self.zero_shot = "" if self.has_demonstrations else f"the {profile.name} profile has no example goals"
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.pddl.domain import Domain, parse_domain, parse_sexpr
 from llm_planner_ros.pddl.goals import GoalVocabulary
+from llm_planner_ros.pddl.problem import RelevantObjects, whole_world
 from llm_planner_ros.pddl.semantics import DomainDef, PddlError, read_domain, read_problem
 
 _SLOT = re.compile(r"\{(\d+)\}")
@@ -70,6 +71,10 @@ class ProfileFile(BaseModel):
     actions: dict[str, ActionWords]
     predicates: dict[str, FactWords]
     objects: dict[str, tuple[str, ...]] = Field(description="object class -> the words people use for it")
+    goal_classes: Literal["any", "every"] = Field(
+        "any", description="what a class in a goal condition means: 'any' one instance (the same wherever the "
+                           "class appears), or 'every' instance of the literal's first class (its other classes: "
+                           "any instance, chosen per instance of the first), as in 'put the books in a box'")
     examples: tuple[Example, ...] = ()
 
 
@@ -99,7 +104,14 @@ class WorldProfile:
             (cls, self.phrase(cls)) for cls in self.spec.objects if self.phrase(cls) != cls.replace("_", " ")))
 
     def goal_vocabulary(self) -> GoalVocabulary:
-        return GoalVocabulary(dict(self.domain.predicates), self.spec.agent or "", synonyms(self))
+        return GoalVocabulary(dict(self.domain.predicates), self.spec.agent or "",
+                              {word: (cls,) for word, cls in synonyms(self).items()},
+                              every_instance=self.spec.goal_classes == "every")
+
+    @property
+    def relevant_objects(self) -> RelevantObjects:
+        """A profile's world is small: its problems keep it whole."""
+        return whole_world
 
     def phrase(self, cls: str) -> str:
         """How a class is said: its name with spaces, or, for a name with numbers in it

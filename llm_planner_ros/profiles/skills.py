@@ -61,7 +61,7 @@ def _plan_examples(profile: WorldProfile, reference: WorldState) -> tuple[Demons
                 own[example.world] = reference_world(profile, example.world)
             world = own[example.world]
         try:
-            goal = ground_goal(parse_goal(example.goal, vocabulary=vocabulary), world, vocabulary=vocabulary)
+            goal = ground_goal(parse_goal(example.goal, (), vocabulary), world, vocabulary)
         except InvalidGoal as exc:   # an example about objects this world does not have
             log.debug("example %r of profile %s is not about this world: %s", example.task, profile.name, exc)
             continue

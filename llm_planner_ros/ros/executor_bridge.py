@@ -40,7 +40,9 @@ from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.types import ErrorType
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.profiles import load_world
 from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, profile_from_texts
+from llm_planner_ros.profiles.virtualhome import resources
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
@@ -48,7 +50,6 @@ from llm_planner_ros.ros.skill_action import GoalStops, SkillActionClient
 from llm_planner_ros.ros.spin import spin_node
 from llm_planner_ros.ros.wait import wait_for
 from llm_planner_ros.safety.policy import SkillPolicy
-from llm_planner_ros.skills import resources
 
 
 class BridgeParams(BaseModel):
@@ -219,13 +220,14 @@ class ExecutorBridgeNode(Node):
     def _refusal(self, skill) -> str:
         """The policy's refusal, instance ids checked in the backend's world."""
         if self._sim is not None:
-            return self.policy.refusal(skill, self._sim.instance_class)
+            return self.policy.refusal(skill, load_world().skill_problem, self._sim.instance_class)
         try:
             profile = self._robot_profile()
         except ProfileError as exc:
             return f"not admissible: the robot's profile is invalid: {exc}"
         try:
-            return self.policy.refusal(skill, self._robot_instance_class, profile)
+            problem = profile.skill_problem if profile is not None else load_world().skill_problem
+            return self.policy.refusal(skill, problem, self._robot_instance_class)
         except LookupError as exc:
             return f"not admissible: its instance ids cannot be checked: {exc}"
 

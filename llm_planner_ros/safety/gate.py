@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from llm_planner_ros.core.errors import CancelToken, ExecutorError, PlanningError
 from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.types import ErrorType, Skill, TerminationReason
-from llm_planner_ros.safety.policy import SkillPolicy
+from llm_planner_ros.safety.policy import SkillPolicy, SkillProblem
 
 
 class SafetySettings(BaseModel):
@@ -49,10 +49,12 @@ Approver = Callable[[Sequence[Skill], str, CancelToken], Optional[tuple[bool, st
 class SafetyGate:
     """Wraps an executor; ``approver`` is consulted per skill when approval is 'step'."""
 
-    def __init__(self, inner: Executor, policy: SkillPolicy, settings: SafetySettings,
+    def __init__(self, inner: Executor, policy: SkillPolicy, settings: SafetySettings, skill_problem: SkillProblem,
                  approver: Optional[Approver] = None, cancel: Optional[CancelToken] = None) -> None:
+        """``skill_problem``: the world's admissibility check (its skills and objects)."""
         self.inner = inner
         self.policy = policy
+        self.skill_problem = skill_problem
         self.settings = settings
         self.approver = approver
         self.cancel = cancel or CancelToken()
@@ -63,8 +65,7 @@ class SafetyGate:
         return getattr(self.inner, name)
 
     def execute(self, skill: Skill) -> ExecutionResult:
-        why = self.policy.refusal(skill, getattr(self.inner, "instance_class", None),
-                                  getattr(self.inner, "profile", None))
+        why = self.policy.refusal(skill, self.skill_problem, getattr(self.inner, "instance_class", None))
         if why:
             self.refused.append((skill, why))
             return ExecutionResult.failed(ErrorType.INVALID_ACTION, f"refused by the safety gate: {why}",

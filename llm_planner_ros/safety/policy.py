@@ -1,8 +1,8 @@
 """What a robot may be commanded: one policy, loaded by the planner (before it plans a step) and
 by the executor bridge (before anything reaches the robot) from one file, config/policy.yaml.
 
-A skill is refused when it is not admissible (a known action, its number of objects, objects of
-known classes whose properties the action admits: the rules that build the skill banks), when
+A skill is refused when it is not admissible in the robot's world (which says why: an unknown
+action, the wrong number of objects, an object its skill does not take), when
 an instance id it names is not an instance of the class named beside it (the executor says what
 each id is), or when the allow/deny lists exclude its action or one of its objects.
 """
@@ -11,16 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, ClassVar, Optional
+from typing import ClassVar, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from llm_planner_ros.core.types import Skill
-from llm_planner_ros.skills import resources
-from llm_planner_ros.skills.vocabulary import ACTIONS, admits
 
-if TYPE_CHECKING:
-    from llm_planner_ros.profiles.loader import WorldProfile
+# skill -> why it is not admissible in the robot's world, or ""
+SkillProblem = Callable[[Skill], str]
 
 
 class SkillPolicy(BaseModel):
@@ -35,14 +33,14 @@ class SkillPolicy(BaseModel):
     def names(self, field: str) -> set[str]:
         return {x.strip().upper() if "skill" in field else x.strip().lower() for x in getattr(self, field) if x.strip()}
 
-    def refusal(self, skill: Skill, instance_class: Optional[InstanceClass] = None,
-                profile: Optional[WorldProfile] = None) -> str:
-        """Why ``skill`` must not reach the robot, or "" when it may. ``instance_class(id)`` gives
-        the class of an instance id in the executor's world (None: no such id); a skill that names
-        ids is refused when it cannot be checked or an id is not of its named class. ``profile``:
-        the robot's world, whose skills and objects are the admissible ones (None: the built-in's)."""
-        admissible = profile.skill_problem(skill) if profile is not None else admissibility_problem(skill)
-        problem = admissible or instance_problem(skill, instance_class)
+    def refusal(self, skill: Skill, skill_problem: SkillProblem,
+                instance_class: Optional[InstanceClass] = None) -> str:
+        """Why ``skill`` must not reach the robot, or "" when it may. ``skill_problem``: the robot's
+        world's check of its skills and objects (a profile's, or a world given in code).
+        ``instance_class(id)`` gives the class of an instance id in the executor's world (None: no
+        such id); a skill that names ids is refused when it cannot be checked or an id is not of
+        its named class."""
+        problem = skill_problem(skill) or instance_problem(skill, instance_class)
         if problem:
             return f"not admissible: {problem}"
         if not self.action_allowed(skill.action):
@@ -80,22 +78,6 @@ def instance_problem(skill: Skill, instance_class: Optional[InstanceClass]) -> s
             return f"there is no object with id {i}"
         if actual != name:
             return f"the object with id {i} is a {actual!r}, not a {name!r}"
-    return ""
-
-
-def admissibility_problem(skill: Skill) -> str:
-    """Why ``skill`` is not admissible, or "" when it is."""
-    spec = ACTIONS.get(skill.action)
-    if spec is None:
-        return f"{skill.action or skill.text!r} is not a known action"
-    if len(skill.objects) != spec.arity:
-        return f"{skill.action} takes {spec.arity} object(s), got {len(skill.objects)}"
-    props = resources.object_properties()
-    for i, name in enumerate(skill.objects):
-        if name not in props:
-            return f"{name!r} is not a known object class"
-        if not admits(spec, i, name, props[name]):
-            return f"{skill.action} does not apply to {name!r}"
     return ""
 
 

@@ -1,1 +1,1 @@
-"""Skill vocabulary, templates and admissible skill banks (ROS-free)."""
+"""The skill bank a world offers for translation (ROS-free)."""

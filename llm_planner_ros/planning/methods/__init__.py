@@ -6,22 +6,32 @@ line in :data:`METHODS`; the service dispatches on this table and nothing else.
 from __future__ import annotations
 
 from llm_planner_ros.core.types import Method
-from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodEntry, MethodParts, MethodRunner
+from llm_planner_ros.planning.methods.base import (
+    ANY_METHOD,
+    CORRECTING,
+    LLM_STEPS,
+    REPROMPTING,
+    Goal,
+    GoalRun,
+    MethodEntry,
+    MethodParts,
+    MethodRunner,
+)
 from llm_planner_ros.planning.methods.heuristic import HeuristicSearch
 from llm_planner_ros.planning.methods.interpret import Interpret
 from llm_planner_ros.planning.methods.llm_steps import LlmSteps
 from llm_planner_ros.planning.methods.pddl import GivenGoal
 
 METHODS: dict[Method, MethodEntry] = {
-    Method.VANILLA: MethodEntry(LlmSteps, plans_first=True,
+    Method.VANILLA: MethodEntry(LlmSteps, LLM_STEPS, plans_first=True,
                                 not_on_profiles="it writes the built-in world's script lines; use translated, "
                                                 "the same LLM with its steps translated to the profile's skills"),
-    Method.TRANSLATED: MethodEntry(LlmSteps, plans_first=True),
-    Method.RESAMPLE: MethodEntry(LlmSteps, closed_loop=True),
-    Method.REPROMPT: MethodEntry(LlmSteps, closed_loop=True),
-    Method.HEURISTIC: MethodEntry(HeuristicSearch),
+    Method.TRANSLATED: MethodEntry(LlmSteps, LLM_STEPS, plans_first=True),
+    Method.RESAMPLE: MethodEntry(LlmSteps, CORRECTING, closed_loop=True),
+    Method.REPROMPT: MethodEntry(LlmSteps, REPROMPTING, closed_loop=True),
+    Method.HEURISTIC: MethodEntry(HeuristicSearch, ANY_METHOD | {"guide", "guide_info"}),
     Method.PDDL: MethodEntry(GivenGoal),
-    Method.INTERPRET: MethodEntry(Interpret),
+    Method.INTERPRET: MethodEntry(Interpret, REPROMPTING),   # and its fallback's
 }
 
 __all__ = ["METHODS", "Goal", "GoalRun", "MethodEntry", "MethodParts", "MethodRunner"]

@@ -69,11 +69,22 @@ class MethodRunner(Protocol):
     def plan(self, run: GoalRun) -> PlanResult: ...
 
 
+# The per-goal options (core.request.MethodOptions) each kind of method reads; a goal that sets
+# another is refused when it is resolved, not run with the option dropped.
+ANY_METHOD = frozenset({"hold_out_tasks", "time_limit_s"})
+LLM_STEPS = ANY_METHOD | {"num_samples", "temperature", "top_p", "frequency_penalty", "presence_penalty", "max_steps",
+                          "ranking", "beta", "epsilon", "seed", "no_translation", "fixed_example",
+                          "no_trajectory_correction", "plan_subtasks", "track_subtasks", "eliminate_objects"}
+CORRECTING = LLM_STEPS | {"max_corrections_per_step", "max_corrections_per_plan"}
+REPROMPTING = CORRECTING | {"correction_level"}
+
+
 @dataclass(frozen=True)
 class MethodEntry:
     """One registry line."""
 
     runner: Callable[[MethodParts], MethodRunner]
+    options: frozenset[str] = ANY_METHOD   # the per-goal options it reads
     closed_loop: bool = False       # corrects executed steps: needs execute=true
     plans_first: bool = False       # plans the whole program before it executes (approval 'plan' can wait)
     not_on_profiles: str = ""       # why it cannot plan over a profile's world ("": it can)

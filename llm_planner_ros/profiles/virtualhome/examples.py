@@ -14,10 +14,12 @@ from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 
-from llm_planner_ros.interpretation.conditions import Condition, render_conditions
+from llm_planner_ros.interpretation.conditions import Condition
 from llm_planner_ros.interpretation.interpreter import GoalDemo, ProgramGoal, rooms
-from llm_planner_ros.pddl.goals import GoalSpec, eai_goal_spec
+from llm_planner_ros.pddl.goals import GoalSpec
 from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
+from llm_planner_ros.profiles.virtualhome.goals import eai_goal_spec
 from llm_planner_ros.profiles.virtualhome.graph import from_virtualhome_graph
 
 
@@ -82,12 +84,13 @@ def eai_program_goals() -> tuple[ProgramGoal, ...]:
     from importlib.metadata import version
 
     from llm_planner_ros.evaluation.eai import eai_tasks
-    from llm_planner_ros.pddl.world import domain_text
+    from llm_planner_ros.profiles.virtualhome.resources import domain_text
     from llm_planner_ros.translation.onnx_embedder import cache_root
 
     package = Path(__file__).parents[2]
     key = hashlib.sha256("".join([version("virtualhome-eval"), domain_text()] + [
         (package / f).read_text() for f in ("interpretation/conditions.py", "interpretation/interpreter.py",
+                                            "profiles/virtualhome/conditions.py", "profiles/virtualhome/goals.py",
                                             "profiles/virtualhome/examples.py")]).encode()).hexdigest()[:16]
     path = cache_root() / f"eai_program_goals-{key}.json"
     if path.exists():

@@ -1,5 +1,5 @@
 """VirtualHome's world as PDDL facts: :func:`from_virtualhome_graph` reads an evolving-graph
-state with the predicates of ``pddl/domains/virtualhome.pddl``; :func:`with_done` adds the
+state with the predicates of ``profiles/virtualhome/domain.pddl``; :func:`with_done` adds the
 action goals a script has done."""
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
-from llm_planner_ros.pddl.goals import domain_signature
 from llm_planner_ros.pddl.world import Atom, WorldState, object_name
+from llm_planner_ros.profiles.virtualhome.goals import signature as goal_signature
 
 # Affordance predicates: what the simulator's checks allow (node properties and its class
-# exceptions) AND what the safety gate admits (skills.vocabulary, by class), so a plan never
+# exceptions) AND what the safety gate admits (vocabulary.py, by class), so a plan never
 # holds a skill the gate would refuse. predicate -> (node properties, sim class exceptions, gate rule)
 _AFFORDANCES = {
     "grabbable": ({"GRABBABLE"}, {"water", "child"}, ("GRAB", 0)),
@@ -39,8 +39,8 @@ _CLASS_PROPERTIES = {"water": ("is_water",)}
 
 @lru_cache(maxsize=4096)
 def _affordances(class_name: str, node_props: frozenset[str]) -> tuple[str, ...]:
-    from llm_planner_ros.skills import resources
-    from llm_planner_ros.skills.vocabulary import ACTIONS, admits
+    from llm_planner_ros.profiles.virtualhome import resources
+    from llm_planner_ros.profiles.virtualhome.vocabulary import ACTIONS, admits
 
     class_props = resources.object_properties().get(class_name, frozenset(node_props))
     out = []
@@ -162,7 +162,7 @@ def from_virtualhome_graph(graph: Mapping) -> WorldState:
 def with_done(world: WorldState, script: Iterable[str]) -> WorldState:
     """``world`` plus a ``did_<verb>`` fact per action of ``script`` (the lines executed since the
     reset, e.g. ``[WATCH] <television> (410)``): on its first object, where the verb takes one."""
-    signature = domain_signature()
+    signature = goal_signature()
     by_id = world.by_id()
     done: set[tuple[str, ...]] = set()
     for line in script:

@@ -13,6 +13,15 @@ _PROGRAMS = "dataset/programs_processed_precond_nograb_morepreconds"
 SCENES = ("TrimmedTestScene1",)
 
 
+def domain_path() -> str:
+    """VirtualHome's PDDL domain as this package writes it (EAI's, with skill and word lines)."""
+    return str(Path(__file__).with_name("domain.pddl"))
+
+
+def domain_text() -> str:
+    return Path(domain_path()).read_text()
+
+
 def package_root() -> Path:
     try:
         return Path(str(resources.files("virtualhome_eval")))

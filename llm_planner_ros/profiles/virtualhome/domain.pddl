@@ -9,44 +9,44 @@
 ; lacks (test/test_pddl_domain.py replays the human programs to check both directions).
 ; did_<verb> records that an action was done (on an object, where it takes one), for action goals.
 ; Skills: each action becomes one skill of the executor, named by a line
-;   ; skill <action>: <VERB> <parameter> ...
+;   ; skill <action>: <VERB> <parameter> ... | <words, {0} the first parameter's object>
 ; (the contract a robot's own domain follows too; see README, "Goal-directed planning").
 ; Predicates the model keeps for itself (the executor does not observe them; not checked after a step):
 ; unobserved: sit_full lie_full grabbed reachable
-; skill walk_to_room: WALK ?r
-; skill walk_to: WALK ?o
-; skill find: FIND ?o
-; skill sit: SIT ?o
-; skill lie: LIE ?o
-; skill standup: STANDUP
-; skill grab_rh: GRAB ?o
-; skill grab_lh: GRAB ?o
-; skill open_it: OPEN ?o
-; skill close_it: CLOSE ?o
-; skill putback: PUTBACK ?a ?b
-; skill putin: PUTIN ?a ?b
-; skill drop: DROP ?o
-; skill put_on_character: PUTON ?o
-; skill switch_on: SWITCHON ?o
-; skill switch_off: SWITCHOFF ?o
-; skill plug_in: PLUGIN ?o
-; skill plug_out: PLUGOUT ?o
-; skill turn_to: TURNTO ?o
-; skill look_at: LOOKAT ?o
-; skill watch: WATCH ?o
-; skill drink: DRINK ?o
-; skill read: READ ?o
-; skill touch: TOUCH ?o
-; skill type: TYPE ?o
-; skill push: PUSH ?o
-; skill wash: WASH ?o
-; skill rinse: RINSE ?o
-; skill scrub: SCRUB ?o
-; skill wipe: WIPE ?o
-; skill pour: POUR ?a ?b
-; skill eat: EAT ?o
-; skill sleep: SLEEP
-; skill wakeup: WAKEUP
+; skill walk_to_room: WALK ?r | walk to {0}
+; skill walk_to: WALK ?o | walk to {0}
+; skill find: FIND ?o | find {0}
+; skill sit: SIT ?o | sit on {0}
+; skill lie: LIE ?o | lie on {0}
+; skill standup: STANDUP | stand up
+; skill grab_rh: GRAB ?o | grab {0}
+; skill grab_lh: GRAB ?o | grab {0}
+; skill open_it: OPEN ?o | open {0}
+; skill close_it: CLOSE ?o | close {0}
+; skill putback: PUTBACK ?a ?b | put {0} on {1}
+; skill putin: PUTIN ?a ?b | put {0} in {1}
+; skill drop: DROP ?o | drop {0}
+; skill put_on_character: PUTON ?o | put on {0}
+; skill switch_on: SWITCHON ?o | switch on {0}
+; skill switch_off: SWITCHOFF ?o | switch off {0}
+; skill plug_in: PLUGIN ?o | plug in {0}
+; skill plug_out: PLUGOUT ?o | plug out {0}
+; skill turn_to: TURNTO ?o | turn to {0}
+; skill look_at: LOOKAT ?o | look at {0}
+; skill watch: WATCH ?o | watch {0}
+; skill drink: DRINK ?o | drink {0}
+; skill read: READ ?o | read {0}
+; skill touch: TOUCH ?o | touch {0}
+; skill type: TYPE ?o | type on {0}
+; skill push: PUSH ?o | push {0}
+; skill wash: WASH ?o | wash {0}
+; skill rinse: RINSE ?o | rinse {0}
+; skill scrub: SCRUB ?o | scrub {0}
+; skill wipe: WIPE ?o | wipe {0}
+; skill pour: POUR ?a ?b | pour {0} into {1}
+; skill eat: EAT ?o | eat {0}
+; skill sleep: SLEEP | sleep
+; skill wakeup: WAKEUP | wake up
 (define (domain virtualhome)
   (:requirements :adl :typing :equality)
   (:types character object)
