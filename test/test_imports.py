@@ -100,3 +100,19 @@ def test_the_neutral_layers_do_not_import_virtualhome_or_eai():
             if bad:
                 found[name] = bad
     assert found == NOT_YET_MOVED
+
+
+def test_a_world_given_in_code_is_loaded_by_name_and_offers_what_the_planner_reads():
+    import pytest
+
+    from llm_planner_ros.planning.worlds import PddlWorld, WorldPlugin
+    from llm_planner_ros.profiles import WORLDS, load_world
+
+    wanted = {n for cls in (WorldPlugin, PddlWorld) for n in list(vars(cls)) + list(cls.__annotations__)
+              if not n.startswith("_")}
+    for name in WORLDS:
+        world = load_world(name)
+        assert load_world(name) is world
+        assert not [n for n in sorted(wanted) if not hasattr(world, n)], name
+    with pytest.raises(ValueError, match="unknown world 'moon_base'; known: virtualhome"):
+        load_world("moon_base")
