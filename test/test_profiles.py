@@ -210,6 +210,10 @@ def test_heuristic_searches_a_profiles_world_to_the_given_goal(smollm2, embedder
     with pytest.raises(InvalidGoal, match="give goal_conditions"):
         service.plan(parse_request(task="Go to the counter", method="heuristic", execute=True),
                      lambda e: None, CancelToken())
+    with pytest.raises(InvalidGoal, match="guide: the heuristic's guide prompt shows the default world's"):
+        service.plan(parse_request(task="Go to the counter", method="heuristic", execute=True,
+                                   goal_conditions=["(at robot counter)"], options={"guide": "high_level"}),
+                     lambda e: None, CancelToken())
     result = service.plan(parse_request(task="Go to the kitchen counter", method="heuristic", execute=True,
                                         goal_conditions=["(at robot counter)"]), lambda e: None, CancelToken())
     assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail

@@ -13,6 +13,11 @@ class HeuristicSearch:
 
     def check(self, goal: Goal) -> None:
         self.planner.check(goal.request, goal.request.execute)
+        o = goal.request.options
+        if goal.world.profile is not None and (o.guide or "none") != "none":
+            raise InvalidGoal(f"options: guide: the heuristic's guide prompt shows the default world's actions, "
+                              f"objects and example programs, not the {goal.world.profile.name} profile's yet; "
+                              "leave guide unset on a profile")
         if goal.world.profile is not None and not goal.spec:
             raise InvalidGoal(f"goal_conditions: the heuristic search stops when the goal holds, and the "
                               f"{goal.world.profile.name} profile's world has no goal check of its own: "
