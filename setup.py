@@ -1,4 +1,5 @@
 from glob import glob
+from pathlib import Path
 
 from setuptools import find_packages, setup
 
@@ -16,7 +17,9 @@ setup(
         (f"share/{package_name}/launch", glob("launch/*_launch.py")),
         (f"share/{package_name}/config", glob("config/*.yaml")),
         (f"share/{package_name}/security", glob("security/*.xml")),
-        (f"share/{package_name}/pddl", glob(f"{package_name}/profiles/*/*.pddl")),
+    ] + [   # each world's domain and profile, where PlanSys2 and ros2 pkg prefix find them
+        (f"share/{package_name}/profiles/{Path(d).name}", glob(f"{d}/*.pddl") + glob(f"{d}/*.yaml"))
+        for d in sorted(glob(f"{package_name}/profiles/*")) if glob(f"{d}/*.pddl")
     ],
     install_requires=["setuptools"],
     zip_safe=True,
