@@ -58,6 +58,8 @@ class InterpretedGoalPlanner:
         dropped: list[str] = []
 
         def bound(chosen: Sequence[Condition]) -> GoalSpec:
+            if self.vocabulary.every_instance:   # a class means every instance: nothing to choose
+                return spec_of(chosen)
             return self.prior.bind(spec_of(chosen), world, hold_out)
         held = [c for c in conditions if ground_goal(bound([c]), world, self.vocabulary).holds(world)]
         while True:
