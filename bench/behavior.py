@@ -8,6 +8,9 @@ the PDDL world executor from its initial state; success is the problem's goal ho
 checked by the domain's own semantics (EAI checks in iGibson, which cannot run here: a different
 check). Rows, named for what the planner is given:
   gold plan, replayed        EAI's gold PDDL plan (resources/behavior/gold_pddl_plan.json), step by step
+  human sequences, mapped    eai-eval's 100 human action sequences (iGibson annotations), mapped to the
+                             domain's actions and replayed; each disagreement classed domain / annotation /
+                             mapping (profiles/behavior/human.py)
   pddl, goal given           the problem's grounded goal, planned by Fast Downward, executed
   oracle goal, class level   the goal over classes (which instances is left to the planner)
   interpret                  the task sentence alone (the headline); the activity's own example held out
@@ -47,6 +50,7 @@ from llm_planner_ros.profiles.behavior import (  # noqa: E402
 
 ROWS: dict[str, dict] = {
     "gold plan, replayed": {},
+    "human sequences, mapped": {"human": True},
     "pddl, goal given": {"method": "pddl"},
     "oracle goal, class level": {"method": "pddl", "class_level": True},
     "interpret": {"method": "interpret"},
@@ -72,6 +76,18 @@ def run_gold(p: BehaviorProblem) -> dict:
     ran, missing = replay(world, p.gold_plan)
     return {"success": ran == len(p.gold_plan) and p.reached(world), "executable": not missing,
             "steps": ran, "seconds": time.perf_counter() - t0, "detail": "; ".join(missing[:1])}
+
+
+def run_human(p: BehaviorProblem) -> dict:
+    from llm_planner_ros.profiles.behavior.human import replay as replay_human
+
+    t0 = time.perf_counter()
+    r = replay_human(p.name)
+    if r is None:
+        return {"success": False, "executable": False, "steps": 0, "seconds": 0.0, "termination": "no annotation"}
+    return {"success": r.reached, "executable": not r.disagreement, "steps": r.executed,
+            "seconds": time.perf_counter() - t0, "termination": r.disagreement or "ran",
+            "detail": r.why, "disagreement": r.disagreement}
 
 
 def build_service(row: dict, settings: list[str]):
@@ -120,7 +136,8 @@ def summarize(name: str, records: list[dict], gold_steps: dict[str, int]) -> dic
     losses: dict[str, int] = {}
     for r in records:
         if not r["success"]:
-            why = ("reached its own goal, not the annotated one" if r.get("termination") == "goal_reached"
+            why = (f"{r['disagreement']}: {_reason(r['detail'])}" if r.get("disagreement")
+                   else "reached its own goal, not the annotated one" if r.get("termination") == "goal_reached"
                    else "fell back to the LLM method, which failed" if "fell back" in r.get("detail", "")
                    else r.get("termination") or r.get("detail", "")[:60] or "did not execute")
             losses[why] = losses.get(why, 0) + 1
@@ -133,6 +150,19 @@ def summarize(name: str, records: list[dict], gold_steps: dict[str, int]) -> dic
         rc = statistics.mean(r["recall"] for r in records)
         out.update(precision=p, recall=rc, f1=2 * p * rc / (p + rc) if p + rc else 0.0)
     return out
+
+
+def _reason(detail: str) -> str:
+    """A human sequence's disagreement, without its step and object ("one hand", "not kept")."""
+    for key, said in (("handsfull", "a hand is full (the domain has one)"),
+                      ("every container", "a container that does not open must be open"),
+                      ("one hand", "a second object in hand (one hand)"), ("no such action", "no such action"),
+                      ("keeps", "the problem keeps fewer objects of the class"),
+                      ("in EAI's PDDL problem", "an object the problem does not have"),
+                      ("holds nothing", "the hand holds nothing"), (": (", "a precondition fails after mapping")):
+        if key in detail:
+            return said
+    return detail[:60]
 
 
 def table(rows: list[dict]) -> str:
@@ -186,6 +216,8 @@ def main() -> None:
         t0 = time.perf_counter()
         if not row:
             recs = [dict(run_gold(p), problem=p.name) for p in problems]
+        elif row.get("human"):
+            recs = [dict(run_human(p), problem=p.name) for p in problems]
         else:
             service, holder = build_service(row, args.set)
             chosen = problems[:args.llm_limit] if row["method"] in LLM_STEPS else problems

@@ -108,3 +108,16 @@ def test_a_class_in_a_behavior_goal_means_every_instance():
                                                CancelToken())
     assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
     assert books.reached(executor.world)
+
+
+def test_a_human_sequence_is_replayed_and_its_disagreement_classed():
+    """eai-eval's iGibson annotation of the gift baskets, mapped to the domain's actions: the
+    first grasp runs (with the walk iGibson does not need), the second is a second object in hand,
+    which the domain's one hand forbids: a disagreement of the domain, not of the annotation."""
+    from llm_planner_ros.profiles.behavior.human import replay as replay_human
+
+    name = next(n for n in problem_names() if n.startswith("assembling_gift_baskets"))
+    r = replay_human(name)
+    assert r is not None and r.steps > 10, "eai-eval's human annotations (make bootstrap installs them)"
+    assert (r.executed, r.disagreement, r.reached) == (1, "domain", False)
+    assert "LEFT_GRASP bow_1: a second object in hand (the domain has one hand)" in r.why
