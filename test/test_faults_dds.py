@@ -508,10 +508,10 @@ def test_a_parameter_file_applies_under_any_namespace_or_the_node_refuses_it(tmp
 
 def test_a_restarted_bridge_ends_the_robots_orphaned_skill_before_it_sends_one():
     """The probe: SIGKILL the bridge 1 s into a robot skill, restart it, send a goal: the
-    robot ran the new skill beside the orphan. The skill takes 20 s (the probe's took 8): a
-    restart under CI's load took longer than 7 s once, and the orphan had ended by itself. Now the bridge cancels what the robot still runs
+    robot ran the new skill beside the orphan. Now the bridge cancels what the robot still runs
     for a bridge before it, waits for it to end, and only then sends; and a goal sent the moment
-    the bridge is back is not refused for want of a heartbeat."""
+    the bridge is back is not refused for want of a heartbeat. The skill takes 20 s (the probe's
+    took 8): a restart under CI's load once took over 7 s, and the orphan had ended by itself."""
     import signal
 
     ns = f"/orphan_{uuid.uuid4().hex[:6]}"
