@@ -274,11 +274,11 @@ def ground_goal(spec: GoalSpec, world: WorldState, vocabulary: GoalVocabulary,
             if kind == "class":
                 classes[arg] = names
         resolved.append((lit, [(a, k, n) for a, (k, n) in zip(lit.args, kinds)]))
+    if vocabulary.every_instance:
+        return _every_instance(resolved, spec)
     rank = {n: i for i, n in enumerate(prefer or ())}
     for cls, names in classes.items():
         classes[cls] = tuple(sorted(names, key=lambda n: (rank.get(n, len(rank)), world.ids.get(n, 0))))
-    if vocabulary.every_instance:
-        return _every_instance(resolved, spec, world, vocabulary)
     order = sorted(classes)
     combos = list(itertools.islice(itertools.product(*(classes[c] for c in order)), MAX_ALTERNATIVES))
     alternatives = []
@@ -318,7 +318,7 @@ def ground_goal(spec: GoalSpec, world: WorldState, vocabulary: GoalVocabulary,
                       frozenset(nullary))
 
 
-def _every_instance(resolved: list, spec: GoalSpec, world: WorldState, vocabulary: GoalVocabulary) -> GroundGoal:
+def _every_instance(resolved: list, spec: GoalSpec) -> GroundGoal:
     """One conjunction: per literal, one conjunct for each instance of its first class argument,
     a disjunction over the instances of its other class arguments ((not ...): none of them)."""
     if spec.actions:

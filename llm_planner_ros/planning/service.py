@@ -223,12 +223,14 @@ class PlanningService:
                 s = self.goal_directed.settings
                 world = self.world
                 demos, goals = world.annotated_goals()
+                vocabulary = world.goal_vocabulary()
                 interpreter = GoalInterpreter(self.llm, self.embedder, demos, world.conditions,
                                               threshold=s.interpret_threshold, num_examples=s.interpret_examples,
-                                              completion=Completion(goals, mutex=world.mutex),
-                                              with_task_text=s.interpret_from == "llm_and_text", mutex=world.mutex)
+                                              completion=Completion(goals, mutex=vocabulary.mutex),
+                                              with_task_text=s.interpret_from == "llm_and_text",
+                                              mutex=vocabulary.mutex)
                 self._interpreted = InterpretedGoalPlanner(interpreter, InstancePrior(goals), self.goal_directed,
-                                                           world.goal_vocabulary(), use_llm=s.interpret_from != "text")
+                                                           vocabulary, use_llm=s.interpret_from != "text")
             return self._interpreted
 
     def profile_interpreted(self, profile: WorldProfile, robot: Executor) -> InterpretedGoalPlanner:

@@ -31,7 +31,6 @@ class WorldPlugin(PddlWorld, Protocol):
     name: str
     scenes: tuple[str, ...]
     state_names: Mapping[str, str]                # predicate -> the state it says ("on", "open")
-    mutex: tuple[tuple[str, str], ...]            # predicates that cannot hold of the same objects
     guide_examples: tuple[str, ...]               # tasks the heuristic's guide prompt shows
 
     def object_properties(self) -> Mapping[str, frozenset[str]]: ...

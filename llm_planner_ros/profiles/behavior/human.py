@@ -86,6 +86,10 @@ def replay(name: str) -> Optional[Replay]:
         world.apply(action)
         return ""
 
+    def takes(action: str, tool: str) -> bool:
+        """Whether ``action``'s first parameter admits ``tool`` (each clean_* action wants its own tool type)."""
+        return world.domain.is_a(world.objects[tool], world.domain.actions[action].parameters[0][1])
+
     def walk_then(target: str, action: tuple[str, ...]) -> str:
         if ("in_reach_of_agent", target) not in world.state:
             why = run(("navigate_to", target, agent))
@@ -137,18 +141,10 @@ def replay(name: str) -> Optional[Replay]:
             why = walk_then(target, (act.lower(), target, agent))
         elif act == "CLEAN":
             tool = next((h for h in hands.values() if h), None)
-            options = [a for a in world.domain.actions if a.startswith("clean_")]
-            tried = [(a, tool, target, agent) for a in options if tool is not None]
-            why = f"nothing in hand to clean the {target} with" if not tried else ""
-            for action in tried:
-                try:
-                    world.binding(action)
-                except PddlError:
-                    continue
-                why = walk_then(target, action)
-                break
-            else:
-                why = why or f"no clean_* action takes {tool}"
+            fits = [(a, tool, target, agent) for a in world.domain.actions
+                    if tool is not None and a.startswith("clean_") and takes(a, tool)]
+            why = walk_then(target, fits[0]) if fits else \
+                f"no clean_* action takes {tool}" if tool else f"nothing in hand to clean the {target} with"
         elif act == "SOAK":
             sink = next(iter(world.of_type("sink_n_01")), None)
             why = walk_then(sink, ("soak", target, sink, agent)) if sink else "no sink in the problem"

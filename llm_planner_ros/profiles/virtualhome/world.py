@@ -32,7 +32,6 @@ class VirtualHomeWorld:
     name = "virtualhome"
     scenes: tuple[str, ...] = resources.SCENES
     state_names: Mapping[str, str] = STATE_NAMES      # predicate -> the state it says ("on", "open")
-    mutex = goals.MUTEX
     # tasks whose human programs the heuristic's guide prompt shows (Borro et al.'s few shots)
     guide_examples = ("Turn on light", "Drink", "Go to toilet", "Browse internet")
     relevant_objects = staticmethod(problem.relevant_objects)
