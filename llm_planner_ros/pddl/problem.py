@@ -6,7 +6,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Optional, Protocol
 
-from llm_planner_ros.pddl.domain import Domain
 from llm_planner_ros.pddl.goals import GoalVocabulary, GroundGoal
 from llm_planner_ros.pddl.world import WorldState
 
@@ -21,13 +20,13 @@ def whole_world(world: WorldState, goal: GroundGoal, allowed: Optional[set[str]]
 
 
 class PddlWorld(Protocol):
-    """What the goal-directed planner reads of a world: a profile, or a world given in code."""
+    """What the goal-directed planner reads of a world (a profile, or a world given in code)
+    besides its domain, which the executor gives."""
 
     relevant_objects: RelevantObjects   # the instances a goal's problem keeps
 
     def goal_vocabulary(self) -> GoalVocabulary: ...
 
-    def planning_domain(self) -> Domain: ...
 
 @dataclass(frozen=True)
 class Problem:

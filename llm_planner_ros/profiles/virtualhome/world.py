@@ -13,7 +13,6 @@ from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.interpretation.conditions import Condition
 from llm_planner_ros.interpretation.interpreter import GoalDemo, ProgramGoal
-from llm_planner_ros.pddl.domain import Domain, load_domain
 from llm_planner_ros.pddl.goals import GoalVocabulary
 from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.planning.examples import Demonstration
@@ -93,9 +92,6 @@ class VirtualHomeWorld:
     # -- goals ----------------------------------------------------------------------------
     def goal_vocabulary(self) -> GoalVocabulary:
         return goals.vocabulary()
-
-    def planning_domain(self) -> Domain:
-        return load_domain(resources.domain_text())
 
     def conditions(self, world: WorldState) -> list[Condition]:
         return render_conditions(world)
