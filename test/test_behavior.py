@@ -50,6 +50,40 @@ def test_a_failed_precondition_comes_back_in_the_profiles_words():
     assert not result.success and result.failure.cause == "I am not next to the rag"
 
 
+def test_a_condition_no_action_brings_about_is_not_offered():
+    """Goal conditions come from what the domain's actions can make true, with their parameter
+    types (also under forall): something is on the floor only on a floor (place_onfloor), and
+    nothing switches a thing off (no toggle_off) or cleans it of being sliced."""
+    from llm_planner_ros.profiles.conditions import profile_conditions
+    from llm_planner_ros.profiles.skills import reference_world
+
+    profile = behavior_profile(CAR)
+    said = {c.literals[0]: c.text for c in profile_conditions(profile, reference_world(profile))}
+    assert said["(onfloor bucket_n_01 floor_n_01)"] == "The bucket is on the floor."
+    assert said["(ontop bucket_n_01 floor_n_01)"] == "The bucket is on top of the floor."    # told apart
+    assert "(onfloor bucket_n_01 car_n_01)" not in said
+    assert "(not (inside soap_n_01 bucket_n_01))" in said       # grasp's forall takes it out
+    assert not [lit for lit in said if lit.startswith(("(not (toggled_on", "(not (sliced"))]
+
+
+def test_the_llm_turns_a_relation_the_way_the_task_says(smollm2, embedder):
+    """Embeddings hardly tell "the bucket is in the soap" from "the soap is in the bucket"; the
+    LLM's likelihood of each as the end state does (method interpret's judgment)."""
+    from llm_planner_ros.interpretation.conditions import Match
+    from llm_planner_ros.interpretation.interpreter import GoalInterpreter
+    from llm_planner_ros.profiles.conditions import profile_conditions
+    from llm_planner_ros.profiles.skills import reference_world
+
+    profile = behavior_profile(CAR)
+    interpreter = GoalInterpreter(smollm2, embedder, (), lambda w: profile_conditions(profile, w), orient=True)
+    index = interpreter.index(reference_world(profile))
+    backwards = index.by_literal("(inside bucket_n_01 soap_n_01)")
+    matches, said = interpreter.oriented([Match("Put the soap in the bucket.", backwards, 0.8)], index,
+                                         interpreter.prompt("Put the soap in the bucket.", ()))
+    assert [m.condition.literals for m in matches] == [("(inside soap_n_01 bucket_n_01)",)], said
+    assert said[0].startswith("'The bucket is in the soap.' turned to 'The soap is in the bucket.'")
+
+
 def service_on(smollm2, embedder, demos, executor):
     from llm_planner_ros.core.settings import PlannerSettings
     from llm_planner_ros.planning.service import PlanningService

@@ -44,6 +44,22 @@ def test_llama_cpp_cancel_and_context_errors(smollm2):
     assert too_long.value.reason.value == "invalid_goal"   # the goal must change, not the LLM
 
 
+def test_llama_cpp_scores_continuations_as_it_samples_them(smollm2):
+    """A continuation's log-probs are those of the same tokens sampled greedily; a sentence that
+    follows the task scores above its reversal; a cached prompt state serves again."""
+    prompt = "Task: Put the candle into the basket.\nEnd state:"
+    [c] = smollm2.complete(prompt, 1, SamplingParams(temperature=0.0, max_tokens=10, stop=("\n",)))
+    right, turned, greedy = smollm2.continuation_logprobs(
+        prompt, [" The candle is in the basket.", " The basket is in the candle.", c.text])
+    assert greedy == pytest.approx(c.token_logprobs, abs=1e-4)
+    assert sum(right) > sum(turned) + 3
+    assert smollm2.continuation_logprobs(prompt, [" The candle is in the basket."])[0] == pytest.approx(right)
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(PlanCanceled):
+        smollm2.continuation_logprobs(prompt, [" x"], token)
+
+
 def test_missing_gguf_is_a_clear_error(tmp_path):
     from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend
 
@@ -83,6 +99,29 @@ def test_openai_completions_with_logprobs_and_n(openai_server):
     # log-probs only when a ranking asks for them
     [plain] = backend.complete(PROMPT, 1, SamplingParams(temperature=0.0, max_tokens=8))
     assert plain.text and math.isnan(plain.mean_logprob)
+
+
+def test_openai_backend_says_it_cannot_score_continuations(openai_server, embedder):
+    """llama.cpp's server echoes wrong prompt log-probs, so the OpenAI-compatible backend offers
+    no continuation scores: it says so, and method interpret keeps the embeddings' way round of
+    each relation, saying why in what it dropped."""
+    from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+    from llm_planner_ros.interpretation.conditions import Match
+    from llm_planner_ros.interpretation.interpreter import GoalInterpreter
+    from llm_planner_ros.llm.openai_backend import OpenAIBackend
+    from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
+
+    backend = OpenAIBackend(openai_server, "smollm2")
+    with pytest.raises(LLMError, match="prompt's own log-probs"):
+        backend.continuation_logprobs("Task: x\nEnd state:", [" The cup is on the table."])
+    interpreter = GoalInterpreter(backend, embedder, (), render_conditions, orient=True)
+    index = interpreter.index(VirtualHomeExecutor().world_state())
+    [relation] = [c for c in index.conditions if c.literals == ("(obj_ontop chair dvd_player)",)]
+    assert index.by_literal("(obj_ontop dvd_player chair)") is not None     # the other way round exists
+    match = Match(relation.text, relation, 0.9)
+    assert interpreter.oriented([match], index, "Task: Put the DVD player on the chair\nEnd state:") == \
+        ([match], [f"relations not turned: {backend.name}: scoring a continuation needs the prompt's own "
+                   "log-probs, which this backend does not get reliably (echo); the embedded backend has them"])
 
 
 def test_openai_chat_without_logprobs_falls_back_to_nan(openai_server):

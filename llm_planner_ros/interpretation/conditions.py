@@ -64,6 +64,12 @@ class ConditionIndex:
             out.append(Match(s, self.conditions[self._row_condition[j]] if cos >= threshold else None, cos))
         return out
 
+    def by_literal(self, literal: str) -> Optional[Condition]:
+        """The condition that is ``literal`` alone, if the scene admits it."""
+        if not hasattr(self, "_by_literal"):
+            self._by_literal = {c.literals[0]: c for c in self.conditions if len(c.literals) == 1 and not c.actions}
+        return self._by_literal.get(literal)
+
     def nearest(self, text: str, k: int) -> list[tuple[Condition, float]]:
         """The ``k`` conditions nearest to ``text`` (the embedding-only baseline retrieves these)."""
         q = self.embedder.embed([text])[0]

@@ -9,17 +9,18 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Optional
 
 import numpy as np
 
-from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.errors import CancelToken, LLMError
 from llm_planner_ros.interpretation.conditions import (
     Condition,
     ConditionIndex,
     Match,
+    _literal,
     contradicts,
     resolve,
     spec_of,
@@ -100,6 +101,15 @@ class InstancePrior:
             return ranked[0] if ranked else a
         literals = tuple(Literal(lit.predicate, tuple(arg(a) for a in lit.args), lit.negated) for lit in spec.literals)
         return GoalSpec(literals, spec.actions)
+
+
+def _turned(literal: str) -> str:
+    """``(inside a b)`` -> ``(inside b a)``, negation kept; "" unless over two objects."""
+    lit = _literal(literal)
+    if len(lit.args) != 2 or lit.args[0] == lit.args[1]:
+        return ""
+    atom = f"({lit.predicate} {lit.args[1]} {lit.args[0]})"
+    return f"(not {atom})" if lit.negated else atom
 
 
 def split_sentences(text: str) -> list[str]:
@@ -191,10 +201,11 @@ class GoalInterpreter:
                  threshold: float = 0.55, num_examples: int = 3, max_tokens: int = 48,
                  completion: Optional[Completion] = None,
                  with_task_text: bool = False, retrieved: int = 3,
-                 mutex: Sequence[tuple[str, str]] = ()) -> None:
+                 mutex: Sequence[tuple[str, str]] = (), orient: bool = False) -> None:
         """``demos``: annotated goals shown as examples (none: zero-shot); ``conditions``: what a
         world admits as goal conditions, in words (its world renders them); ``mutex``: predicates
-        that cannot hold of the same objects (the world's vocabulary names them)."""
+        that cannot hold of the same objects (the world's vocabulary names them); ``orient``: the
+        LLM judges which way each relation between two objects goes (:meth:`oriented`)."""
         self.llm = llm
         self.embedder = embedder
         self.demos = list(demos)
@@ -206,6 +217,7 @@ class GoalInterpreter:
         self.completion = completion
         self.with_task_text = with_task_text
         self.retrieved = retrieved
+        self.orient = orient
         self._demo_vectors = embedder.embed([d.task for d in self.demos]) if self.demos else np.zeros((0, 1))
         self._indexes: dict[frozenset, ConditionIndex] = {}
         self._vectors: dict[str, np.ndarray] = {}
@@ -246,9 +258,39 @@ class GoalInterpreter:
         matches = index.translate(sentences, self.threshold)
         if self.with_task_text:   # the task text's own nearest conditions join what the LLM said
             matches += self._nearest_matches(task, index, self.retrieved)
+        turned: list[str] = []
+        if self.orient:
+            matches, turned = self.oriented(matches, index, self.prompt(task, examples), cancel)
         kept, dropped = resolve(matches, self.mutex)
-        return Interpretation(sentences, matches, self._complete(kept, index, hold_out), dropped,
+        return Interpretation(sentences, matches, self._complete(kept, index, hold_out), turned + dropped,
                               [d.task for d in examples])
+
+    def oriented(self, matches: list[Match], index: ConditionIndex, prompt: str,
+                 cancel: Optional[CancelToken] = None) -> tuple[list[Match], list[str]]:
+        """``matches`` with each relation between two objects turned the way round the LLM finds
+        likelier after ``prompt`` (summed log-probability as the end state): sentence embeddings
+        hardly tell "the candle is in the basket" from "the basket is in the candle". (Which
+        relation, in or on, stays the embeddings' choice: a small model tells those apart no
+        better.) Returns (the matches, what was turned)."""
+        pairs: dict[Condition, Condition] = {}
+        for m in matches:
+            c = m.condition
+            other = index.by_literal(_turned(c.literals[0])) if c and len(c.literals) == 1 and not c.actions else None
+            if c is not None and other is not None:
+                pairs[c] = other
+        if not pairs:
+            return matches, []
+        texts = list(dict.fromkeys(t for c, r in pairs.items() for t in (c.text, r.text)))
+        assert self.llm is not None
+        try:
+            scored = self.llm.continuation_logprobs(prompt, [" " + t for t in texts], cancel)
+        except LLMError as exc:   # a backend that cannot score: the embeddings' way round stands
+            return matches, [f"relations not turned: {exc}"]
+        scores = dict(zip(texts, (sum(x) for x in scored)))
+        turn = {c: r for c, r in pairs.items() if scores[r.text] > scores[c.text]}
+        return ([replace(m, condition=turn[m.condition]) if m.condition in turn else m for m in matches],
+                [f"{c.text!r} turned to {r.text!r} (LLM {scores[r.text]:.1f} against {scores[c.text]:.1f})"
+                 for c, r in turn.items()])
 
     def _nearest_matches(self, task: str, index: ConditionIndex, k: int) -> list[Match]:
         """The ``k`` conditions nearest to the task text above the threshold (at least the nearest)."""

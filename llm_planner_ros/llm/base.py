@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional, Protocol
 
@@ -68,6 +69,11 @@ class LLMBackend(Protocol):
 
     def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...]) -> list[float]:
         """log p(candidate's first token | prompt) for each candidate (yes/no questions)."""
+        ...
+
+    def continuation_logprobs(self, prompt: str, continuations: Sequence[str],
+                              cancel: Optional[CancelToken] = None) -> list[tuple[float, ...]]:
+        """Each continuation's token log-probs after ``prompt`` (the LLM judges rather than writes)."""
         ...
 
     def chat(self, user: str, n: int, params: SamplingParams,

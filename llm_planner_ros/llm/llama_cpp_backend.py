@@ -21,6 +21,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -205,6 +206,39 @@ class LlamaCppBackend:
             self.stats.calls += 1
             self.stats.seconds += time.perf_counter() - started
         return [float(lp[t]) for t in firsts]
+
+    def continuation_logprobs(self, prompt: str, continuations: Sequence[str],
+                              cancel: Optional[CancelToken] = None) -> list[tuple[float, ...]]:
+        """Each continuation's token log-probs after ``prompt``: the prompt is evaluated once
+        (from the cached prefix), and each continuation in one batch from its state, the
+        prompt's last token replayed for the first token's logits."""
+        tokens = self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
+        cont = [self.llm.tokenize(c.encode("utf-8"), add_bos=False, special=False) for c in continuations]
+        longest = max((len(c) for c in cont), default=0)
+        if len(tokens) + longest > self.llm.n_ctx() or longest + 1 > self.llm.n_batch:
+            raise PromptTooLong(f"a prompt of {len(tokens)} tokens and a continuation of {longest} do not fit "
+                                f"the LLM's context of {self.llm.n_ctx()} tokens; raise llm_context")
+        out: list[tuple[float, ...]] = []
+        with self._lock:
+            started = time.perf_counter()
+            self._load(self._evaluate(tokens, cancel))
+            ctx, batch, n_past = self.llm._ctx, self.llm._batch, len(tokens) - 1
+            for ids in cont:
+                if cancel is not None:
+                    cancel.check()
+                ctx.kv_cache_seq_rm(-1, n_past, -1)
+                batch.set_batch(batch=[tokens[-1]] + ids[:-1], n_past=n_past, logits_all=True)
+                ctx.decode(batch)
+                self.stats.prompt_evaluated += len(ids)
+                rows = np.ctypeslib.as_array(ctx.get_logits(), shape=(len(ids), self.n_vocab)).astype(np.float64)
+                m = rows.max(axis=1, keepdims=True)
+                logp = rows - (m + np.log(np.exp(rows - m).sum(axis=1, keepdims=True)))
+                out.append(tuple(float(logp[i, t]) for i, t in enumerate(ids)))
+            ctx.kv_cache_seq_rm(-1, n_past, -1)
+            self.llm.n_tokens = n_past
+            self.stats.calls += 1
+            self.stats.seconds += time.perf_counter() - started
+        return out
 
     def _complete_tokens(self, tokens: list[int], n: int, params: SamplingParams,
                          cancel: Optional[CancelToken]) -> list[Completion]:

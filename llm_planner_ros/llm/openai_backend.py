@@ -12,6 +12,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Literal, Optional
 
@@ -75,6 +76,14 @@ class OpenAIBackend:
         if not top:
             raise LLMError(f"{self.name} returned no log-probs; the tracker and Eliminate need them")
         return [float(top.get(c, float("-inf"))) for c in candidates]
+
+    def continuation_logprobs(self, prompt: str, continuations: Sequence[str],
+                              cancel: Optional[CancelToken] = None) -> list[tuple[float, ...]]:
+        """Not offered: the completions API gives a prompt's log-probs only with ``echo``, which
+        llama.cpp's server (llama-cpp-python 0.3) answers with wrong values; a judgment that
+        needs them is skipped, and says so."""
+        raise LLMError(f"{self.name}: scoring a continuation needs the prompt's own log-probs, which this "
+                       "backend does not get reliably (echo); the embedded backend has them")
 
     def _sample(self, prompt: str, messages: Optional[list[dict]], n: int, params: SamplingParams,
                 cancel: Optional[CancelToken]) -> list[Completion]:

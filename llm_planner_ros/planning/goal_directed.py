@@ -42,6 +42,8 @@ class GoalDirectedSettings(BaseModel):
     interpret_threshold: float = Field(0.55, ge=0.0, le=1.0,
                                        description="method interpret: least cosine of a sentence to its condition")
     interpret_examples: int = Field(3, ge=0, le=10, description="method interpret: other tasks' goals shown")
+    interpret_orient: bool = Field(True, description="method interpret: the LLM judges which way a relation "
+                                                     "between two objects goes (its likelier sentence)")
     interpret_fallback: Literal["none", "translated", "resample", "reprompt"] = Field(
         "reprompt", description="method interpret: the LLM method that plans when the interpreted goal is "
                                 "empty, already holds or has no plan")

@@ -228,7 +228,7 @@ class PlanningService:
                                               threshold=s.interpret_threshold, num_examples=s.interpret_examples,
                                               completion=Completion(goals, mutex=vocabulary.mutex),
                                               with_task_text=s.interpret_from == "llm_and_text",
-                                              mutex=vocabulary.mutex)
+                                              mutex=vocabulary.mutex, orient=s.interpret_orient)
                 self._interpreted = InterpretedGoalPlanner(interpreter, InstancePrior(goals), self.goal_directed,
                                                            vocabulary, use_llm=s.interpret_from != "text")
             return self._interpreted
@@ -247,7 +247,8 @@ class PlanningService:
                                               profile_goal_demos(profile, profile_conditions(profile, world)),
                                               lambda w: profile_conditions(profile, w),
                                               threshold=s.interpret_threshold, num_examples=s.interpret_examples,
-                                              with_task_text=s.interpret_from == "llm_and_text")
+                                              with_task_text=s.interpret_from == "llm_and_text",
+                                              mutex=profile.goal_vocabulary().mutex, orient=s.interpret_orient)
                 self._profile_interpreters[profile.text] = InterpretedGoalPlanner(
                     interpreter, InstancePrior(()), self.goal_directed, profile.goal_vocabulary(),
                     use_llm=s.interpret_from != "text")

@@ -48,13 +48,57 @@ def _acts(profile: WorldProfile, agent_type: str) -> dict[tuple[str, bool], list
     return out
 
 
+def _made(effect: object, types: dict[str, str], negated: bool = False) -> Iterator[tuple[bool, list[str], dict]]:
+    """(negated, atom, the types of its variables) for each atom an effect adds or deletes, also
+    under ``forall`` (its variables typed) and ``when`` (whatever the condition)."""
+    if not isinstance(effect, list) or not effect:
+        return
+    head = effect[0]
+    if head == "and":
+        for part in effect[1:]:
+            yield from _made(part, types, negated)
+    elif head == "not" and len(effect) == 2:
+        yield from _made(effect[1], types, not negated)
+    elif head == "forall" and len(effect) == 3 and isinstance(effect[1], list):
+        bound, items, i = dict(types), effect[1], 0
+        while i < len(items):   # "?a ?b - type ?c - type": names, then their type
+            names = []
+            while i < len(items) and items[i] != "-":
+                names.append(items[i])
+                i += 1
+            bound.update(dict.fromkeys(names, items[i + 1] if i + 1 < len(items) else "object"))
+            i += 2
+        yield from _made(effect[2], bound, negated)
+    elif head == "when" and len(effect) == 3:
+        yield from _made(effect[2], types, negated)
+    elif all(isinstance(x, str) for x in effect):
+        yield negated, effect, types
+
+
+def _makers(profile: WorldProfile) -> dict[tuple[str, bool], list[tuple[str, ...]]]:
+    """(predicate, negated) -> the types that an action adding (or deleting) it gives each of the
+    fact's arguments: ``place_onfloor`` makes ``onfloor`` of any object on a ``floor_n_01``."""
+    out: dict[tuple[str, bool], list[tuple[str, ...]]] = {}
+    for action in profile.domain.actions.values():
+        for negated, atom, types in _made(action.effect, dict(action.parameters)):
+            if all(a in types for a in atom[1:]):
+                out.setdefault((atom[0], negated), []).append(tuple(types[a] for a in atom[1:]))
+    return out
+
+
 def profile_conditions(profile: WorldProfile, world: WorldState, max_conditions: int = 6000) -> list[Condition]:
     """The conditions ``world`` admits under ``profile``: each predicate on each combination of
-    distinct object classes whose instances' types its parameters admit."""
+    distinct object classes whose instances' types its parameters admit, and that some action can
+    bring about (a fact no action makes is no goal to plan for; its negation, likewise)."""
     types: dict[str, set[str]] = {}
     for name, type_ in world.objects.items():
         types.setdefault(world.classes.get(name, class_of(name)), set()).add(type_)
     acts = _acts(profile, world.objects.get(profile.spec.agent or "", ""))
+    makers = _makers(profile)
+
+    def made(pred: str, negated: bool, combo: tuple[str, ...]) -> bool:
+        return any(all(any(profile.domain.is_a(t, want) for t in types[c]) for c, want in zip(combo, wanted))
+                   for wanted in makers.get((pred, negated), ()))
     agent_class = class_of(profile.spec.agent or "")
     out: list[Condition] = []
     for pred, params in profile.domain.predicate_types.items():
@@ -66,7 +110,11 @@ def profile_conditions(profile: WorldProfile, world: WorldState, max_conditions:
                 continue
             names = [profile.phrase(c) for c in combo]
             atom = f"({' '.join((pred, *combo))})"
-            said = [(False, atom, words.words)] + ([(True, f"(not {atom})", words.negated)] if words.negated else [])
+            said = [(negated, literal, template) for negated, literal, template in
+                    [(False, atom, words.words), (True, f"(not {atom})", words.negated)]
+                    if template and made(pred, negated, combo)]
+            if not said:
+                continue
             # the same with one object in a word people use for it ("the table" for the dining table)
             variants = [names] + [names[:i] + [word] + names[i + 1:] for i, c in enumerate(combo)
                                   for word in profile.spec.objects.get(c, ()) if c != agent_class]

@@ -75,6 +75,9 @@ class ProfileFile(BaseModel):
         "any", description="what a class in a goal condition means: 'any' one instance (the same wherever the "
                            "class appears), or 'every' instance of the literal's first class (its other classes: "
                            "any instance, chosen per instance of the first), as in 'put the books in a box'")
+    exclusive: tuple[tuple[str, str], ...] = Field(
+        (), description="pairs of facts that cannot both hold of the same objects, e.g. [inside, ontop]: an "
+                        "interpreted goal keeps the better matched (method interpret)")
     examples: tuple[Example, ...] = ()
 
 
@@ -106,7 +109,7 @@ class WorldProfile:
     def goal_vocabulary(self) -> GoalVocabulary:
         return GoalVocabulary(dict(self.domain.predicates), self.spec.agent or "",
                               {word: (cls,) for word, cls in synonyms(self).items()},
-                              every_instance=self.spec.goal_classes == "every")
+                              every_instance=self.spec.goal_classes == "every", mutex=self.spec.exclusive)
 
     @property
     def relevant_objects(self) -> RelevantObjects:
@@ -192,6 +195,8 @@ def _check(spec: ProfileFile, domain: DomainDef, world_text: str, where: str) ->
         for key in ("words", "negated"):
             problems += [f"predicates.{name}.{key}: {{{i}}} but {name} has {arity} argument(s)"
                          for i in map(int, _SLOT.findall(getattr(facts, key))) if i >= arity]
+    problems += [f"exclusive: {name} is not a predicate of the domain"
+                 for pair in spec.exclusive for name in pair if name not in domain.predicates]
     if world_text:
         try:
             world = read_problem(world_text)

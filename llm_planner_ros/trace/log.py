@@ -155,6 +155,13 @@ class RecordingLLM:
         self._record("chat", user, params, t0, out)
         return out
 
+    def continuation_logprobs(self, prompt: str, continuations: Sequence[str],
+                              cancel: Optional[CancelToken] = None) -> list[tuple[float, ...]]:
+        t0 = time.perf_counter()
+        out = self.inner.continuation_logprobs(prompt, continuations, cancel)
+        self._record("continuation_logprobs", prompt, None, t0, [sum(x) for x in out])
+        return out
+
     def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...]) -> list[float]:
         t0 = time.perf_counter()
         out = self.inner.next_token_logprobs(prompt, candidates)
