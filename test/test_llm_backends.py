@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import socket
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -122,6 +123,67 @@ def test_openai_backend_says_it_cannot_score_continuations(openai_server, embedd
     assert interpreter.oriented([match], index, "Task: Put the DVD player on the chair\nEnd state:") == \
         ([match], [f"relations not turned: {backend.name}: scoring a continuation needs the prompt's own "
                    "log-probs, which this backend does not get reliably (echo); the embedded backend has them"])
+
+
+def test_openai_backend_sends_the_embedded_sampling_settings(openai_server, smollm2):
+    """Issue 25: llama.cpp's server applies its own repeat penalty (1.1) unless told; every
+    setting the embedded backend samples with is sent, so greedy answers agree with the same GGUF
+    (these prompts answer differently under 1.0 and 1.1)."""
+    from llm_planner_ros.llm.openai_backend import OpenAIBackend
+
+    served = OpenAIBackend(openai_server, "smollm2")
+    greedy = SamplingParams(temperature=0.0, max_tokens=24, stop=("\n", "Task:"))
+    for task in ("Go to sleep", "Make coffee"):
+        prompt = ("Describe the end state of each household task in short sentences.\n\nTask: Turn on light\n"
+                  f"End state: The light is on. The light is plugged in.\n\nTask: {task}\nEnd state:")
+        [embedded] = smollm2.complete(prompt, 1, greedy)
+        [penalised] = smollm2.complete(prompt, 1, replace(greedy, repetition_penalty=1.1))
+        assert embedded.text != penalised.text
+        assert served.complete(prompt, 1, greedy)[0].text == embedded.text
+    assert served.takes_extra is not False
+
+
+def test_a_server_that_refuses_llama_cpp_fields_gets_the_standard_ones():
+    """A server that answers 400 to fields beyond OpenAI's (as OpenAI's own does) is asked again
+    without them, once: learnt, as for n. A double of such a server, beside the real server above."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from llm_planner_ros.llm.openai_backend import OpenAIBackend
+
+    bodies: list[dict] = []
+
+    class Strict(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            bodies.append(body)
+            extra = sorted(set(body) & {"repeat_penalty", "repetition_penalty", "top_k", "min_p"})
+            status, reply = (400, {"error": {"message": f"Unrecognized request argument supplied: {extra[0]}",
+                                             "type": "invalid_request_error"}}) if extra else \
+                (200, {"id": "x", "object": "text_completion", "created": 0, "model": "m",
+                       "choices": [{"index": 0, "text": " The light is on.", "finish_reason": "stop",
+                                    "logprobs": None}]})
+            data = json.dumps(reply).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Strict)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        backend = OpenAIBackend(f"http://127.0.0.1:{server.server_address[1]}/v1", "m", max_retries=0)
+        for _ in range(2):
+            assert backend.complete(PROMPT, 1, SamplingParams(temperature=0.0))[0].text == " The light is on."
+        assert backend.takes_extra is False
+        assert ["repeat_penalty" in b for b in bodies] == [True, False, False]   # refused once, then learnt
+    finally:
+        server.shutdown()
 
 
 def test_openai_chat_without_logprobs_falls_back_to_nan(openai_server):

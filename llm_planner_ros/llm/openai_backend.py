@@ -47,6 +47,7 @@ class OpenAIBackend:
         self.stats = UsageStats()
         self.concurrency = concurrency
         self.honours_n: Optional[bool] = None   # learnt from the first request for n > 1
+        self.takes_extra: Optional[bool] = None  # repeat_penalty, top_k, min_p: False once refused
         self._pool: Optional[ThreadPoolExecutor] = None
 
     def complete(self, prompt: str, n: int, params: SamplingParams,
@@ -149,6 +150,20 @@ class OpenAIBackend:
         common: dict[str, Any] = dict(model=self.model, n=n, temperature=params.temperature, top_p=params.top_p,
                       frequency_penalty=params.frequency_penalty, presence_penalty=params.presence_penalty,
                       max_tokens=params.max_tokens, stop=list(params.stop)[:4], seed=seed)
+        if self.takes_extra is not False:   # what the embedded backend samples with, sent explicitly
+            common["extra_body"] = {"repeat_penalty": params.repetition_penalty,
+                                    "repetition_penalty": params.repetition_penalty,
+                                    "top_k": 0 if params.temperature > 0 else 40, "min_p": 0.0}
+        try:
+            return self._create(prompt, messages, params, common)
+        except _ExtraRefused as exc:
+            self.takes_extra = False
+            log.info("%s refuses llama.cpp's sampling fields (%s): sending the standard ones only", self.name, exc)
+            del common["extra_body"]
+            return self._create(prompt, messages, params, common)
+
+    def _create(self, prompt: str, messages: Optional[list[dict]], params: SamplingParams,
+                common: dict[str, Any]) -> list[Completion]:
         try:
             if self.api == "completions" and messages is None:
                 resp = self.client.completions.create(prompt=prompt, logprobs=1 if params.logprobs else None,
@@ -160,6 +175,8 @@ class OpenAIBackend:
                 logprobs=params.logprobs or None, **common)
             return [self._from_chat(c, params) for c in resp.choices]
         except self._openai.APIStatusError as exc:
+            if exc.status_code in (400, 422) and "extra_body" in common and _EXTRA.search(str(exc.message)):
+                raise _ExtraRefused(_short(exc.message)) from None
             if exc.status_code == 400 and _CONTEXT.search(str(exc.message)):
                 raise PromptTooLong(f"{self.name}: the prompt does not fit the model's context: "
                                     f"{_short(exc.message)}") from None
@@ -195,6 +212,11 @@ class OpenAIBackend:
                           finish_reason="stop" if stopped else (choice.finish_reason or "stop"))
 
 
+class _ExtraRefused(Exception):
+    """The server refused the sampling fields beyond OpenAI's own."""
+
+
+_EXTRA = re.compile(r"unrecognized|unexpected|unknown|not permitted|extra", re.I)
 _CONTEXT = re.compile(r"context length|context window|maximum context|too many tokens|prompt is too long", re.I)
 
 
