@@ -50,6 +50,21 @@ def test_a_failed_precondition_comes_back_in_the_profiles_words():
     assert not result.success and result.failure.cause == "I am not next to the rag"
 
 
+def test_a_quantified_precondition_that_fails_is_a_failed_step():
+    """Grasping what is inside a closed container fails grasp's (not (exists ...)) precondition:
+    a failed step whose cause says what makes it false, in the profile's words, never an
+    executor error (it was a TypeError on 5 of the 100 activities)."""
+    name = next(n for n in problem_names() if n.startswith("cleaning_up_refrigerator"))
+    profile = behavior_profile(name)
+    executor = PddlWorldExecutor(profile)
+    domain = profile.planning_domain()
+    tray = next(o for o in executor.world_state().objects if o.startswith("tray_n_01"))
+    assert executor.execute(domain.skill(("navigate_to", tray, "agent_n_01_1"), executor.world_state())).success
+    result = executor.execute(domain.skill(("grasp", tray, "agent_n_01_1"), executor.world_state()))
+    assert not result.success and result.failure is not None
+    assert result.failure.cause == "the tray is in the electric refrigerator; the electric refrigerator is closed"
+
+
 def test_a_condition_no_action_brings_about_is_not_offered():
     """Goal conditions come from what the domain's actions can make true, with their parameter
     types (also under forall): something is on the floor only on a floor (place_onfloor), and

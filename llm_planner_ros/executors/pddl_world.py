@@ -66,7 +66,8 @@ class PddlWorldExecutor:
                                           f"there is no {' and '.join(skill.objects)} here I can "
                                           f"{self.profile.spec.actions[actions[0]].words.split(' {')[0]}")
         ground, missing = best
-        cause = self.profile.why_not(missing[0])
+        because = self.world.why(missing[0])   # a quantified precondition: what makes it false
+        cause = "; ".join(self.profile.say(lit) for lit in because) if because else self.profile.why_not(missing[0])
         return ExecutionResult.failed(ErrorType.OTHER_PRECONDITION,
                                       f"({' '.join(ground)}) needs {', '.join(missing)}", cause, skill.script())
 

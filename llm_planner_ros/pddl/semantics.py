@@ -174,6 +174,21 @@ class PddlWorld:
             return []
         return [render(self._ground(cond, binding))]
 
+    def why(self, literal: str) -> list[str]:
+        """What makes an unmet ``(not (exists (vars) body))`` false: ``body``'s literals, ground
+        with the first binding under which it holds (``(inside tray_1 fridge_2)``, ``(not (open
+        fridge_2))``); [] for any other literal."""
+        cond = parse_sexpr(literal)[0]
+        if not (isinstance(cond, list) and cond[:1] == ["not"] and isinstance(cond[1], list)
+                and cond[1][:1] == ["exists"] and len(cond[1]) == 3):
+            return []
+        _, variables, body = cond[1]
+        for b in self._bindings(variables):
+            if self._value(body, b, self.state):
+                parts = body[1:] if body[:1] == ["and"] else [body]
+                return [render(self._ground(part, b)) for part in parts]
+        return []
+
     def _value(self, cond: list, binding: Mapping[str, str], state) -> bool:
         head = cond[0]
         if head == "and":

@@ -160,7 +160,8 @@ class WorldProfile:
         """What an unmet precondition means, in words: a missing ``(not X)`` is X holding."""
         tree = parse_sexpr(missing)
         atom = tree[0] if tree else None
-        if isinstance(atom, list) and atom[:1] == ["not"] and isinstance(atom[1], list):
+        if isinstance(atom, list) and atom[:1] == ["not"] and isinstance(atom[1], list) \
+                and all(isinstance(x, str) for x in atom[1]):
             return self.say(f"({' '.join(atom[1])})")
         if isinstance(atom, list) and all(isinstance(x, str) for x in atom):
             return self.say(f"(not ({' '.join(atom)}))")
