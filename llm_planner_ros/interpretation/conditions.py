@@ -121,6 +121,15 @@ def _literal(text: str) -> Literal:
     return Literal(parts[0], tuple(parts[1:]), negated)
 
 
+def turned_literal(text: str) -> str:
+    """``(inside a b)`` -> ``(inside b a)``, negation kept; "" unless over two objects."""
+    lit = _literal(text)
+    if len(lit.args) != 2 or lit.args[0] == lit.args[1]:
+        return ""
+    atom = f"({lit.predicate} {lit.args[1]} {lit.args[0]})"
+    return f"(not {atom})" if lit.negated else atom
+
+
 def spec_of(conditions: Sequence[Condition]) -> GoalSpec:
     """The goal of rendered conditions (their literals are the world's own: nothing to check)."""
     literals = tuple(dict.fromkeys(_literal(lit) for c in conditions for lit in c.literals))

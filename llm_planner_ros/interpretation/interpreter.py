@@ -20,10 +20,10 @@ from llm_planner_ros.interpretation.conditions import (
     Condition,
     ConditionIndex,
     Match,
-    _literal,
     contradicts,
     resolve,
     spec_of,
+    turned_literal,
 )
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
 from llm_planner_ros.pddl.goals import GoalSpec, Literal
@@ -101,15 +101,6 @@ class InstancePrior:
             return ranked[0] if ranked else a
         literals = tuple(Literal(lit.predicate, tuple(arg(a) for a in lit.args), lit.negated) for lit in spec.literals)
         return GoalSpec(literals, spec.actions)
-
-
-def _turned(literal: str) -> str:
-    """``(inside a b)`` -> ``(inside b a)``, negation kept; "" unless over two objects."""
-    lit = _literal(literal)
-    if len(lit.args) != 2 or lit.args[0] == lit.args[1]:
-        return ""
-    atom = f"({lit.predicate} {lit.args[1]} {lit.args[0]})"
-    return f"(not {atom})" if lit.negated else atom
 
 
 def split_sentences(text: str) -> list[str]:
@@ -273,11 +264,11 @@ class GoalInterpreter:
         relation, in or on, stays the embeddings' choice: a small model tells those apart no
         better.) Returns (the matches, what was turned)."""
         pairs: dict[Condition, Condition] = {}
-        for m in matches:
-            c = m.condition
-            other = index.by_literal(_turned(c.literals[0])) if c and len(c.literals) == 1 and not c.actions else None
-            if c is not None and other is not None:
-                pairs[c] = other
+        for c in (m.condition for m in matches):
+            if c is not None and len(c.literals) == 1 and not c.actions:
+                other = index.by_literal(turned_literal(c.literals[0]))
+                if other is not None:
+                    pairs[c] = other
         if not pairs:
             return matches, []
         texts = list(dict.fromkeys(t for c, r in pairs.items() for t in (c.text, r.text)))

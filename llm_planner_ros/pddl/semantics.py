@@ -24,7 +24,7 @@ class PddlError(ValueError):
     """A domain, problem or action this module cannot read, with what is wrong."""
 
 
-def _typed(items: list) -> list[tuple[str, str]]:
+def typed_list(items: list) -> list[tuple[str, str]]:
     """``a b - t c`` -> [(a, t), (b, t), (c, object)]."""
     out: list[tuple[str, str]] = []
     pending: list[str] = []
@@ -87,9 +87,9 @@ def _define(text: str, kind: str) -> tuple[list, str]:
 @lru_cache(maxsize=16)
 def read_domain(text: str) -> DomainDef:
     body, name = _define(text, "domain")
-    parents = {t: p for t, p in _typed(_section(body, ":types")) if t != p}
-    constants = dict(_typed(_section(body, ":constants")))
-    predicate_types = {p[0]: tuple(t for _, t in _typed(p[1:])) for p in _section(body, ":predicates")
+    parents = {t: p for t, p in typed_list(_section(body, ":types")) if t != p}
+    constants = dict(typed_list(_section(body, ":constants")))
+    predicate_types = {p[0]: tuple(t for _, t in typed_list(p[1:])) for p in _section(body, ":predicates")
                        if isinstance(p, list) and p}
     predicates = {name: len(types) for name, types in predicate_types.items()}
     actions = {}
@@ -97,7 +97,7 @@ def read_domain(text: str) -> DomainDef:
         if not (isinstance(part, list) and part[:1] == [":action"]):
             continue
         fields = {part[i]: part[i + 1] for i in range(2, len(part) - 1, 2)}
-        actions[part[1]] = ActionDef(part[1], tuple(_typed(fields.get(":parameters", []))),
+        actions[part[1]] = ActionDef(part[1], tuple(typed_list(fields.get(":parameters", []))),
                                      fields.get(":precondition", ["and"]), fields.get(":effect", ["and"]))
     return DomainDef(name, parents, constants, predicates, actions, predicate_types)
 
@@ -121,7 +121,7 @@ def read_problem(text: str) -> ProblemDef:
         else:
             raise PddlError(f"an initial fact this module cannot read: {atom}")
     goal = _section(body, ":goal")
-    return ProblemDef(name, dict(_typed(_section(body, ":objects"))), frozenset(init), goal[0] if goal else ["and"])
+    return ProblemDef(name, dict(typed_list(_section(body, ":objects"))), frozenset(init), goal[0] if goal else ["and"])
 
 
 def render(literal: object) -> str:
@@ -210,7 +210,7 @@ class PddlWorld:
         raise PddlError(f"a condition this module cannot read: {render(cond)}")
 
     def _bindings(self, variables: list) -> Iterator[dict[str, str]]:
-        typed = _typed(variables)
+        typed = typed_list(variables)
         for values in product(*(list(self.of_type(t)) for _, t in typed)):
             yield dict(zip((v for v, _ in typed), values))
 

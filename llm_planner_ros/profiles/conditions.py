@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from llm_planner_ros.interpretation.conditions import Condition
 from llm_planner_ros.interpretation.interpreter import GoalDemo
+from llm_planner_ros.pddl.semantics import typed_list
 from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.profiles.loader import WorldProfile, class_of
 
@@ -60,15 +61,7 @@ def _made(effect: object, types: dict[str, str], negated: bool = False) -> Itera
     elif head == "not" and len(effect) == 2:
         yield from _made(effect[1], types, not negated)
     elif head == "forall" and len(effect) == 3 and isinstance(effect[1], list):
-        bound, items, i = dict(types), effect[1], 0
-        while i < len(items):   # "?a ?b - type ?c - type": names, then their type
-            names = []
-            while i < len(items) and items[i] != "-":
-                names.append(items[i])
-                i += 1
-            bound.update(dict.fromkeys(names, items[i + 1] if i + 1 < len(items) else "object"))
-            i += 2
-        yield from _made(effect[2], bound, negated)
+        yield from _made(effect[2], {**types, **dict(typed_list(effect[1]))}, negated)
     elif head == "when" and len(effect) == 3:
         yield from _made(effect[2], types, negated)
     elif all(isinstance(x, str) for x in effect):
