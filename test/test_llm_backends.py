@@ -105,7 +105,7 @@ def test_openai_completions_with_logprobs_and_n(openai_server):
 def test_openai_backend_says_it_cannot_score_continuations(openai_server, embedder):
     """llama.cpp's server echoes wrong prompt log-probs, so the OpenAI-compatible backend offers
     no continuation scores: it says so, and method interpret keeps the embeddings' way round of
-    each relation, saying why in what it dropped."""
+    each relation, saying why (the interpretation's ``turned``, which the goal's detail shows)."""
     from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
     from llm_planner_ros.interpretation.conditions import Match
     from llm_planner_ros.interpretation.interpreter import GoalInterpreter

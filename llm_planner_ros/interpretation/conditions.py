@@ -49,6 +49,7 @@ class ConditionIndex:
             cache.update(zip(new, embedder.embed(new)))
         self._row_condition = np.array([i for i, _ in rows], dtype=int)
         self.vectors = np.stack([cache[t] for _, t in rows]) if rows else np.zeros((0, 1))
+        self._by_literal = {c.literals[0]: c for c in self.conditions if len(c.literals) == 1 and not c.actions}
 
     def translate(self, sentences: Sequence[str], threshold: float) -> list[Match]:
         """Each sentence's nearest condition, or None below ``threshold``."""
@@ -66,8 +67,6 @@ class ConditionIndex:
 
     def by_literal(self, literal: str) -> Optional[Condition]:
         """The condition that is ``literal`` alone, if the scene admits it."""
-        if not hasattr(self, "_by_literal"):
-            self._by_literal = {c.literals[0]: c for c in self.conditions if len(c.literals) == 1 and not c.actions}
         return self._by_literal.get(literal)
 
     def nearest(self, text: str, k: int) -> list[tuple[Condition, float]]:

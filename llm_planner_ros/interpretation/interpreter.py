@@ -43,6 +43,7 @@ class Interpretation:
     conditions: list[Condition]                # translated and free of contradictions
     dropped: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)
+    turned: list[str] = field(default_factory=list)   # relations the LLM turned round, or why none was
 
     @property
     def spec(self) -> GoalSpec:
@@ -253,8 +254,8 @@ class GoalInterpreter:
         if self.orient:
             matches, turned = self.oriented(matches, index, self.prompt(task, examples), cancel)
         kept, dropped = resolve(matches, self.mutex)
-        return Interpretation(sentences, matches, self._complete(kept, index, hold_out), turned + dropped,
-                              [d.task for d in examples])
+        return Interpretation(sentences, matches, self._complete(kept, index, hold_out), dropped,
+                              [d.task for d in examples], turned)
 
     def oriented(self, matches: list[Match], index: ConditionIndex, prompt: str,
                  cancel: Optional[CancelToken] = None) -> tuple[list[Match], list[str]]:

@@ -84,6 +84,13 @@ class PromptStates:
         self._bytes = 0
 
 
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    """Log-probabilities from logits, over the last axis (in float64)."""
+    logits = logits.astype(np.float64)
+    m = logits.max(axis=-1, keepdims=True)
+    return logits - (m + np.log(np.exp(logits - m).sum(axis=-1, keepdims=True)))
+
+
 class LlamaCppBackend:
     has_logprobs = True
 
@@ -167,9 +174,7 @@ class LlamaCppBackend:
 
     def _last_logprobs(self) -> np.ndarray:
         ptr = self._llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
-        logits = np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).astype(np.float64)
-        m = logits.max()
-        return logits - (m + np.log(np.exp(logits - m).sum()))
+        return _log_softmax(np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)))
 
     def complete(self, prompt: str, n: int, params: SamplingParams,
                  cancel: Optional[CancelToken] = None) -> list[Completion]:
@@ -230,9 +235,7 @@ class LlamaCppBackend:
                 batch.set_batch(batch=[tokens[-1]] + ids[:-1], n_past=n_past, logits_all=True)
                 ctx.decode(batch)
                 self.stats.prompt_evaluated += len(ids)
-                rows = np.ctypeslib.as_array(ctx.get_logits(), shape=(len(ids), self.n_vocab)).astype(np.float64)
-                m = rows.max(axis=1, keepdims=True)
-                logp = rows - (m + np.log(np.exp(rows - m).sum(axis=1, keepdims=True)))
+                logp = _log_softmax(np.ctypeslib.as_array(ctx.get_logits(), shape=(len(ids), self.n_vocab)))
                 out.append(tuple(float(logp[i, t]) for i, t in enumerate(ids)))
             ctx.kv_cache_seq_rm(-1, n_past, -1)
             self.llm.n_tokens = n_past

@@ -87,10 +87,9 @@ class InterpretedGoalPlanner:
         result.goal_conditions = list(lines)
         result.num_llm_calls += int(self.use_llm)
         said = " ".join(found.sentences)[:200]
-        judged = [d for d in found.dropped if " turned to " in d or d.startswith("relations not turned")]
         result.detail = (f"interpreted {said!r} as {', '.join(lines)}"
                          + (f" (given up: {'; '.join(dropped)})" if dropped else "")
-                         + (f" ({'; '.join(judged)})" if judged else "") + f"; {result.detail}")
+                         + (f" ({'; '.join(found.turned)})" if found.turned else "") + f"; {result.detail}")
         return InterpretedPlan(found, result, dropped=tuple(dropped))
 
     def _solvable(self, spec: GoalSpec, executor: Executor, cancel: CancelToken,

@@ -243,14 +243,15 @@ class PlanningService:
             if profile.text not in self._profile_interpreters:
                 s = self.goal_directed.settings
                 world = reference_world(profile) if profile.world_text else robot.world_state()
+                vocabulary = profile.goal_vocabulary()
                 interpreter = GoalInterpreter(self.llm, self.embedder,
                                               profile_goal_demos(profile, profile_conditions(profile, world)),
                                               lambda w: profile_conditions(profile, w),
                                               threshold=s.interpret_threshold, num_examples=s.interpret_examples,
                                               with_task_text=s.interpret_from == "llm_and_text",
-                                              mutex=profile.goal_vocabulary().mutex, orient=s.interpret_orient)
+                                              mutex=vocabulary.mutex, orient=s.interpret_orient)
                 self._profile_interpreters[profile.text] = InterpretedGoalPlanner(
-                    interpreter, InstancePrior(()), self.goal_directed, profile.goal_vocabulary(),
+                    interpreter, InstancePrior(()), self.goal_directed, vocabulary,
                     use_llm=s.interpret_from != "text")
             return self._profile_interpreters[profile.text]
 

@@ -23,32 +23,6 @@ def _sentence(words: str) -> str:
     return words[:1].upper() + words[1:] + "."
 
 
-def _effects(effect: object, negated: bool = False) -> Iterator[tuple[bool, list[str]]]:
-    """(negated, atom) for each atom an action's effect adds or deletes."""
-    if isinstance(effect, list) and effect[:1] == ["and"]:
-        for part in effect[1:]:
-            yield from _effects(part, negated)
-    elif isinstance(effect, list) and effect[:1] == ["not"] and len(effect) == 2:
-        yield from _effects(effect[1], not negated)
-    elif isinstance(effect, list) and effect and all(isinstance(x, str) for x in effect):
-        yield negated, effect
-
-
-def _acts(profile: WorldProfile, agent_type: str) -> dict[tuple[str, bool], list[tuple[tuple[int, ...], str]]]:
-    """(predicate, negated) -> the acts that bring it about: (which of the fact's arguments fill
-    the skill's words, in order; the words). The act's words and the fact must name the same
-    objects (the agent aside): picking up the cup says that I hold it, not where it was."""
-    out: dict[tuple[str, bool], list[tuple[tuple[int, ...], str]]] = {}
-    for name, words in profile.spec.actions.items():
-        types = dict(profile.domain.actions[name].parameters)
-        for negated, atom in _effects(profile.domain.actions[name].effect):
-            slots = atom[1:]
-            if set(words.args) == {a for a in slots if types.get(a) != agent_type}:
-                out.setdefault((atom[0], negated), []).append((tuple(slots.index(a) for a in words.args),
-                                                               words.words))
-    return out
-
-
 def _made(effect: object, types: dict[str, str], negated: bool = False) -> Iterator[tuple[bool, list[str], dict]]:
     """(negated, atom, the types of its variables) for each atom an effect adds or deletes, also
     under ``forall`` (its variables typed) and ``when`` (whatever the condition)."""
@@ -66,6 +40,21 @@ def _made(effect: object, types: dict[str, str], negated: bool = False) -> Itera
         yield from _made(effect[2], types, negated)
     elif all(isinstance(x, str) for x in effect):
         yield negated, effect, types
+
+
+def _acts(profile: WorldProfile, agent_type: str) -> dict[tuple[str, bool], list[tuple[tuple[int, ...], str]]]:
+    """(predicate, negated) -> the acts that bring it about: (which of the fact's arguments fill
+    the skill's words, in order; the words). The act's words and the fact must name the same
+    objects (the agent aside): picking up the cup says that I hold it, not where it was."""
+    out: dict[tuple[str, bool], list[tuple[tuple[int, ...], str]]] = {}
+    for name, words in profile.spec.actions.items():
+        types = dict(profile.domain.actions[name].parameters)
+        for negated, atom, _ in _made(profile.domain.actions[name].effect, types):
+            slots = atom[1:]
+            if set(words.args) == {a for a in slots if types.get(a) != agent_type}:
+                out.setdefault((atom[0], negated), []).append((tuple(slots.index(a) for a in words.args),
+                                                               words.words))
+    return out
 
 
 def _makers(profile: WorldProfile) -> dict[tuple[str, bool], list[tuple[str, ...]]]:
