@@ -12,7 +12,7 @@ demonstrations of the program's own task are held out by its label):
   ..., paraphrased       the task in other words (PARAPHRASES), on --paraphrase-per-task programs of
                          each task; "paraphrased again": a second phrasing (PARAPHRASES_AGAIN), written
                          before anything was tuned, never tuned on
-After the rows, the tasks beyond EAI's titles (BEYOND: conditions that must and must not appear,
+After the rows, the tasks beyond EAI's titles (evaluation/beyond_eai.py: conditions that must and must not appear,
 or an absent object that must be named) run on scene 1 as it starts (--no-beyond skips them).
 Each program is scored by EAI's goal conditions on the simulator. The loss is split by stage:
 interpretation (empty / already holds / no plan -> fallback), goal reached but not EAI's, and
@@ -34,6 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+from llm_planner_ros.evaluation.beyond_eai import BEYOND, BeyondTask  # noqa: E402
 from llm_planner_ros.evaluation.eai import eai_tasks, select_tasks  # noqa: E402
 
 ROWS = {"interpret": {}, "interpret, LLM only": {"interpret_from": "llm"},
@@ -83,50 +84,23 @@ def phrasing(row: str) -> str:
 _service = {}
 
 
-# Tasks beyond EAI's 26 titles (issue 25), on scene 1 as it starts, written before anything was
-# tuned on them: (task, conditions that must appear, conditions that must not, an object the
-# scene lacks, which the goal's end must name instead of substituting). Patterns over class-level
-# goal lines.
-BEYOND = [
-    ("Turn off the lights", [r"^\(off \w*(light|lamp)\w*\)$"], [r"plugged_out"], ""),
-    ("Switch off the television", [r"^\(off television\)$"], [r"^\(on television\)$"], ""),
-    ("Close the door", [r"^\(closed \w*door\w*\)$"], [], ""),
-    ("Open the fridge", [r"^\(open (freezer|fridge)\)$"], [], ""),
-    ("Watch TV", [r"^\(on television\)$"], [r"holds_\w+ character television", r"floor"], ""),
-    ("Sit on the sofa", [r"sitting character|ontop character (sofa|couch)"], [], ""),
-    ("Wash hands", [r"hands_both"], [r"next_to character hands_both"], ""),
-    ("make breakfast", [r"kitchen|food|toaster|stove|oven|coffe|pan|bread"], [r"bedroom|nightstand"], ""),
-    ("Put the milk in the fridge", [], [], "milk"),
-    ("Feed the cat", [], [], "cat"),
-]
-
-
-def _beyond(case: tuple) -> dict:
-    """One task beyond EAI's titles through the service: whether what must appear does, what must
-    not does not, and an absent object is named rather than substituted."""
-    import re
-
+def _beyond(case: BeyondTask) -> dict:
+    """One task beyond EAI's titles through the service, executed on scene 1 as it starts."""
     from llm_planner_ros.core.errors import CancelToken
     from llm_planner_ros.core.request import parse_request
     from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
     from llm_planner_ros.profiles.virtualhome.examples import class_level
     from llm_planner_ros.wiring import ServiceConfig, build_service
 
-    task, must, must_not, absent = case
     if "beyond" not in _service:
         _service["beyond"] = build_service(ServiceConfig.from_flat(dict(SETTINGS)))
     executor = VirtualHomeExecutor()
-    result, report = _service["beyond"].plan_with_report(parse_request(task=task, method="interpret", execute=True),
+    result, report = _service["beyond"].plan_with_report(parse_request(task=case.task, method="interpret",
+                                                                       execute=True),
                                                          lambda e: None, CancelToken(), executor)
     world = executor.world_state()
     lines = sorted({class_level(x, world) if x.startswith("(") else x for x in report.stats.get("interpreted", [])})
-    missing = [m for m in must if not any(re.search(m, line) for line in lines)]
-    wrong = [line for line in lines if any(re.search(m, line) for m in must_not)]
-    named = bool(absent) and result.termination_reason.value != "goal_reached" and absent in result.detail.lower()
-    passed = named if absent else not missing and not wrong
-    return dict(task=task, passed=passed, goal=lines, missing=missing, wrong=wrong, absent=absent,
-                termination=result.termination_reason.value, steps=[s.skill.script() for s in result.steps][:12],
-                detail=result.detail[:300])
+    return {**case.check(result, lines), "steps": [s.skill.script() for s in result.steps][:12]}
 
 
 SETTINGS: dict = {}   # --set, for every row (the worker processes are forked after it is filled)

@@ -8,6 +8,7 @@ from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import TerminationReason
+from llm_planner_ros.evaluation.beyond_eai import BEYOND
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.interpretation.conditions import ConditionIndex
 from llm_planner_ros.interpretation.interpreter import Completion, InstancePrior, ProgramGoal, split_sentences
@@ -15,7 +16,7 @@ from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
 from llm_planner_ros.planning.service import PlanningService
 from llm_planner_ros.profiles.virtualhome import resources
 from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
-from llm_planner_ros.profiles.virtualhome.examples import eai_program_goals
+from llm_planner_ros.profiles.virtualhome.examples import class_level, eai_program_goals
 
 
 def test_what_is_done_translates_to_the_end_state_it_brings_about(embedder):
@@ -110,3 +111,34 @@ def test_demonstrations_are_held_out_by_task_label_not_by_string(demos):
     """A rephrased task never gets its own task's demonstration when its label is held out."""
     shown = demos.nearest("switch the television on and watch it", 3, exclude_tasks=["Watch TV"])
     assert all(d.task != "Watch TV" for d in shown)
+
+
+# Measured with the embedded default (bench/interpret.py, README): these five fail today, each
+# for the reason given; strict, so that one that starts to pass fails here until it is listed.
+_BEYOND_FAILS = {
+    "Turn off the lights": "the task text's nearest conditions add 'The light is unplugged.' (cosine 0.74)",
+    "Wash hands": "scene 1 as it starts has no hands: 'I wash the hands.' becomes 'I wash the oil.'",
+    "make breakfast": "the task text's nearest condition is the food on the nightstand (cosine 0.45)",
+    "Put the milk in the fridge": "the absent milk is not said: a cup goes into the freezer",
+    "Feed the cat": "the absent cat is not said: food goes onto the couch",
+}
+
+
+@pytest.fixture(scope="module")
+def default_service(smollm2, embedder, demos):
+    return PlanningService(smollm2, embedder, PlannerSettings(), demos=demos)
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(c, id=c.task, marks=[pytest.mark.xfail(strict=True, reason=_BEYOND_FAILS[c.task])]
+                 if c.task in _BEYOND_FAILS else []) for c in BEYOND])
+def test_tasks_beyond_eais_titles(default_service, case):
+    """The tasks outside EAI's 26 titles, with the real model on scene 1 as it starts: the
+    conditions that must appear do, those that must not do not, and an absent object is named."""
+    executor = VirtualHomeExecutor()
+    result, report = default_service.plan_with_report(
+        parse_request(task=case.task, method="interpret", execute=True), lambda e: None, CancelToken(), executor)
+    world = executor.world_state()
+    lines = sorted({class_level(x, world) for x in report.stats.get("interpreted", []) if x.startswith("(")})
+    outcome = case.check(result, lines)
+    assert outcome["passed"], outcome

@@ -193,7 +193,7 @@ class GoalInterpreter:
                  threshold: float = 0.55, num_examples: int = 3, max_tokens: int = 48,
                  completion: Optional[Completion] = None,
                  with_task_text: bool = False, retrieved: int = 3,
-                 mutex: Sequence[tuple[str, str]] = (), orient: bool = False) -> None:
+                 mutex: Sequence[tuple[str, str]] = (), orient: bool = False, text_margin: float = 1.0) -> None:
         """``demos``: annotated goals shown as examples (none: zero-shot); ``conditions``: what a
         world admits as goal conditions, in words (its world renders them); ``mutex``: predicates
         that cannot hold of the same objects (the world's vocabulary names them); ``orient``: the
@@ -210,6 +210,7 @@ class GoalInterpreter:
         self.with_task_text = with_task_text
         self.retrieved = retrieved
         self.orient = orient
+        self.text_margin = text_margin
         self._demo_vectors = embedder.embed([d.task for d in self.demos]) if self.demos else np.zeros((0, 1))
         self._indexes: dict[frozenset, ConditionIndex] = {}
         self._vectors: dict[str, np.ndarray] = {}
@@ -285,9 +286,11 @@ class GoalInterpreter:
                  for c, r in turn.items()])
 
     def _nearest_matches(self, task: str, index: ConditionIndex, k: int) -> list[Match]:
-        """The ``k`` conditions nearest to the task text above the threshold (at least the nearest)."""
+        """The ``k`` conditions nearest to the task text above the threshold and within ``text_margin``
+        of the nearest (at least the nearest)."""
         near = index.nearest(task, k)
-        return [Match(task, c, cos) for c, cos in near if cos >= self.threshold] or \
+        return [Match(task, c, cos) for c, cos in near
+                if cos >= self.threshold and cos >= near[0][1] - self.text_margin] or \
             ([Match(task, near[0][0], near[0][1])] if near else [])
 
     def _complete(self, kept: list[Condition], index: ConditionIndex, hold_out: Sequence[str]) -> list[Condition]:

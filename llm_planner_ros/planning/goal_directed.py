@@ -41,6 +41,9 @@ class GoalDirectedSettings(BaseModel):
                                     "state is, plus those nearest the task text (llm_and_text); or one of them")
     interpret_threshold: float = Field(0.55, ge=0.0, le=1.0,
                                        description="method interpret: least cosine of a sentence to its condition")
+    interpret_text_margin: float = Field(
+        1.0, ge=0.0, le=1.0, description="method interpret: a condition nearest the task text is kept only within "
+                                         "this cosine of the nearest one (1: every one above the threshold)")
     interpret_examples: int = Field(3, ge=0, le=10, description="method interpret: other tasks' goals shown")
     interpret_orient: bool = Field(True, description="method interpret: the LLM judges which way a relation "
                                                      "between two objects goes (its likelier sentence)")

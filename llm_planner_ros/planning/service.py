@@ -224,14 +224,19 @@ class PlanningService:
                 world = self.world
                 demos, goals = world.annotated_goals()
                 vocabulary = world.goal_vocabulary()
-                interpreter = GoalInterpreter(self.llm, self.embedder, demos, world.conditions,
-                                              threshold=s.interpret_threshold, num_examples=s.interpret_examples,
-                                              completion=Completion(goals, mutex=vocabulary.mutex),
-                                              with_task_text=s.interpret_from == "llm_and_text",
-                                              mutex=vocabulary.mutex, orient=s.interpret_orient)
+                interpreter = self._interpreter(demos, world.conditions, vocabulary.mutex,
+                                                Completion(goals, mutex=vocabulary.mutex))
                 self._interpreted = InterpretedGoalPlanner(interpreter, InstancePrior(goals), self.goal_directed,
                                                            vocabulary, use_llm=s.interpret_from != "text")
             return self._interpreted
+
+    def _interpreter(self, demos, conditions, mutex, completion: Optional[Completion] = None) -> GoalInterpreter:
+        """A goal interpreter with the settings of method interpret."""
+        s = self.goal_directed.settings
+        return GoalInterpreter(self.llm, self.embedder, demos, conditions, threshold=s.interpret_threshold,
+                               num_examples=s.interpret_examples, completion=completion,
+                               with_task_text=s.interpret_from == "llm_and_text", text_margin=s.interpret_text_margin,
+                               mutex=mutex, orient=s.interpret_orient)
 
     def profile_interpreted(self, profile: WorldProfile, robot: Executor) -> InterpretedGoalPlanner:
         """Method interpret over a profile's world: its conditions in its words, its example goals
@@ -244,12 +249,8 @@ class PlanningService:
                 s = self.goal_directed.settings
                 world = reference_world(profile) if profile.world_text else robot.world_state()
                 vocabulary = profile.goal_vocabulary()
-                interpreter = GoalInterpreter(self.llm, self.embedder,
-                                              profile_goal_demos(profile, profile_conditions(profile, world)),
-                                              lambda w: profile_conditions(profile, w),
-                                              threshold=s.interpret_threshold, num_examples=s.interpret_examples,
-                                              with_task_text=s.interpret_from == "llm_and_text",
-                                              mutex=vocabulary.mutex, orient=s.interpret_orient)
+                interpreter = self._interpreter(profile_goal_demos(profile, profile_conditions(profile, world)),
+                                                lambda w: profile_conditions(profile, w), vocabulary.mutex)
                 self._profile_interpreters[profile.text] = InterpretedGoalPlanner(
                     interpreter, InstancePrior(()), self.goal_directed, vocabulary,
                     use_llm=s.interpret_from != "text")
