@@ -9,6 +9,9 @@ Prints a table and writes speed.json and speed.png under --out:
   skills (Huang et al.'s size, drawn from the 50,571 skills of all known classes), split into embedding and search;
 - LLM tokens/s of the embedded model;
 - plans for five EAI task names on the embedded defaults, with their wall time;
+- method interpret, the product's (bench/goal_times.py --method interpret): first goal of a fresh
+  process, new tasks warm, repeated tasks, by stage, in-process and through the nodes over DDS,
+  with the planner node's resident memory after 300 goals (--soak);
 - goals (bench/goal_times.py, one fresh process each, EAI's 26 tasks with method reprompt, executed):
   first and warm goal time split by stage with the untimed remainder, prompt tokens evaluated per
   goal with and without the prompt cache, the baseline revision's code (--baseline), the
@@ -211,6 +214,43 @@ def baseline_goals(rev: str) -> dict:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
 
 
+def bench_interpret(ros: bool, soak: int) -> dict:
+    """The product's method: EAI's 26 tasks (new tasks), then the first 8 again (repeated), in a
+    fresh process each: in-process, and through the nodes over DDS; ``soak`` more goals over DDS
+    give the planner node's memory after 26 + 8 + soak goals."""
+    rows = {"interpret, in-process": goal_times("--method", "interpret", "--again", "8")}
+    if ros:
+        rows["interpret, planner + bridge nodes over DDS"] = goal_times("--ros", "--method", "interpret",
+                                                                        "--again", str(8 + soak))
+    return rows
+
+
+def print_interpret(rows: dict) -> None:
+    print("\nMethod interpret (the product's): EAI's 26 tasks, executed; first goal of a fresh process, new "
+          "tasks warm and repeated tasks (medians, s); stages are medians of the warm goals (in-process)")
+    stages = goal_times_module().STAGES["interpret"] + ("untimed_s",)
+    print(f"{'configuration':44s} {'first':>6s} {'warm':>6s} {'again':>6s} "
+          + " ".join(f"{s.removeprefix('interpret_')[:-2]:>8s}" for s in stages) + f" {'RSS MB':>7s}")
+    for name, r in rows.items():
+        warm = r["goals"][1:26]
+        cells = " ".join(f"{statistics.median(g[s] for g in warm):8.3f}" if s in warm[0] else f"{'':>8s}"
+                         for s in stages)
+        rss = r.get("planner_rss_mb", r.get("rss_mb"))
+        print(f"{name:44s} {r['first_s']:6.2f} {r['warm_median_s']:6.2f} {r['repeated_median_s']:6.2f} "
+              f"{cells} {rss:7.0f}")
+        if r.get("over_ros"):
+            print(f"  planner node: {r['planner_rss_mb_ready']:.0f} MB when ready, {r['planner_rss_mb']:.0f} MB after "
+                  f"{len(r['goals'])} goals; ROS and bridge round trips "
+                  f"{statistics.median(g['ros_s'] for g in warm):.3f} s a goal (median)")
+
+
+def goal_times_module():
+    sys.path.insert(0, str(ROOT / "bench"))
+    import goal_times as module
+
+    return module
+
+
 def bench_goals(baseline: str, weights: bool, openai: bool, ros: bool = True) -> dict:
     rows = {"this code, prompt cache on": goal_times(),
             "this code, prompt cache off": goal_times("--prompt-cache-mb", "0")}
@@ -311,7 +351,9 @@ def main() -> None:
     parser.add_argument("--no-goals", action="store_true", help="skip the goal, OpenAI and weight-type rows")
     parser.add_argument("--no-openai", action="store_true", help="skip the OpenAI-compatible path's row")
     parser.add_argument("--no-weights", action="store_true", help="skip the Q8_0 and F16 rows")
-    parser.add_argument("--no-ros", action="store_true", help="skip the row through the nodes over DDS")
+    parser.add_argument("--no-ros", action="store_true", help="skip the rows through the nodes over DDS")
+    parser.add_argument("--soak", type=int, default=266,
+                        help="goals more through the nodes for the memory figure (26 + 8 + soak in all)")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -331,6 +373,7 @@ def main() -> None:
     report["live_translation"] = bench_live_translation(embedder, args.k, args.repeats)
     del llm
     if not args.no_goals:
+        report["interpret"] = bench_interpret(not args.no_ros, args.soak)
         report["goals"] = bench_goals(args.baseline, not args.no_weights, not args.no_openai, not args.no_ros)
 
     emb = report["embedding"]
@@ -349,6 +392,8 @@ def main() -> None:
     for kind, v in report["live_translation"].items():
         print(f"  {kind} bank, {v['skills']} skills: {v['per_step_ms']:.2f} ms a step "
               f"(embed {v['embed_ms']:.2f}, search {v['search_ms']:.2f})")
+    if "interpret" in report:
+        print_interpret(report["interpret"])
     if "goals" in report:
         print_goals(report["goals"])
     llm_r = report["llm"]

@@ -142,3 +142,50 @@ def test_tasks_beyond_eais_titles(default_service, case):
     lines = sorted({class_level(x, world) for x in report.stats.get("interpreted", []) if x.startswith("(")})
     outcome = case.check(result, lines)
     assert outcome["passed"], outcome
+
+
+def test_a_goal_without_a_plan_gives_up_conditions_at_a_bounded_cost(embedder, demos):
+    """The real world and Fast Downward; the interpretation is fixed (one condition no plan can
+    reach, the floor open): it is probed alone once and given up, and the rest is reached."""
+    from llm_planner_ros.interpretation.conditions import Condition
+    from llm_planner_ros.interpretation.interpreter import Interpretation
+    from llm_planner_ros.planning.interpreted import InterpretedGoalPlanner
+
+    wanted = [Condition("The television is on.", ("(on television)",)),
+              Condition("The floor is open.", ("(open floor)",)),
+              Condition("The television is plugged in.", ("(plugged_in television)",))]
+
+    class Fixed:
+        def retrieve(self, task, world, hold_out=()):
+            return Interpretation([task], [], list(wanted))
+    service = PlanningService(None, embedder, PlannerSettings(), demos=demos)
+    parts = service.interpreted()
+    planner = InterpretedGoalPlanner(Fixed(), parts.prior, parts.goal_directed, parts.vocabulary,
+                                     use_llm=False, relax_plans=1)
+    stats: dict = {}
+    executor = VirtualHomeExecutor()
+    planned = planner.plan("Watch TV", executor, lambda e: None, CancelToken(), stats=stats)
+    assert planned.result is not None and planned.result.termination_reason is TerminationReason.GOAL_REACHED
+    assert planned.dropped == ("The floor is open. (no plan even alone)",)
+    assert "(on television" in " ".join(planned.result.goal_conditions)
+    assert stats["interpret_relax_probes"] <= 3 and "given up: The floor is open." in planned.result.detail
+
+
+def test_a_repeated_task_reuses_the_llms_answer(smollm2, embedder, demos):
+    """The same prompt again is answered from memory (greedy decoding gives the same answer);
+    the memory keeps at most its bound."""
+    from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
+
+    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
+                              goal_directed=GoalDirectedSettings(interpret_answers_in_memory=1))
+    interpreter = service.interpreted().interpreter
+    world = VirtualHomeExecutor().world_state()
+    calls = smollm2.stats.calls
+    first = interpreter.interpret("Watch TV", world, ["Watch TV"])
+    assert smollm2.stats.calls > calls
+    calls = smollm2.stats.calls
+    again = interpreter.interpret("Watch TV", world, ["Watch TV"])
+    assert again.sentences == first.sentences and again.lines() == first.lines()
+    assert smollm2.stats.calls == calls            # no LLM call: the answer was kept
+    interpreter.interpret("Turn on light", world, ["Turn on light"])
+    assert len(interpreter._answers) == 1

@@ -252,3 +252,20 @@ def test_the_same_goal_gives_the_same_plan_whatever_ran_before(embedder, demos):
     off = PlanningService(LlamaCppBackend(smollm2_path(), prompt_cache_mb=0), embedder, PlannerSettings(),
                           demos=demos)
     assert run(off, "Wash hands") == b_after and off.llm.stats.prompt_evaluated == off.llm.stats.prompt_tokens
+
+
+def test_decoding_stops_at_the_first_sentence_said_again(smollm2, embedder):
+    """A small model's loop (the real interpretation prompt of "Watch TV", its own task held out):
+    decoding ends where split_sentences cuts, fewer tokens for the same sentences."""
+    from llm_planner_ros.core.settings import PlannerSettings
+    from llm_planner_ros.llm.base import said_again, split_sentences
+    from llm_planner_ros.planning.service import PlanningService
+
+    interpreter = PlanningService(smollm2, embedder, PlannerSettings()).interpreted().interpreter
+    prompt = interpreter.prompt("Watch TV", interpreter.examples("Watch TV", ["Watch TV"]))
+    params = SamplingParams(temperature=0.0, max_tokens=48, stop=("\n", "Task:"))
+    full = smollm2.complete(prompt, 1, params, None)[0]
+    cut = smollm2.complete(prompt, 1, replace(params, stop_at_repeat=True), None)[0]
+    assert said_again(full.text), full.text    # the premise: the model says a sentence again
+    assert split_sentences(cut.text) == split_sentences(full.text)
+    assert len(cut.token_logprobs) < len(full.token_logprobs) and cut.finish_reason == "stop"

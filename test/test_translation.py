@@ -87,3 +87,23 @@ def test_two_stage_search_equals_brute_force_on_the_full_bank(embedder):
     approx = index._coarse.similarities(embedder.embed(qs))
     assert np.max(np.abs(approx - brute)) < 5e-3
     assert got[0][0].similarity == pytest.approx(float(brute[0, top3[0, 0]]), abs=1e-6)
+
+
+def test_sentence_vectors_are_embedded_once_per_model_and_bounded_in_memory(embedder, tmp_path):
+    """A second store over the same folder (a fresh process) embeds nothing it has seen; memory
+    keeps at most its bound; an unwritable folder costs speed, never vectors."""
+    from llm_planner_ros.translation.vector_store import SentenceVectors
+
+    texts = ["The television is on.", "The light is off.", "I am sitting on the couch."]
+    first = SentenceVectors.for_embedder(embedder, tmp_path, max_entries=2)
+    got = first.vectors(texts + texts[:1])
+    assert first.embedded == 3 and len(first) == 2
+    np.testing.assert_allclose(got[:3], embedder.embed(texts), atol=1e-6)
+    np.testing.assert_array_equal(got[0], got[3])
+    again = SentenceVectors.for_embedder(embedder, tmp_path, max_entries=10)
+    np.testing.assert_array_equal(again.vectors(texts), got[:3])
+    assert again.embedded == 0
+    assert first.vectors(texts[:1]).shape == (1, embedder.dimension)   # evicted, embedded again
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    assert SentenceVectors(embedder, blocked / "vectors").vectors(texts).shape == (3, embedder.dimension)

@@ -11,6 +11,7 @@ from typing import Optional
 import numpy as np
 
 from llm_planner_ros.pddl.goals import GoalSpec, Literal
+from llm_planner_ros.translation.vector_store import SentenceVectors
 
 
 @dataclass(frozen=True)
@@ -38,17 +39,15 @@ class Match:
 class ConditionIndex:
     """Embeddings of a scene's conditions, for nearest-condition translation."""
 
-    def __init__(self, conditions: Sequence[Condition], embedder, cache: Optional[dict] = None) -> None:
-        """``cache`` (sentence -> vector) is shared between scenes: only new sentences are embedded."""
+    def __init__(self, conditions: Sequence[Condition], embedder, store: Optional[SentenceVectors] = None) -> None:
+        """``store`` is shared between scenes (and, on disk, between processes): only sentences it
+        has never seen are embedded."""
         self.conditions = list(conditions)
         self.embedder = embedder
-        cache = cache if cache is not None else {}
+        store = store if store is not None else SentenceVectors(embedder)
         rows = [(i, t) for i, c in enumerate(self.conditions) for t in c.texts]
-        new = list(dict.fromkeys(t for _, t in rows if t not in cache))
-        if new:
-            cache.update(zip(new, embedder.embed(new)))
         self._row_condition = np.array([i for i, _ in rows], dtype=int)
-        self.vectors = np.stack([cache[t] for _, t in rows]) if rows else np.zeros((0, 1))
+        self.vectors = store.vectors([t for _, t in rows]) if rows else np.zeros((0, 1))
         self._by_literal = {c.literals[0]: c for c in self.conditions if len(c.literals) == 1 and not c.actions}
 
     def translate(self, sentences: Sequence[str], threshold: float) -> list[Match]:

@@ -5,9 +5,9 @@ the same way; the query's own task is held out by its label. ``retrieve`` is the
 without an LLM: the conditions nearest to the task text itself."""
 from __future__ import annotations
 
-import re
 import threading
-from collections import Counter
+import time
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -25,9 +25,10 @@ from llm_planner_ros.interpretation.conditions import (
     spec_of,
     turned_literal,
 )
-from llm_planner_ros.llm.base import LLMBackend, SamplingParams
+from llm_planner_ros.llm.base import LLMBackend, SamplingParams, split_sentences
 from llm_planner_ros.pddl.goals import GoalSpec, Literal
 from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.translation.vector_store import SentenceVectors
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class Interpretation:
     dropped: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)
     turned: list[str] = field(default_factory=list)   # relations the LLM turned round, or why none was
+    seconds: dict[str, float] = field(default_factory=dict)   # by stage: index_s, llm_s, orient_s
 
     @property
     def spec(self) -> GoalSpec:
@@ -102,19 +104,6 @@ class InstancePrior:
             return ranked[0] if ranked else a
         literals = tuple(Literal(lit.predicate, tuple(arg(a) for a in lit.args), lit.negated) for lit in spec.literals)
         return GoalSpec(literals, spec.actions)
-
-
-def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text``, up to the first one said again (a small model's loop)."""
-    out: list[str] = []
-    for part in re.split(r"[.;!\n]", text):
-        said = part.strip()
-        if len(said) <= 2:
-            continue
-        if said.lower() in {s[:-1].lower() for s in out}:
-            break
-        out.append(said + ".")
-    return out
 
 
 def _template(literal: str) -> Optional[tuple[str, str]]:
@@ -193,11 +182,15 @@ class GoalInterpreter:
                  threshold: float = 0.55, num_examples: int = 3, max_tokens: int = 48,
                  completion: Optional[Completion] = None,
                  with_task_text: bool = False, retrieved: int = 3,
-                 mutex: Sequence[tuple[str, str]] = (), orient: bool = False, text_margin: float = 1.0) -> None:
+                 mutex: Sequence[tuple[str, str]] = (), orient: bool = False, text_margin: float = 1.0,
+                 store: Optional[SentenceVectors] = None, scenes: int = 4, answers: int = 256) -> None:
         """``demos``: annotated goals shown as examples (none: zero-shot); ``conditions``: what a
         world admits as goal conditions, in words (its world renders them); ``mutex``: predicates
         that cannot hold of the same objects (the world's vocabulary names them); ``orient``: the
-        LLM judges which way each relation between two objects goes (:meth:`oriented`)."""
+        LLM judges which way each relation between two objects goes (:meth:`oriented`); ``store``:
+        the conditions' sentence vectors (None: in memory only); ``scenes``: condition indexes kept,
+        one per set of object classes, the least recently used going first; ``answers``: the LLM's
+        answers kept, one per prompt."""
         self.llm = llm
         self.embedder = embedder
         self.demos = list(demos)
@@ -212,16 +205,23 @@ class GoalInterpreter:
         self.orient = orient
         self.text_margin = text_margin
         self._demo_vectors = embedder.embed([d.task for d in self.demos]) if self.demos else np.zeros((0, 1))
-        self._indexes: dict[frozenset, ConditionIndex] = {}
-        self._vectors: dict[str, np.ndarray] = {}
+        self._indexes: OrderedDict[frozenset, ConditionIndex] = OrderedDict()
+        self.store = store if store is not None else SentenceVectors(embedder)
+        self.scenes = scenes
+        self.answers = answers
+        self._answers: OrderedDict[tuple[str, int], str] = OrderedDict()
         self._lock = threading.Lock()
 
     def index(self, world: WorldState) -> ConditionIndex:
-        """The conditions of ``world``'s object classes, embedded once per set of classes."""
+        """The conditions of ``world``'s object classes, indexed once per set of classes."""
         key = frozenset(world.classes.values())
         with self._lock:
-            if key not in self._indexes:
-                self._indexes[key] = ConditionIndex(self.conditions(world), self.embedder, self._vectors)
+            if key in self._indexes:
+                self._indexes.move_to_end(key)
+            else:
+                self._indexes[key] = ConditionIndex(self.conditions(world), self.embedder, self.store)
+                while len(self._indexes) > self.scenes:
+                    self._indexes.popitem(last=False)
             return self._indexes[key]
 
     def examples(self, task: str, hold_out: Sequence[str] = ()) -> list[GoalDemo]:
@@ -243,20 +243,42 @@ class GoalInterpreter:
                   cancel: Optional[CancelToken] = None, seed: int = 0) -> Interpretation:
         if self.llm is None:
             return self.retrieve(task, world, hold_out=hold_out)
+        t0 = time.perf_counter()
         examples = self.examples(task, hold_out)
-        params = SamplingParams(temperature=0.0, max_tokens=self.max_tokens, stop=("\n", "Task:"), seed=seed)
+        params = SamplingParams(temperature=0.0, max_tokens=self.max_tokens, stop=("\n", "Task:"), seed=seed,
+                                stop_at_repeat=True)
         index = self.index(world)
-        text = self.llm.complete(self.prompt(task, examples), 1, params, cancel or CancelToken())[0].text
+        t1 = time.perf_counter()
+        text = self._answer(self.prompt(task, examples), params, cancel)
+        t2 = time.perf_counter()
         sentences = split_sentences(text)
         matches = index.translate(sentences, self.threshold)
         if self.with_task_text:   # the task text's own nearest conditions join what the LLM said
             matches += self._nearest_matches(task, index, self.retrieved)
         turned: list[str] = []
+        t3 = time.perf_counter()
         if self.orient:
             matches, turned = self.oriented(matches, index, self.prompt(task, examples), cancel)
         kept, dropped = resolve(matches, self.mutex)
+        seconds = {"index_s": t1 - t0, "llm_s": t2 - t1, "orient_s": time.perf_counter() - t3}
         return Interpretation(sentences, matches, self._complete(kept, index, hold_out), dropped,
-                              [d.task for d in examples], turned)
+                              [d.task for d in examples], turned, seconds)
+
+    def _answer(self, prompt: str, params: SamplingParams, cancel: Optional[CancelToken]) -> str:
+        """The LLM's greedy answer to ``prompt``, kept for the next goal that asks the same (greedy
+        decoding gives the same answer, whatever ran before): a repeated task skips the LLM."""
+        key = (prompt, params.max_tokens)
+        with self._lock:
+            if key in self._answers:
+                self._answers.move_to_end(key)
+                return self._answers[key]
+        assert self.llm is not None
+        text = self.llm.complete(prompt, 1, params, cancel or CancelToken())[0].text
+        with self._lock:
+            self._answers[key] = text
+            while len(self._answers) > self.answers:
+                self._answers.popitem(last=False)
+        return text
 
     def oriented(self, matches: list[Match], index: ConditionIndex, prompt: str,
                  cancel: Optional[CancelToken] = None) -> tuple[list[Match], list[str]]:
@@ -298,7 +320,9 @@ class GoalInterpreter:
 
     def retrieve(self, task: str, world: WorldState, k: int = 3, hold_out: Sequence[str] = ()) -> Interpretation:
         """The baseline: the ``k`` conditions nearest to the task text, contradictions resolved."""
+        t0 = time.perf_counter()
         index = self.index(world)
+        seconds = {"index_s": time.perf_counter() - t0}
         matches = self._nearest_matches(task, index, k)
         kept, dropped = resolve(matches, self.mutex)
-        return Interpretation([task], matches, self._complete(kept, index, hold_out), dropped)
+        return Interpretation([task], matches, self._complete(kept, index, hold_out), dropped, seconds=seconds)

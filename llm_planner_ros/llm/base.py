@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ class SamplingParams:
     stop: tuple[str, ...] = ("\n",)
     seed: Optional[int] = None
     logprobs: bool = False   # a server is asked for token log-probs only where a ranking uses them
+    stop_at_repeat: bool = False   # end where a sentence is said again (split_sentences drops the rest)
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,35 @@ class LLMBackend(Protocol):
 def cut_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
     cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
     return (text[:cut], True) if cut >= 0 else (text, False)
+
+
+SENTENCE_END = re.compile(r"[.;!\n]")
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text``, up to the first one said again (a small model's loop)."""
+    out: list[str] = []
+    for part in SENTENCE_END.split(text):
+        said = part.strip()
+        if len(said) <= 2:
+            continue
+        if said.lower() in {s[:-1].lower() for s in out}:
+            break
+        out.append(said + ".")
+    return out
+
+
+def said_again(text: str) -> bool:
+    """Whether a finished sentence of ``text`` repeats an earlier one: where :func:`split_sentences`
+    stops, so that decoding may stop there too."""
+    seen: set[str] = set()
+    for part in SENTENCE_END.split(text)[:-1]:
+        said = part.strip().lower()
+        if len(said) > 2:
+            if said in seen:
+                return True
+            seen.add(said)
+    return False
 
 
 YES = (" Yes", " yes", "Yes", "yes")

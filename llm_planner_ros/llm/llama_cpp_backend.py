@@ -29,7 +29,7 @@ from typing import Any, Optional
 import numpy as np
 
 from llm_planner_ros.core.errors import CancelToken, LLMError, PromptTooLong
-from llm_planner_ros.llm.base import Completion, SamplingParams, UsageStats, cut_at_stop
+from llm_planner_ros.llm.base import SENTENCE_END, Completion, SamplingParams, UsageStats, cut_at_stop, said_again
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class LlamaCppBackend:
     has_logprobs = True
 
     def __init__(self, model_path: Path, *, n_ctx: int = 2048, n_threads: int = 1, seed: int = 0,
-                 prompt_cache_mb: int = 256) -> None:
+                 prompt_cache_mb: int = 64) -> None:
         """``prompt_cache_mb`` bounds the kept prompt states; 0 keeps none across calls (each
         prompt is evaluated from its start, once per call)."""
         import llama_cpp
@@ -286,6 +286,10 @@ class LlamaCppBackend:
             logprobs.append(float(self._last_logprobs()[token]))
             text += piece
             if len(logprobs) >= params.max_tokens:
+                break
+            if params.stop_at_repeat and SENTENCE_END.search(piece.decode("utf-8", errors="ignore")) \
+                    and said_again(text.decode("utf-8", errors="ignore")):
+                finish = "stop"
                 break
         gen.close()
         decoded, _ = cut_at_stop(text.decode("utf-8", errors="replace"), params.stop)

@@ -47,6 +47,16 @@ class GoalDirectedSettings(BaseModel):
     interpret_examples: int = Field(3, ge=0, le=10, description="method interpret: other tasks' goals shown")
     interpret_orient: bool = Field(True, description="method interpret: the LLM judges which way a relation "
                                                      "between two objects goes (its likelier sentence)")
+    interpret_relax_plans: int = Field(6, ge=0, le=50, description="method interpret: when the interpreted goal has "
+                                       "no plan, plan-only runs at most, each without one condition, to find "
+                                       "which to give up (besides one run per condition alone)")
+    interpret_scenes_in_memory: int = Field(4, ge=1, le=256, description="method interpret: condition indexes kept, "
+                                            "one per set of object classes")
+    interpret_answers_in_memory: int = Field(256, ge=0, le=100_000, description="method interpret: the LLM's "
+                                             "answers kept, one per prompt (a repeated task skips the LLM)")
+    interpret_vectors_in_memory: int = Field(20000, ge=0, le=10_000_000,
+                                             description="method interpret: condition sentence vectors kept in "
+                                                         "memory (all stay on disk in the cache folder)")
     interpret_fallback: Literal["none", "translated", "resample", "reprompt"] = Field(
         "reprompt", description="method interpret: the LLM method that plans when the interpreted goal is "
                                 "empty, already holds or has no plan")

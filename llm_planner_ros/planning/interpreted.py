@@ -8,6 +8,7 @@ instead, and the result's detail says so.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Optional
@@ -34,13 +35,16 @@ class InterpretedPlan:
 
 class InterpretedGoalPlanner:
     def __init__(self, interpreter: GoalInterpreter, prior: InstancePrior, goal_directed: GoalDirectedPlanner,
-                 vocabulary: GoalVocabulary, use_llm: bool = True) -> None:
-        """``vocabulary``: what goals may say in the world planned over."""
+                 vocabulary: GoalVocabulary, use_llm: bool = True, relax_plans: int = 6) -> None:
+        """``vocabulary``: what goals may say in the world planned over; ``relax_plans``: plan-only
+        runs at most, each without one condition, when the interpreted goal has no plan (besides
+        one run per condition alone)."""
         self.interpreter = interpreter
         self.prior = prior
         self.goal_directed = goal_directed
         self.use_llm = use_llm
         self.vocabulary = vocabulary
+        self.relax_plans = relax_plans
 
     def plan(self, task: str, executor: Executor, on_step: StepCallback, cancel: CancelToken,
              execute: bool = True, stats: Optional[dict] = None, hold_out: Sequence[str] = (),
@@ -62,6 +66,9 @@ class InterpretedGoalPlanner:
                 return spec_of(chosen)
             return self.prior.bind(spec_of(chosen), world, hold_out)
         held = [c for c in conditions if ground_goal(bound([c]), world, self.vocabulary).holds(world)]
+        probed, probes, relax_s, budget = False, 0, 0.0, self.relax_plans
+        alone: list[Condition] = []
+        stats.update({f"interpret_{k}": v for k, v in found.seconds.items()})
         while True:
             spec = bound(conditions)
             lines = tuple(spec.lines())
@@ -75,12 +82,42 @@ class InterpretedGoalPlanner:
                                              policy=policy)
             if result.termination_reason is not TerminationReason.NO_PLAN or result.steps or len(conditions) == 1:
                 break
-            # give up the least certain condition whose loss lets a plan exist (the last kept first:
-            # completions, then lower cosines); with none such, the least certain one
-            pick = next((c for c in reversed(conditions) if c not in held and self._solvable(
-                bound([x for x in conditions if x is not c]), executor, cancel, policy)), conditions[-1])
+            # give up conditions so that a plan exists, at a bounded cost: first those that have no
+            # plan even alone (one plan-only run each, once); then the least certain one whose loss
+            # lets a plan exist (the last kept first: completions, then lower cosines), trying at
+            # most ``relax_plans`` plan-only runs in all; with none found, the least certain one
+            t0 = time.perf_counter()
+            if not probed:
+                probed = True
+                probes += sum(c not in held for c in conditions)
+                alone = [c for c in conditions if c not in held
+                         and not self._solvable(bound([c]), executor, cancel, policy)]
+                if alone and len(alone) < len(conditions):
+                    for c in alone:
+                        conditions.remove(c)
+                        dropped.append(f"{c.text} (no plan even alone)")
+                    relax_s += time.perf_counter() - t0
+                    continue
+            if budget <= 0:
+                break
+            pick: Optional[Condition] = None
+            for c in reversed(conditions):
+                if c in held:
+                    continue
+                if budget <= 0:
+                    break
+                budget -= 1
+                probes += 1
+                if self._solvable(bound([x for x in conditions if x is not c]), executor, cancel, policy):
+                    pick = c
+                    break
+            why = "without it a plan exists" if pick is not None else "the least certain"
+            pick = pick if pick is not None else next((c for c in reversed(conditions) if c not in held),
+                                                       conditions[-1])
             conditions.remove(pick)
-            dropped.append(pick.text)
+            dropped.append(f"{pick.text} ({why})")
+            relax_s += time.perf_counter() - t0
+        stats.update(interpret_relax_s=relax_s, interpret_relax_probes=probes)
         if result.termination_reason is TerminationReason.NO_PLAN and not result.steps:
             return InterpretedPlan(found, fallback=f"the interpreted goal has no plan: {result.detail}",
                                    dropped=tuple(dropped))

@@ -47,8 +47,9 @@ from llm_planner_ros.profiles import load_world
 from llm_planner_ros.safety.gate import Approver, SafetyGate, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.trace.log import RecordingLLM, TraceLog
-from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder
+from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder, cache_root
 from llm_planner_ros.translation.translator import Embedder, SkillIndex
+from llm_planner_ros.translation.vector_store import SentenceVectors
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class BackendSettings(BaseModel):
     llm_model_path: str = Field("", description="GGUF file for the embedded backend; empty = SmolLM2-135M-Instruct")
     llm_threads: int = Field(1, ge=1, le=64, description="CPU threads of the embedded LLM")
     llm_context: int = Field(2048, ge=256, le=32768, description="context length of the embedded LLM")
-    llm_prompt_cache_mb: int = Field(256, ge=0, le=65536,
+    llm_prompt_cache_mb: int = Field(64, ge=0, le=65536,
                                      description="embedded LLM: memory for evaluated prompt lines reused by later "
                                                  "prompts; 0 = evaluate every prompt from its start")
     openai_base_url: str = Field("", description="e.g. http://127.0.0.1:8080/v1; empty = api.openai.com")
@@ -142,6 +143,7 @@ class PlanningService:
         self._interpreted: Optional[InterpretedGoalPlanner] = None
         self._interpreted_lock = threading.Lock()
         self._profile_interpreters: dict[str, InterpretedGoalPlanner] = {}
+        self._vectors: Optional[SentenceVectors] = None
         self.robot_world = robot_world
         self.builtin = BuiltinWorld(world, self.translated, self.interpreted)
         parts = MethodParts(self.heuristic, self.goal_directed, defaults)
@@ -227,8 +229,15 @@ class PlanningService:
                 interpreter = self._interpreter(demos, world.conditions, vocabulary.mutex,
                                                 Completion(goals, mutex=vocabulary.mutex))
                 self._interpreted = InterpretedGoalPlanner(interpreter, InstancePrior(goals), self.goal_directed,
-                                                           vocabulary, use_llm=s.interpret_from != "text")
+                                                           vocabulary, use_llm=s.interpret_from != "text",
+                                                           relax_plans=s.interpret_relax_plans)
             return self._interpreted
+
+    def warm(self, scene_id: str) -> None:
+        """Build method interpret's parts and index the conditions of the built-in world's
+        ``scene_id`` as it starts, off any goal's path (after the first start ever, the vectors
+        come from disk)."""
+        self.interpreted().interpreter.index(self.world.executor(scene_id, "").world_state())
 
     def _interpreter(self, demos, conditions, mutex, completion: Optional[Completion] = None) -> GoalInterpreter:
         """A goal interpreter with the settings of method interpret."""
@@ -236,7 +245,15 @@ class PlanningService:
         return GoalInterpreter(self.llm, self.embedder, demos, conditions, threshold=s.interpret_threshold,
                                num_examples=s.interpret_examples, completion=completion,
                                with_task_text=s.interpret_from == "llm_and_text", text_margin=s.interpret_text_margin,
-                               mutex=mutex, orient=s.interpret_orient)
+                               mutex=mutex, orient=s.interpret_orient, store=self._sentence_vectors(),
+                               scenes=s.interpret_scenes_in_memory, answers=s.interpret_answers_in_memory)
+
+    def _sentence_vectors(self) -> SentenceVectors:
+        """The condition sentences' vectors, one store for every interpreter, on disk in the cache."""
+        if self._vectors is None:
+            self._vectors = SentenceVectors.for_embedder(self.embedder, cache_root(),
+                                                         self.goal_directed.settings.interpret_vectors_in_memory)
+        return self._vectors
 
     def profile_interpreted(self, profile: WorldProfile, robot: Executor) -> InterpretedGoalPlanner:
         """Method interpret over a profile's world: its conditions in its words, its example goals
@@ -253,7 +270,7 @@ class PlanningService:
                                                 lambda w: profile_conditions(profile, w), vocabulary.mutex)
                 self._profile_interpreters[profile.text] = InterpretedGoalPlanner(
                     interpreter, InstancePrior(()), self.goal_directed, vocabulary,
-                    use_llm=s.interpret_from != "text")
+                    use_llm=s.interpret_from != "text", relax_plans=s.interpret_relax_plans)
             return self._profile_interpreters[profile.text]
 
     def record_unplanned(self, goal_id: str, request: dict, termination: str, detail: str) -> None:

@@ -13,6 +13,8 @@ time limit ends with ``time_limit``; on SIGINT or SIGTERM the active and queued 
 from __future__ import annotations
 
 import collections
+import ctypes
+import ctypes.util
 import threading
 import time
 from collections.abc import Callable
@@ -199,6 +201,7 @@ class PlannerNode(Node):
         try:
             return conversions.redacted(self._run(ctx, start))
         finally:
+            release_freed_memory()
             ctx.stop.close()
             with self._ended:
                 self._goals.pop(goal_id, None)
@@ -306,6 +309,19 @@ class PlannerNode(Node):
         })
 
 
+_LIBC_NAME = ctypes.util.find_library("c")
+_LIBC = ctypes.CDLL(_LIBC_NAME) if _LIBC_NAME else None
+
+
+def release_freed_memory() -> None:
+    """Hand the heap's freed pages back to the system after a goal: glibc keeps them in the arena
+    of each thread that freed them, and goals run on changing threads (a planner node's resident
+    memory otherwise creeps up with the goals it has served)."""
+    trim = getattr(_LIBC, "malloc_trim", None)
+    if trim is not None:
+        trim(0)
+
+
 def run_node(planner_factory: PlannerFactory, args: Optional[list[str]] = None) -> int:
     """Spin a :class:`PlannerNode` until shutdown; returns a process exit code."""
     return spin_node(lambda: PlannerNode(planner_factory), "planner", args)
@@ -362,6 +378,7 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
     if config.safety.dry_run:
         node.get_logger().warning("dry_run: skills run in the in-process simulator; nothing reaches the bridge")
     service.index_for(params.default_scene, config.planner.bank)   # embed the default bank before serving
+    service.warm(params.default_scene)                              # and method interpret's conditions
     node.get_logger().info(f"planner ready: {service.llm.name}" + (f"; trace in {trace_path}" if trace_path else ""))
     return service
 
