@@ -219,15 +219,27 @@ def bench_interpret(ros: bool, soak: int) -> dict:
     fresh process each: in-process, and through the nodes over DDS; ``soak`` more goals over DDS
     give the planner node's memory after 26 + 8 + soak goals."""
     rows = {"interpret, in-process": goal_times("--method", "interpret", "--again", "8")}
+    rows["pddl, in-process (interpret's goals given)"] = pddl_given(rows["interpret, in-process"])
     if ros:
         rows["interpret, planner + bridge nodes over DDS"] = goal_times("--ros", "--method", "interpret",
                                                                         "--again", str(8 + soak))
+        rows["pddl, over DDS (interpret's goals given)"] = pddl_given(
+            rows["interpret, planner + bridge nodes over DDS"], "--ros")
     return rows
 
 
+def pddl_given(interpreted: dict, *extra: str) -> dict:
+    """Method pddl on the goals that ``interpreted``'s goals came to, given as goal conditions."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(interpreted, f)
+        f.flush()
+        return goal_times(*extra, "--method", "pddl", "--goals-from", f.name, "--again", "8")
+
+
 def print_interpret(rows: dict) -> None:
-    print("\nMethod interpret (the product's): EAI's 26 tasks, executed; first goal of a fresh process, new "
-          "tasks warm and repeated tasks (medians, s); stages are medians of the warm goals (in-process)")
+    print("\nMethod interpret (the product's), and pddl on the goals it came to: EAI's 26 tasks, executed; first "
+          "goal of a fresh process, new tasks warm and repeated tasks (medians, s); stages are medians of the "
+          "warm goals (in-process)")
     stages = goal_times_module().STAGES["interpret"] + ("untimed_s",)
     print(f"{'configuration':44s} {'first':>6s} {'warm':>6s} {'again':>6s} "
           + " ".join(f"{s.removeprefix('interpret_')[:-2]:>8s}" for s in stages) + f" {'RSS MB':>7s}")
@@ -253,7 +265,8 @@ def goal_times_module():
 
 def bench_goals(baseline: str, weights: bool, openai: bool, ros: bool = True) -> dict:
     rows = {"this code, prompt cache on": goal_times(),
-            "this code, prompt cache off": goal_times("--prompt-cache-mb", "0")}
+            "this code, prompt cache off": goal_times("--prompt-cache-mb", "0"),
+            "this code, prompt cache 256 MB": goal_times("--prompt-cache-mb", "256")}
     if ros:
         rows["this code over ROS (planner + bridge nodes)"] = goal_times("--ros")
     if baseline:

@@ -103,7 +103,14 @@ def test_sentence_vectors_are_embedded_once_per_model_and_bounded_in_memory(embe
     again = SentenceVectors.for_embedder(embedder, tmp_path, max_entries=10)
     np.testing.assert_array_equal(again.vectors(texts), got[:3])
     assert again.embedded == 0
-    assert first.vectors(texts[:1]).shape == (1, embedder.dimension)   # evicted, embedded again
+    np.testing.assert_array_equal(first.vectors(texts[:1])[0], got[0])   # evicted: read from disk
+    assert first.embedded == 3
+    for i in range(33):                                  # many shards are merged when a store opens
+        SentenceVectors.for_embedder(embedder, tmp_path).vectors([f"The cup {i} is on the table."])
+    merged = SentenceVectors.for_embedder(embedder, tmp_path)
+    assert len(list((tmp_path / "vectors").rglob("*.npz"))) == 2   # the merged one, and the last one's
+    np.testing.assert_array_equal(merged.vectors(texts), got[:3])
+    assert merged.embedded == 0
     blocked = tmp_path / "file"
     blocked.write_text("")
     assert SentenceVectors(embedder, blocked / "vectors").vectors(texts).shape == (3, embedder.dimension)

@@ -2,9 +2,11 @@
 the sentences no process has embedded before (a scene's goal conditions are about 3,000).
 
 Each batch of new vectors is one shard file under ``<cache>/vectors/<embedder key>/``, written
-atomically, so that processes sharing the folder never see half a file; many shards are merged
-into one when they are loaded. In memory at most ``max_entries`` vectors are held, the least
-recently used going first (one evicted is embedded again when asked for).
+atomically and named by what it holds, so that processes sharing the folder never see half a
+file or rows that moved; many shards are merged into one when a store opens. A store reads only
+the shards' sentences when it opens, and a vector when it is first asked for; at most
+``max_entries`` vectors stay in memory, the least recently used going first (one evicted is
+read from its shard again).
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-_MERGE_AT = 32     # shards on disk before a load merges them into one
+_MERGE_AT = 32     # shards on disk before an opening store merges them into one
 
 
 class SentenceVectors:
@@ -32,11 +34,13 @@ class SentenceVectors:
         self.folder = folder
         self.max_entries = max_entries
         self._memory: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._where: dict[str, tuple[Path, int]] = {}      # sentence -> (shard, row)
+        self._seen: set[Path] = set()
         self._lock = threading.Lock()
         self.embedded = 0            # sentences this process had to embed
-        if folder is not None:
-            self._memory.update(self._load(folder))
-            self._trim()
+        if folder is not None and folder.is_dir():
+            _merge(folder)
+            self._scan()
 
     @classmethod
     def for_embedder(cls, embedder, cache: Path, max_entries: int = 20_000) -> SentenceVectors:
@@ -48,57 +52,113 @@ class SentenceVectors:
         return len(self._memory)
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """One row per text, embedding (and storing) only those never seen."""
+        """One row per text: from memory, else from disk, else embedded (and stored)."""
         with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._memory]
-            fresh = dict(zip(missing, self.embedder.embed(missing))) if missing else {}
+            wanted = [t for t in dict.fromkeys(texts) if t not in self._memory]
+            found = self._read(wanted)
+            if len(found) < len(wanted) and self.folder is not None:
+                self._scan()             # shards other processes wrote since
+                found.update(self._read([t for t in wanted if t not in found]))
+            missing = [t for t in wanted if t not in found]
             if missing:
+                fresh = self.embedder.embed(missing)
                 self.embedded += len(missing)
-                self._store(missing, np.stack(list(fresh.values())))
+                found.update(zip(missing, fresh))
+                self._store(missing, fresh)
             rows = []
             for t in texts:
-                v = fresh[t] if t in fresh else self._memory.pop(t)
+                v = found[t] if t in found else self._memory.pop(t)
                 self._memory[t] = v
                 rows.append(v)
-            self._trim()
+            while len(self._memory) > self.max_entries:
+                self._memory.popitem(last=False)
             if not rows:
                 return np.zeros((0, 1), dtype=np.float32)
             return np.stack(rows)
 
-    def _trim(self) -> None:
-        while len(self._memory) > self.max_entries:
-            self._memory.popitem(last=False)
+    def _read(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """The vectors of ``texts`` that the known shards hold, one read per shard."""
+        by_shard: dict[Path, list[tuple[str, int]]] = {}
+        for t in texts:
+            if t in self._where:
+                shard, row = self._where[t]
+                by_shard.setdefault(shard, []).append((t, row))
+        out: dict[str, np.ndarray] = {}
+        for shard, wanted in by_shard.items():
+            try:
+                with np.load(shard) as data:
+                    vectors = data["vectors"]
+            except (OSError, ValueError, KeyError) as exc:   # merged away by another process, or damaged
+                log.debug("shard %s unreadable: %s", shard, exc)
+                self._forget(shard)
+                continue
+            out.update((t, vectors[row].copy()) for t, row in wanted)
+        return out
+
+    def _scan(self) -> None:
+        """Learn the sentences of shards not seen yet (their vectors are read when asked for)."""
+        assert self.folder is not None
+        for shard in sorted(self.folder.glob("*.npz")) if self.folder.is_dir() else ():
+            if shard in self._seen:
+                continue
+            try:
+                with np.load(shard) as data:
+                    texts = data["texts"].tolist()
+            except (OSError, ValueError, KeyError) as exc:
+                log.debug("skipped %s: %s", shard, exc)
+                continue
+            self._seen.add(shard)
+            self._where.update((t, (shard, i)) for i, t in enumerate(texts))
+
+    def _forget(self, shard: Path) -> None:
+        self._seen.discard(shard)
+        self._where = {t: w for t, w in self._where.items() if w[0] != shard}
 
     def _store(self, texts: list[str], vectors: np.ndarray) -> None:
         if self.folder is None:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            name = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
-            _write(self.folder / f"{name}.npz", texts, vectors)
+            shard = self.folder / f"{_name(texts)}.npz"
+            _write(shard, texts, vectors)
         except OSError as exc:      # a read-only or full disk costs speed, never a goal
             log.warning("sentence vectors not stored in %s: %s", self.folder, exc)
+            return
+        self._seen.add(shard)
+        self._where.update((t, (shard, i)) for i, t in enumerate(texts))
 
-    @staticmethod
-    def _load(folder: Path) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        shards = sorted(folder.glob("*.npz")) if folder.is_dir() else []
+
+def _name(texts: list[str]) -> str:
+    """A shard's name says what it holds, so that a name never changes its rows (another process
+    may hold a shard's row numbers while this one merges)."""
+    return hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+
+
+def _merge(folder: Path) -> None:
+    """Many shards into one, the others removed."""
+    shards = sorted(folder.glob("*.npz"))
+    if len(shards) <= _MERGE_AT:
+        return
+    texts: list[str] = []
+    vectors: list[np.ndarray] = []
+    seen: set[str] = set()
+    for shard in shards:
+        try:
+            with np.load(shard) as data:
+                rows = [(i, t) for i, t in enumerate(data["texts"].tolist()) if t not in seen]
+                vectors.append(data["vectors"][[i for i, _ in rows]])
+        except (OSError, ValueError, KeyError):
+            continue
+        texts += [t for _, t in rows]
+        seen.update(t for _, t in rows)
+    try:
+        merged = folder / f"{_name(texts)}.npz"
+        _write(merged, texts, np.concatenate(vectors))
         for shard in shards:
-            try:
-                with np.load(shard) as data:
-                    out.update(zip(data["texts"].tolist(), data["vectors"]))
-            except (OSError, ValueError, KeyError) as exc:   # another process's merge removed it, or it is damaged
-                log.debug("skipped %s: %s", shard, exc)
-        if len(shards) > _MERGE_AT and out:
-            try:
-                texts = list(out)
-                _write(folder / "merged.npz", texts, np.stack([out[t] for t in texts]))
-                for shard in shards:
-                    if shard.name != "merged.npz":
-                        shard.unlink(missing_ok=True)
-            except OSError as exc:
-                log.warning("vector shards in %s not merged: %s", folder, exc)
-        return out
+            if shard != merged:
+                shard.unlink(missing_ok=True)
+    except (OSError, ValueError) as exc:
+        log.warning("vector shards in %s not merged: %s", folder, exc)
 
 
 def _write(path: Path, texts: list[str], vectors: np.ndarray) -> None:
