@@ -46,7 +46,8 @@ class PlannerNodeParams(BaseModel):
     bridge_wait_s: float = Field(5.0, gt=0.0, le=600.0, description="wait for the bridge's servers")
     trace_log: str = Field("default",
                            description="JSONL trace of every goal (prompts, samples, scores, skills, errors); "
-                                       "'default' = ~/.ros/llm_planner_ros/<namespace>.<node>.jsonl; empty = off")
+                                       "'default' = $ROS_HOME (~/.ros)/llm_planner_ros/<namespace>.<node>.jsonl; "
+                                       "empty = off")
     tracker_mode: Literal["ros", "in_process"] = Field(
         "in_process", description="PET's subtask questions: the tracker node's check_subtask, or in-process")
     tracker_timeout_s: float = Field(30.0, gt=0.0, le=600.0, description="limit for one check_subtask call")

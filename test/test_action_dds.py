@@ -364,3 +364,18 @@ def test_the_python_client_facade_plans_streams_and_cancels():
             assert planner.cancel(run)
             outcome = planner.result(run, timeout_s=20)
             assert outcome.status_name == "CANCELED" and outcome.result.termination_reason == "canceled"
+
+
+def test_send_goal_takes_a_namespace_and_says_where_the_planner_is():
+    """Issue 27: send_goal finds a namespaced stack by --namespace, names the action it waits for,
+    and, when nothing answers there, names the PlanTask actions that are up."""
+    ns = unique_ns("sendns")
+    with scripted_server(ns):
+        with NodeProcess([str(console_script("send_goal")), "steps=1", "--namespace", ns]) as found:
+            assert found.wait(60) == 0, found.output
+        assert f"waiting for the action server {ns}/plan_task" in found.output
+        with NodeProcess([str(console_script("send_goal")), "steps=1", "--namespace", "/nowhere",
+                          "--server-timeout", "3"]) as lost:
+            assert lost.wait(60) == 3, lost.output
+    assert "no action server /nowhere/plan_task after 3s" in lost.output
+    assert f"{ns}/plan_task" in lost.output and f"--namespace {ns}" in lost.output, lost.output

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -207,3 +208,13 @@ def test_an_option_the_method_does_not_read_is_refused_before_anything_runs(smol
     with pytest.raises(InvalidGoal, match=refused + "; it reads: "):
         service.plan(request, lambda e: None, CancelToken())
     assert ran == []
+
+
+def test_traces_go_under_ros_home(tmp_path, monkeypatch):
+    """Traces honour ROS_HOME as ROS tools do, else ~/.ros."""
+    from llm_planner_ros.trace.log import default_path
+
+    monkeypatch.setenv("ROS_HOME", str(tmp_path))
+    assert default_path("/robot1", "planner") == tmp_path / "llm_planner_ros" / "robot1.planner.jsonl"
+    monkeypatch.delenv("ROS_HOME")
+    assert default_path("/", "planner") == Path("~/.ros/llm_planner_ros/planner.jsonl").expanduser()

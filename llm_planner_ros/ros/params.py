@@ -8,12 +8,15 @@ refuses a change to it.
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from pydantic.fields import FieldInfo
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
+from rclpy.exceptions import InvalidParameterValueException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -30,6 +33,24 @@ def live_fields(model: type[BaseModel]) -> frozenset[str]:
     return frozenset(getattr(model, "LIVE", ()))
 
 
+def ranges(info: FieldInfo) -> dict:
+    """The ParameterDescriptor range of a bounded int or float field (``ros2 param describe``
+    shows it, and ROS refuses a value outside it), from the field's own bounds."""
+    low = high = None
+    for bound in info.metadata:
+        low = getattr(bound, "ge", getattr(bound, "gt", low))
+        high = getattr(bound, "le", getattr(bound, "lt", high))
+    if low is None and high is None or info.annotation not in (int, float):
+        return {}
+    if info.annotation is int:
+        lo, hi = -2**63, 2**63 - 1
+        return {"integer_range": [IntegerRange(from_value=int(lo if low is None else low),
+                                               to_value=int(hi if high is None else high), step=0)]}
+    big = sys.float_info.max
+    return {"floating_point_range": [FloatingPointRange(from_value=float(-big if low is None else low),
+                                                        to_value=float(big if high is None else high), step=0.0)]}
+
+
 def declare_and_validate(node: Node, model: type[ModelT]) -> ModelT:
     """Declare every field of ``model`` as a parameter (default = field default), then validate.
 
@@ -39,9 +60,13 @@ def declare_and_validate(node: Node, model: type[ModelT]) -> ModelT:
     for name, info in model.model_fields.items():
         default = list(info.default) if isinstance(info.default, tuple) else info.default
         what = info.description or ""
-        node.declare_parameter(name, default, ParameterDescriptor(
+        descriptor = ParameterDescriptor(
             description=what + ("" if name in live else " (read-only: restart the node to change it)"),
-            read_only=name not in live))
+            read_only=name not in live, **ranges(info))
+        try:
+            node.declare_parameter(name, default, descriptor)
+        except InvalidParameterValueException as exc:   # an override outside the declared range
+            raise ParameterError(f"invalid parameter on node '{node.get_name()}': {name}: {exc}") from None
     values = {name: node.get_parameter(name).value for name in model.model_fields}
     try:
         return model(**values)

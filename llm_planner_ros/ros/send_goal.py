@@ -1,6 +1,6 @@
 """Send one PlanTask goal, stream its feedback and print the result.
 
-Usage: ``ros2 run llm_planner_ros send_goal "make breakfast" [--method translated] [--execute]``
+Usage: ``ros2 run llm_planner_ros send_goal "make breakfast" [--namespace /robot1] [--method M] [--execute]``
 or, goal-directed: ``send_goal "Watch TV" --method pddl --goal "(on tv)" --action-goal "LOOKAT|WATCH" --execute``
 Ctrl-C cancels the goal. Exit codes: 0 the goal succeeded; 1 it did not; 2 a goal ROS cannot
 carry (a NUL character); 3 no action server; 4 the server rejected the goal; 5 the planner did not
@@ -48,10 +48,29 @@ def format_result(status: int, result: PlanTask.Result) -> str:
     return "\n".join(lines)
 
 
+def no_server_hint(client: PlannerClient, waited_s: float) -> str:
+    """What to try when no planner answers: the PlanTask actions that are up, if any."""
+    from rclpy.action.graph import get_action_server_names_and_types_by_node
+
+    node = client.node
+    found = sorted({name for remote, ns in node.get_node_names_and_namespaces()
+                    for name, types in get_action_server_names_and_types_by_node(node, remote, ns)
+                    if "llm_planner_msgs/action/PlanTask" in types})
+    lines = [f"no action server {client.action_name} after {waited_s:.0f}s."]
+    if found:
+        ns = found[0].rpartition("/")[0] or "/"
+        lines.append(f"PlanTask actions that are up: {', '.join(found)}; e.g. --namespace {ns}")
+    else:
+        lines.append("No PlanTask action is up: start the stack (ros2 launch llm_planner_ros sim_stack_launch.py), "
+                     "check ROS_DOMAIN_ID, and 'ros2 action list -t'.")
+    return "\n".join(lines)
+
+
 def send(client: PlannerClient, goal: PlanTask.Goal, server_timeout: float, accept_timeout: float = 30.0) -> int:
     action = client.action_name
+    print(f"waiting for the action server {action} ...", file=sys.stderr, flush=True)
     if not client.wait_until_ready(server_timeout):
-        print(f"no action server '{action}' after {server_timeout:.0f}s", file=sys.stderr)
+        print(no_server_hint(client, server_timeout), file=sys.stderr)
         return 3
     print(f"goal: {goal.task!r} method={goal.method or '(default)'} execute={goal.execute}")
     fields = {name: getattr(goal, name) for name in ("description", "scene_id", "goal_conditions",
@@ -97,7 +116,10 @@ def main(argv: Optional[list[str]] = None) -> None:
                         help="action goal for --method pddl, e.g. 'LOOKAT|WATCH'")
     parser.add_argument("--object", action="append", default=[], dest="objects", metavar="NAME",
                         help="--method pddl plans only with these objects")
-    parser.add_argument("--action", default="plan_task", help="action name (relative)")
+    parser.add_argument("--namespace", default="", help="the stack's namespace, e.g. /robot1 (as launched with "
+                        "namespace:=/robot1); default: this node's (--ros-args -r __ns:=/robot1)")
+    parser.add_argument("--action", default="plan_task",
+                        help="the action's name, relative to the namespace, or absolute (/robot1/plan_task)")
     parser.add_argument("--server-timeout", type=float, default=30.0, help="seconds to wait for the action server")
     parser.add_argument("--accept-timeout", type=float, default=30.0,
                         help="seconds to wait for the planner to accept the goal")
@@ -107,7 +129,7 @@ def main(argv: Optional[list[str]] = None) -> None:
                          method=args.method, execute=args.execute, goal_conditions=args.goal,
                          action_goals=args.action_goal, objects=args.objects,
                          options=MethodOptions(time_limit_s=args.time_limit))
-    client = PlannerClient(action=args.action, node_name="send_goal", args=["send_goal", *args_all])
+    client = PlannerClient(args.namespace, action=args.action, node_name="send_goal", args=["send_goal", *args_all])
     try:
         code = send(client, goal, args.server_timeout, args.accept_timeout)
     except KeyboardInterrupt:

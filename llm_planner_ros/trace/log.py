@@ -91,9 +91,11 @@ def step_record(s: PlanStep) -> dict:
 
 
 def default_path(node_namespace: str, node_name: str) -> Path:
-    """One trace file per node: ``~/.ros/llm_planner_ros/<namespace>.<name>.jsonl``."""
+    """One trace file per node: ``$ROS_HOME/llm_planner_ros/<namespace>.<name>.jsonl``, where
+    ``ROS_HOME`` defaults to ``~/.ros`` as for every ROS tool."""
     parts = [p for p in node_namespace.split("/") if p] + [node_name]
-    return Path("~/.ros/llm_planner_ros").expanduser() / (".".join(parts) + ".jsonl")
+    home = Path(os.environ.get("ROS_HOME") or "~/.ros").expanduser()
+    return home / "llm_planner_ros" / (".".join(parts) + ".jsonl")
 
 
 def read_traces(path: Path | str, tail_bytes: Optional[int] = None) -> Iterator[dict]:
