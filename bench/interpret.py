@@ -86,21 +86,12 @@ _service = {}
 
 def _beyond(case: BeyondTask) -> dict:
     """One task beyond EAI's titles through the service, executed on scene 1 as it starts."""
-    from llm_planner_ros.core.errors import CancelToken
-    from llm_planner_ros.core.request import parse_request
     from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
-    from llm_planner_ros.profiles.virtualhome.examples import class_level
     from llm_planner_ros.wiring import ServiceConfig, build_service
 
     if "beyond" not in _service:
         _service["beyond"] = build_service(ServiceConfig.from_flat(dict(SETTINGS)))
-    executor = VirtualHomeExecutor()
-    result, report = _service["beyond"].plan_with_report(parse_request(task=case.task, method="interpret",
-                                                                       execute=True),
-                                                         lambda e: None, CancelToken(), executor)
-    world = executor.world_state()
-    lines = sorted({class_level(x, world) if x.startswith("(") else x for x in report.stats.get("interpreted", [])})
-    return {**case.check(result, lines), "steps": [s.skill.script() for s in result.steps][:12]}
+    return case.run(_service["beyond"], VirtualHomeExecutor())
 
 
 SETTINGS: dict = {}   # --set, for every row (the worker processes are forked after it is filled)

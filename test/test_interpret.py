@@ -16,7 +16,7 @@ from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
 from llm_planner_ros.planning.service import PlanningService
 from llm_planner_ros.profiles.virtualhome import resources
 from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
-from llm_planner_ros.profiles.virtualhome.examples import class_level, eai_program_goals
+from llm_planner_ros.profiles.virtualhome.examples import eai_program_goals
 
 
 def test_what_is_done_translates_to_the_end_state_it_brings_about(embedder):
@@ -135,12 +135,7 @@ def default_service(smollm2, embedder, demos):
 def test_tasks_beyond_eais_titles(default_service, case):
     """The tasks outside EAI's 26 titles, with the real model on scene 1 as it starts: the
     conditions that must appear do, those that must not do not, and an absent object is named."""
-    executor = VirtualHomeExecutor()
-    result, report = default_service.plan_with_report(
-        parse_request(task=case.task, method="interpret", execute=True), lambda e: None, CancelToken(), executor)
-    world = executor.world_state()
-    lines = sorted({class_level(x, world) for x in report.stats.get("interpreted", []) if x.startswith("(")})
-    outcome = case.check(result, lines)
+    outcome = case.run(default_service, VirtualHomeExecutor())
     assert outcome["passed"], outcome
 
 

@@ -7,7 +7,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.executor import Executor
+from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import PlanResult
+from llm_planner_ros.planning.service import PlanningService
+from llm_planner_ros.profiles.virtualhome.examples import class_level
 
 
 @dataclass(frozen=True)
@@ -16,6 +21,15 @@ class BeyondTask:
     must: tuple[str, ...] = ()       # patterns over class-level goal lines, e.g. r"^\(off \w*light\w*\)$"
     must_not: tuple[str, ...] = ()
     absent: str = ""                 # an object the scene lacks: the end's detail names it
+
+    def run(self, service: PlanningService, executor: Executor) -> dict:
+        """This task through ``service`` (method interpret, executed) on ``executor``'s scene:
+        :meth:`check`'s verdict, with the first steps."""
+        result, report = service.plan_with_report(parse_request(task=self.task, method="interpret", execute=True),
+                                                  lambda e: None, CancelToken(), executor)
+        world = executor.world_state()
+        lines = sorted({class_level(x, world) if x.startswith("(") else x for x in report.stats.get("interpreted", [])})
+        return {**self.check(result, lines), "steps": [s.skill.script() for s in result.steps][:12]}
 
     def check(self, result: PlanResult, lines: list[str]) -> dict:
         """Whether ``result`` (its interpreted goal as class-level ``lines``) passes, and why not."""

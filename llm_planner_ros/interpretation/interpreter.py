@@ -248,8 +248,9 @@ class GoalInterpreter:
         params = SamplingParams(temperature=0.0, max_tokens=self.max_tokens, stop=("\n", "Task:"), seed=seed,
                                 stop_at_repeat=True)
         index = self.index(world)
+        prompt = self.prompt(task, examples)
         t1 = time.perf_counter()
-        text = self._answer(self.prompt(task, examples), params, cancel)
+        text = self._answer(prompt, params, cancel)
         t2 = time.perf_counter()
         sentences = split_sentences(text)
         matches = index.translate(sentences, self.threshold)
@@ -258,7 +259,7 @@ class GoalInterpreter:
         turned: list[str] = []
         t3 = time.perf_counter()
         if self.orient:
-            matches, turned = self.oriented(matches, index, self.prompt(task, examples), cancel)
+            matches, turned = self.oriented(matches, index, prompt, cancel)
         kept, dropped = resolve(matches, self.mutex)
         seconds = {"index_s": t1 - t0, "llm_s": t2 - t1, "orient_s": time.perf_counter() - t3}
         return Interpretation(sentences, matches, self._complete(kept, index, hold_out), dropped,

@@ -92,30 +92,31 @@ def cut_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
 SENTENCE_END = re.compile(r"[.;!\n]")
 
 
-def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text``, up to the first one said again (a small model's loop)."""
+def _unrepeated(parts: Sequence[str]) -> tuple[list[str], bool]:
+    """The sentences among ``parts`` (stripped, longer than two characters) up to the first one
+    said again, and whether one was."""
     out: list[str] = []
-    for part in SENTENCE_END.split(text):
+    seen: set[str] = set()
+    for part in parts:
         said = part.strip()
         if len(said) <= 2:
             continue
-        if said.lower() in {s[:-1].lower() for s in out}:
-            break
-        out.append(said + ".")
-    return out
+        if said.lower() in seen:
+            return out, True
+        seen.add(said.lower())
+        out.append(said)
+    return out, False
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text``, up to the first one said again (a small model's loop)."""
+    return [said + "." for said in _unrepeated(SENTENCE_END.split(text))[0]]
 
 
 def said_again(text: str) -> bool:
     """Whether a finished sentence of ``text`` repeats an earlier one: where :func:`split_sentences`
     stops, so that decoding may stop there too."""
-    seen: set[str] = set()
-    for part in SENTENCE_END.split(text)[:-1]:
-        said = part.strip().lower()
-        if len(said) > 2:
-            if said in seen:
-                return True
-            seen.add(said)
-    return False
+    return _unrepeated(SENTENCE_END.split(text)[:-1])[1]
 
 
 YES = (" Yes", " yes", "Yes", "yes")

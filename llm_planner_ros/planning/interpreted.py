@@ -67,7 +67,6 @@ class InterpretedGoalPlanner:
             return self.prior.bind(spec_of(chosen), world, hold_out)
         held = [c for c in conditions if ground_goal(bound([c]), world, self.vocabulary).holds(world)]
         probed, probes, relax_s, budget = False, 0, 0.0, self.relax_plans
-        alone: list[Condition] = []
         stats.update({f"interpret_{k}": v for k, v in found.seconds.items()})
         while True:
             spec = bound(conditions)
