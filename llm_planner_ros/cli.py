@@ -19,6 +19,7 @@ import yaml
 from llm_planner_ros.core.errors import CancelToken, PlanningError
 from llm_planner_ros.core.request import InvalidRequest, parse_request
 from llm_planner_ros.core.types import Method, PlanResult, StepEvent
+from llm_planner_ros.planning.methods import DEFAULT_METHOD
 from llm_planner_ros.wiring import PlannerNodeParams, ServiceConfig, build_service
 
 
@@ -56,7 +57,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("task")
     p.add_argument("--description", default="")
     p.add_argument("--scene", default="")
-    p.add_argument("--method", default="translated", choices=[m.value for m in Method])
+    p.add_argument("--method", default=DEFAULT_METHOD.value, choices=[m.value for m in Method])
     p.add_argument("--goal", action="append", default=[], metavar="LITERAL",
                    help="goal condition for --method pddl, e.g. '(on tv)'; repeat for more")
     p.add_argument("--object", action="append", default=[], dest="objects", metavar="NAME",

@@ -17,6 +17,7 @@ from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.pet.session import PetSettings
 from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
 from llm_planner_ros.planning.heuristic import HeuristicSettings
+from llm_planner_ros.planning.methods import DEFAULT_METHOD
 from llm_planner_ros.planning.service import BackendSettings, PlanningService
 from llm_planner_ros.safety.gate import Approver, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
@@ -37,7 +38,7 @@ class PlannerNodeParams(BaseModel):
     max_queued_goals: int = Field(16, ge=0, le=1000,
                                   description="goals waiting beyond this are rejected")
     default_method: Literal["vanilla", "translated", "resample", "reprompt", "heuristic", "pddl", "interpret"] = Field(
-        "translated", description="method used when a goal leaves 'method' empty")
+        DEFAULT_METHOD.value, description="method used when a goal leaves 'method' empty")
     default_scene: str = Field("TrimmedTestScene1",
                                description="scene used when a goal leaves 'scene_id' empty")
     executor_mode: Literal["bridge", "in_process"] = Field(

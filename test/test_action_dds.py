@@ -152,7 +152,9 @@ def test_real_planner_plans_over_dds(real_planner):
     client, _ = real_planner
     run = client.send_plan(PlanTask.Goal(task="Turn on light", method="translated"))
     status, result = run.result(timeout=120)
-    assert status == GoalStatus.STATUS_SUCCEEDED, result.detail
+    # plan-only: the LLM's plan succeeds only where it runs on the world model
+    assert (status, result.success) == (GoalStatus.STATUS_SUCCEEDED, True) or \
+        (status == GoalStatus.STATUS_ABORTED and result.detail.startswith("not trusted: step")), result.detail
     assert result.program and all(line.startswith("[") for line in result.program)
     assert [f.step_index for f in run.feedback] == list(range(1, len(result.program) + 1))
     assert [f.script for f in run.feedback] == result.program
@@ -259,7 +261,7 @@ def test_real_planner_cancel_and_reject_policy():
             "-p", "max_steps:=60"]
     with NodeProcess(argv, ready=READY, timeout=120) as proc:
         with RosTestClient(ns) as client:
-            first = client.send_plan(PlanTask.Goal(task="Wash dishes by hand"))
+            first = client.send_plan(PlanTask.Goal(task="Wash dishes by hand", method="translated"))   # long
             assert first.first_feedback.wait(60)
             second = client.send_plan(PlanTask.Goal(task="Watch TV"))
             assert second.result()[1].termination_reason == PlanTask.Result.REASON_REJECTED

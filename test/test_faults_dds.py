@@ -62,7 +62,8 @@ def llm_stack(tmp_path_factory):
     ns = f"/faults_{uuid.uuid4().hex[:6]}"
     with FaultyOpenAIServer(slow_s=4.0) as server, \
             ros_node("executor_bridge", ns, "serving action 'execute_skill'"), \
-            ros_node("planner_node", ns, "planner ready", "llm_backend:=openai", f"openai_base_url:={server.url}",
+            ros_node("planner_node", ns, "planner ready", "default_method:=translated", "llm_backend:=openai",
+                     f"openai_base_url:={server.url}",
                  "openai_model:=m", "openai_timeout_s:=1.5", "openai_max_retries:=1",
                  f"openai_api_key_env:={KEY_ENV}", f"trace_log:={trace}", "max_steps:=3") as planner:
         with RosTestClient(ns) as client:
@@ -191,7 +192,7 @@ def robot_stack(tmp_path_factory):
     trace = tmp_path_factory.mktemp("robot_trace") / "traces.jsonl"
     with ros_node("executor_bridge", ns, "serving action 'execute_skill'", "backend:=robot",
               "robot_action:=robot/execute_skill", "robot_timeout_s:=15.0", "robot_wait_s:=5.0"), \
-            ros_node("planner_node", ns, "planner ready", "max_steps:=3", "epsilon:=0.0",
+            ros_node("planner_node", ns, "planner ready", "default_method:=translated", "max_steps:=3", "epsilon:=0.0",
                  "allow_repeated_skills:=true", "bridge_wait_s:=2.0", f"trace_log:={trace}"):
         with RosTestClient(ns) as client:
             yield client, ns, robot_params, trace
@@ -253,7 +254,8 @@ def test_robot_faults_abort_with_the_reason_and_the_bridge_recovers(robot_stack)
 def test_approval_per_step_waits_for_the_operator():
     ns = f"/approval_{uuid.uuid4().hex[:6]}"
     with ros_node("executor_bridge", ns, "serving action 'execute_skill'"), \
-            ros_node("planner_node", ns, "planner ready", "approval:=step", "approval_timeout_s:=3.0", "max_steps:=2",
+            ros_node("planner_node", ns, "planner ready", "default_method:=translated", "approval:=step",
+                     "approval_timeout_s:=3.0", "max_steps:=2",
                  "epsilon:=0.0", "allow_repeated_skills:=true"):
         with RosTestClient(ns) as client:
             requests = []
@@ -352,7 +354,8 @@ def test_a_bridge_killed_mid_plan_is_noticed_at_once_and_the_executed_steps_are_
     ns = f"/killbridge_{uuid.uuid4().hex[:6]}"
     trace = tmp_path / "trace.jsonl"
     with ros_node("sim_robot", f"{ns}/robot", "simulated robot serving", "skill_delay_s:=1.5") as robot, \
-            ros_node("planner_node", ns, "planner ready", f"trace_log:={trace}", "skill_timeout_s:=60.0"):
+            ros_node("planner_node", ns, "planner ready", "default_method:=translated",
+                     f"trace_log:={trace}", "skill_timeout_s:=60.0"):
         bridge = ros_node("executor_bridge", ns, "serving action 'execute_skill'", "backend:=robot",
                           "robot_action:=robot/execute_skill")
         with bridge, RosTestClient(ns) as client:
@@ -420,7 +423,8 @@ def test_a_goal_sent_as_the_console_page_showed_it_approves_only_that_content():
 
     ns = f"/rogue_{uuid.uuid4().hex[:6]}"
     with ros_node("executor_bridge", ns, BRIDGE_READY) as bridge, \
-            ros_node("planner_node", ns, "planner ready", "approval:=step", "approval_timeout_s:=120.0"), \
+            ros_node("planner_node", ns, "planner ready", "default_method:=translated",
+                     "approval:=step", "approval_timeout_s:=120.0"), \
             ros_node("console_node", ns, "console at", "port:=0") as console:
         url = next(line.split("console at ")[1].strip() for line in console.lines if "console at" in line).rstrip("/")
         with RosTestClient(ns) as client:

@@ -145,4 +145,5 @@ def test_pet_goal_through_the_planning_service(embedder, smollm2, demos):
     assert session.eliminations and session.eliminations[0].skills_after < session.eliminations[0].skills_before
     assert all(e.subtask for e in events)
     with pytest.raises(InvalidGoal, match="track_subtasks.*execute=true"):
-        service.plan(parse_request(task="Watch TV", options={"track_subtasks": True}), events.append, CancelToken())
+        service.plan(parse_request(task="Watch TV", method="translated",
+                                   options={"track_subtasks": True}), events.append, CancelToken())

@@ -155,7 +155,7 @@ def test_trace_log_records_everything_and_survives_a_cut_line(tmp_path, smollm2,
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-123")
     path = tmp_path / "traces.jsonl"
     service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos, trace=TraceLog(path))
-    service.plan(parse_request(task="Turn on light", description="key sk-test-not-a-real-key-123"),
+    service.plan(parse_request(task="Turn on light", method="translated", description="key sk-test-not-a-real-key-123"),
                  lambda e: None, CancelToken())
     with pytest.raises(InvalidGoal):
         service.plan(parse_request(task="Turn on light", method="reprompt"), lambda e: None, CancelToken())

@@ -129,15 +129,32 @@ class PlanResult:
     wall_time_s: float = 0.0
     executing: bool = False   # the goal asked for execution
     goal_conditions: list[str] = field(default_factory=list)   # what "done" meant: given or interpreted
+    checked: bool = False     # plan-only: the plan was run on a model of the world (see planning.plan_check)
 
     @property
     def success(self) -> bool:
-        """The goal was reached, or a plan ended normally, has steps, and, when executing,
-        executed every step; when only planning, has no step marked with an error."""
+        """The goal was reached, or a plan ended normally and has steps; when executing, every
+        step executed; when only planning, the plan is trusted: it was run on a model of the
+        world, no step failed there, and the goal, where the model knows it, held after it."""
         if self.termination_reason is TerminationReason.GOAL_REACHED and self.goal_status is not GoalStatus.NOT_MET:
             return True
-        done = self.executed if self.executing else all(s.error.type is ErrorType.NONE for s in self.steps)
-        return self.termination_reason.is_success and bool(self.steps) and done
+        if not (self.termination_reason.is_success and self.steps):
+            return False
+        if self.executing:
+            return self.executed
+        return self.checked and self.goal_status is not GoalStatus.NOT_MET \
+            and all(s.error.type is ErrorType.NONE for s in self.steps)
+
+    @property
+    def shortfall(self) -> str:
+        """Why a plan that ended normally is not a success ("" when it is, or did not end so)."""
+        if self.success or not self.termination_reason.is_success:
+            return ""
+        if not self.steps:
+            return "the plan is empty"
+        if self.executing:
+            return "not every step executed"
+        return "" if self.checked else "the plan was not checked on a model of the world"
 
     @property
     def program(self) -> list[str]:

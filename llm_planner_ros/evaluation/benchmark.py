@@ -2,6 +2,7 @@
 own evaluator and by this project's executor, with the papers' metrics and a per-goal time split.
 
 Two input settings:
+
 - ``eai``: the planner sees EAI's objects, initial states and goal conditions (as the anchor
   rows' models did);
 - ``task``: the task name and the human description only; goals are used for scoring alone.

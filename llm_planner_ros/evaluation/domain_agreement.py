@@ -2,10 +2,12 @@
 
 Each step of a human program runs in the evolving-graph simulator and, through
 unified-planning's sequential simulator, in the domain. Two kinds of disagreement are counted:
+
 - **precondition**: the simulator executed a step that no matching domain action allows;
 - **effect**: after a step the domain claims a fact the simulator does not have (soundness), or
   the two differ on a state or a hand (exactness for on/off, open/closed, plugged, sitting,
   lying, holds).
+
 On a disagreement the domain is re-synchronised from the simulator's state, so one mismatch
 is counted once. Facts are compared over the objects of the replayed problem.
 """

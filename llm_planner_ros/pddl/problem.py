@@ -39,6 +39,15 @@ def build_problem(world: WorldState, goal: GroundGoal, domain: str, name: str = 
                   allowed: Optional[set[str]] = None, excluded: frozenset[str] = frozenset(),
                   relevant: RelevantObjects = whole_world) -> Problem:
     objects = relevant(world, goal, allowed, excluded)
+    return _problem(world, objects, goal.pddl(), domain, name)
+
+
+def world_problem(world: WorldState, domain: str, name: str = "world") -> str:
+    """The whole ``world`` as a problem's objects and init, with an empty goal."""
+    return _problem(world, set(world.objects), "(and)", domain, name).text
+
+
+def _problem(world: WorldState, objects: set[str], goal: str, domain: str, name: str) -> Problem:
     facts = sorted(a for a in world.facts if all(x in objects for x in a[1:]))
     by_type: dict[str, list[str]] = {}
     for o in sorted(objects):
@@ -46,5 +55,5 @@ def build_problem(world: WorldState, goal: GroundGoal, domain: str, name: str = 
     decl = "\n    ".join(f"{' '.join(names)} - {t}" for t, names in sorted(by_type.items()))
     init = "\n    ".join(f"({' '.join(a)})" for a in facts)
     text = (f"(define (problem {name}) (:domain {domain})\n  (:objects\n    {decl})\n"
-            f"  (:init\n    {init})\n  (:goal {goal.pddl()}))\n")
+            f"  (:init\n    {init})\n  (:goal {goal}))\n")
     return Problem(text, frozenset(objects), len(facts))

@@ -115,7 +115,8 @@ class GoalDirectedPlanner:
             return PlanResult(termination_reason=reason, detail=full, steps=steps, executing=execute,
                               executed=bool(steps) and all(st.executed for st in steps),
                               goal_status=(GoalStatus.MET if met else GoalStatus.NOT_MET) if execute
-                              else GoalStatus.UNKNOWN, num_corrections=corrections)
+                              else GoalStatus.UNKNOWN, num_corrections=corrections,
+                              checked=not execute)   # plan-only: Fast Downward's plan is found in the world model
 
         if goal.holds(world):
             return end(TerminationReason.GOAL_REACHED, "the goal already holds; nothing to do")

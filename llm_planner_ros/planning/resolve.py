@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from llm_planner_ros.core.errors import InvalidGoal
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import Method
-from llm_planner_ros.planning.methods import METHODS, Goal, MethodRunner
+from llm_planner_ros.planning.methods import DEFAULT_METHOD, METHODS, Goal, MethodRunner
 from llm_planner_ros.planning.worlds import WorldMethods
 
 
@@ -16,7 +16,7 @@ def resolve(request: PlanRequest, world: WorldMethods, scenes: Sequence[str],
             runners: Mapping[Method, MethodRunner], approval: str) -> Goal:
     """The goal, or :class:`InvalidGoal` naming the field. ``scenes``: what the executor offers
     (the first is the default); ``approval``: the safety settings' approval mode."""
-    method = request.method or Method.TRANSLATED
+    method = request.method or DEFAULT_METHOD
     entry = METHODS[method]
     if request.scene_id and request.scene_id not in scenes:
         raise InvalidGoal(f"scene_id: unknown scene {request.scene_id!r}; available: {', '.join(scenes)}")

@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Optional
 
@@ -39,7 +40,8 @@ from llm_planner_ros.planning.examples import DemonstrationBank
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner, GoalDirectedSettings
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings
 from llm_planner_ros.planning.interpreted import InterpretedGoalPlanner
-from llm_planner_ros.planning.methods import METHODS, GoalRun, MethodParts, MethodRunner
+from llm_planner_ros.planning.methods import METHODS, Goal, GoalRun, MethodParts, MethodRunner
+from llm_planner_ros.planning.plan_check import check_plan
 from llm_planner_ros.planning.resolve import resolve
 from llm_planner_ros.planning.translated import TranslatedPlanner
 from llm_planner_ros.planning.worlds import BuiltinWorld, ProfileWorld, WorldMethods, WorldPlugin
@@ -347,17 +349,23 @@ class PlanningService:
         gate = SafetyGate(executor, policy, self.safety, world.skill_problem, self.approver, cancel) \
             if executor is not None else None
         if gate is not None and self.safety.approval == "plan":
-            return self._approved_plan(req, on_step, cancel, gate, report, world.translated())
+            return self._approved_plan(goal, on_step, cancel, gate, report, policy)
         result = self.runners[goal.method].plan(GoalRun(goal, on_step, cancel, gate, report, policy))
+        if not req.execute:
+            t0 = time.perf_counter()
+            result = check_plan(result, world.plan_model(req))
+            report.times.extra["check_s"] = time.perf_counter() - t0
         if self.safety.dry_run and request.execute:
             result.detail = "dry run: executed in the in-process simulator, nothing sent to the bridge; " \
                 + result.detail
         return result
 
-    def _approved_plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-                       gate: SafetyGate, report: GoalReport, translated: TranslatedPlanner) -> PlanResult:
-        """approval 'plan': plan open loop, wait for approval of the whole program, then execute it."""
-        planned = translated.plan(request, lambda event: None, cancel, None, report)
+    def _approved_plan(self, goal: Goal, on_step: StepCallback, cancel: CancelToken,
+                       gate: SafetyGate, report: GoalReport, policy: SkillPolicy) -> PlanResult:
+        """approval 'plan': the goal's method plans the whole program without executing, the
+        program waits for approval, then it executes as approved; a failed step ends the goal."""
+        plan_only = replace(goal, request=goal.request.model_copy(update={"execute": False}))
+        planned = self.runners[goal.method].plan(GoalRun(plan_only, lambda event: None, cancel, None, report, policy))
         skills = [st.skill for st in planned.steps]
         if not skills:
             return planned

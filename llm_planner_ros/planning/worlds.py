@@ -10,10 +10,11 @@ from llm_planner_ros.core.errors import InvalidGoal
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import Skill
+from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
 from llm_planner_ros.interpretation.conditions import Condition
 from llm_planner_ros.interpretation.interpreter import GoalDemo, ProgramGoal
 from llm_planner_ros.pddl.goals import GoalVocabulary
-from llm_planner_ros.pddl.problem import PddlWorld
+from llm_planner_ros.pddl.problem import PddlWorld, world_problem
 from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.planning.examples import Demonstration
 from llm_planner_ros.planning.interpreted import InterpretedGoalPlanner
@@ -94,6 +95,9 @@ class WorldMethods(Protocol):
     def plan_only_world(self, request: PlanRequest) -> Executor:
         """The world a plan-only goal starts from."""
 
+    def plan_model(self, request: PlanRequest) -> Optional[Executor]:
+        """A model of that world to replay a plan-only plan on (changed by it; never the robot)."""
+
 
 class BuiltinWorld:
     profile: Optional[WorldProfile] = None
@@ -117,6 +121,9 @@ class BuiltinWorld:
         return self._interpreted()
 
     def plan_only_world(self, request: PlanRequest) -> Executor:
+        return self.plugin.executor(request.scene_id, request.task)
+
+    def plan_model(self, request: PlanRequest) -> Optional[Executor]:
         return self.plugin.executor(request.scene_id, request.task)
 
 
@@ -149,3 +156,8 @@ class ProfileWorld:
 
     def plan_only_world(self, request: PlanRequest) -> Executor:
         return self.robot
+
+    def plan_model(self, request: PlanRequest) -> Optional[Executor]:
+        """The profile's domain run on the robot's world as it is now."""
+        state = self.robot.world_state()
+        return PddlWorldExecutor(self.profile, world_problem(state, self.profile.planning_domain().name))

@@ -1,4 +1,4 @@
-"""A small Python facade over the ``plan_task`` action, in the manner of nav2_simple_commander.
+"""A small Python facade over the ``plan_task`` action, in the manner of nav2_simple_commander::
 
     from llm_planner_ros.ros.client import PlannerClient
 

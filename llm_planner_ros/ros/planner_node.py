@@ -277,9 +277,8 @@ class PlannerNode(Node):
             return finish(TerminationReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
         result.wall_time_s = time.monotonic() - start
-        if result.termination_reason.is_success and not result.success:
-            result.detail = ("the plan is empty; " if not result.steps else "not every step executed; ") \
-                + result.detail
+        if result.shortfall:
+            result.detail = f"{result.shortfall}; {result.detail}"
         result.detail = redact(result.detail)
         msg = conversions.result_to_msg(result)
         if result.termination_reason is TerminationReason.CANCELED and goal_handle.is_cancel_requested:

@@ -16,6 +16,7 @@ import rclpy
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import MethodOptions
+from llm_planner_ros.core.types import Method
 from llm_planner_ros.ros.client import STATUS_NAMES, PlannerClient, PlannerGone
 from llm_planner_ros.ros.liveness import CONFIRM_S, LOST_AFTER_S
 
@@ -108,7 +109,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("task")
     parser.add_argument("--description", default="")
     parser.add_argument("--scene", default="")
-    parser.add_argument("--method", default="")
+    parser.add_argument("--method", default="", choices=[""] + [m.value for m in Method], metavar="METHOD",
+                        help="planning method; empty: the planner node's default_method (interpret unless configured)")
     parser.add_argument("--execute", action="store_true", help="execute the skills, not only plan")
     parser.add_argument("--goal", action="append", default=[], metavar="LITERAL",
                         help="goal condition for --method pddl, e.g. '(on tv)'; repeat for more")

@@ -1,10 +1,12 @@
 """An executor wrapper that refuses what the robot must not be commanded.
 
 Checks, in order, before a skill reaches the wrapped executor:
+
 1. the :class:`~llm_planner_ros.safety.policy.SkillPolicy`: admissible, instance ids of the named
    classes (the executor's ``instance_class``), and allowed by the skill and object allow/deny
    lists (the executor bridge checks the same policy again);
 2. approval, when an approver is set: each skill waits for a yes, a no or the timeout.
+
 A refused skill never reaches the executor. Admissibility and list refusals come back as
 failures the closed-loop planners can correct; a denied or unanswered approval stops the goal.
 """

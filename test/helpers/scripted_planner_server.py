@@ -40,7 +40,8 @@ class ScriptedPlanner:
                             score=1.0 - 0.1 * i, similarity=1.0)
             steps.append(step)
             on_step(StepEvent(step=step, num_corrections=0))
-        return PlanResult(termination_reason=TerminationReason.END_OF_PLAN, steps=steps)
+        # a script stands for a plan checked on a world model (the service's check_plan is not here)
+        return PlanResult(termination_reason=TerminationReason.END_OF_PLAN, steps=steps, checked=True)
 
 
 def main() -> None:

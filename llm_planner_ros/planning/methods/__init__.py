@@ -30,8 +30,11 @@ METHODS: dict[Method, MethodEntry] = {
     Method.RESAMPLE: MethodEntry(LlmSteps, CORRECTING, closed_loop=True),
     Method.REPROMPT: MethodEntry(LlmSteps, REPROMPTING, closed_loop=True),
     Method.HEURISTIC: MethodEntry(HeuristicSearch, ANY_METHOD | {"guide", "guide_info"}),
-    Method.PDDL: MethodEntry(GivenGoal),
-    Method.INTERPRET: MethodEntry(Interpret, REPROMPTING),   # and its fallback's
+    Method.PDDL: MethodEntry(GivenGoal, plans_first=True),
+    Method.INTERPRET: MethodEntry(Interpret, REPROMPTING, plans_first=True),   # and its fallback's
 }
 
-__all__ = ["METHODS", "Goal", "GoalRun", "MethodEntry", "MethodParts", "MethodRunner"]
+# a goal that leaves 'method' empty: the task text alone in, goals that a plan reaches
+DEFAULT_METHOD = Method.INTERPRET
+
+__all__ = ["DEFAULT_METHOD", "METHODS", "Goal", "GoalRun", "MethodEntry", "MethodParts", "MethodRunner"]

@@ -4,12 +4,14 @@ VirtualHome.
 
 The annotations act in iGibson, with two hands, objects named ``bow_0`` and no walking. Each step
 is mapped to the domain's actions:
+
 - ``bow_0`` is the problem's first ``bow_n_*`` instance (EAI's ``bow_n_08_1``), ``bow_1`` the second;
 - each interaction is preceded by ``navigate_to`` its object (iGibson's agent reaches without walking);
 - ``RIGHT_``/``LEFT_`` place the object that hand holds; ``CLEAN`` uses the tool in hand (the
   domain's ``clean_*`` action for its type); ``SOAK`` soaks in a sink; ``SLICE`` uses the knife held.
 
 Each disagreement is classified:
+
 - **domain**: the domain cannot say the step (no such action, e.g. ``TOGGLE_OFF``), or forbids what
   iGibson allows (a second object grasped: the domain has one hand);
 - **annotation**: an action no one defines (a typo), or a hand that holds nothing;
