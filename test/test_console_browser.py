@@ -1,9 +1,12 @@
 """The operator console in a real headless browser (Debian's chromium, driven by selenium),
 against the real stack: planner (approval per step), executor bridge on the simulator, console.
 
-Sending a task from the form shows its steps live; an approval request appears and Approve
-executes the step; Deny ends the goal with approval_denied; Cancel ends a goal. A screenshot of the console mid-plan
-is saved to test/artifacts/console_mid_plan.png."""
+Sending a task from the form shows, at the first approval, the whole plan and the goal's
+conditions, the goal and the queue awaiting approval, the namespace and the times; Approve
+executes the step and its condition ticks; an ended goal folds to one line; Deny ends the goal
+with approval_denied; Cancel ends a goal; past goals come from the trace, one line each with
+their reason. A screenshot of the console at an approval is saved to
+test/artifacts/console_mid_plan.png (docs/console.png is a copy)."""
 from __future__ import annotations
 
 import re
@@ -73,45 +76,63 @@ def test_the_console_sends_a_goal_streams_its_steps_and_answers_approvals(browse
         def pending_approval():
             return wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, ".approval button.approve")))
 
-        # 1. the form sends the task; the step waits for the operator, shown live
+        assert browser.find_element(By.ID, "ns").text == ns   # the stack's namespace in the header
+        # 1. the form sends the task; the first step waits for the operator, with the whole plan shown
         send("Turn on light")
         approve = pending_approval()
         card = browser.find_element(By.CSS_SELECTOR, ".approval")
         shown = card.find_element(By.CSS_SELECTOR, "li code").text
         assert shown.startswith("[") and "light" in card.text.lower()
         # the goal's card, read in the page in one go (it is redrawn whenever the goal changes)
-        goal_id, goal_text, pending = browser.execute_script(
+        goal_id, goal_text, pending, plan, next_line, conds, unmet, when = browser.execute_script(
             "const g = document.querySelector('.goal'); const p = g.querySelector('.pending');"
-            "return [g.dataset.goalId, g.innerText, p ? p.innerText : ''];")
-        assert "Turn on light" in goal_text and "planning" in goal_text
+            "const q = s => [...g.querySelectorAll(s)].map(e => e.textContent);"
+            "return [g.dataset.goalId, g.innerText, p ? p.innerText : '', q('ol.plan li code'),"
+            " q('ol.plan li.next code'), q('.conds code'), q('.conds code.unmet'), q('.when')];")
+        assert "Turn on light" in goal_text and "awaiting_approval" in goal_text
         assert f"waiting for approval: {shown}" in pending
+        assert plan and plan[0] == shown and next_line == [shown], plan   # Fast Downward's whole plan, first step next
+        # the conditions, each ticked or not: the plan's first step is still to come, so one does not hold
+        assert any(c.startswith("(on light") for c in conds) and unmet and set(unmet) <= set(conds), conds
+        assert re.search(r"\d+:\d+:\d+", when[0]), when   # accepted at
         queue = browser.find_element(By.ID, "queue")
-        assert "Turn on light" in queue.text   # the active goal, in the queue panel
+        assert "Turn on light" in queue.text and "awaiting_approval" in queue.text   # the queue says so too
+        assert "(on light" in browser.find_element(By.ID, "tracker").text   # progress against the conditions
+        ARTIFACTS.mkdir(exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "console_mid_plan.png"))
         # 2. Approve: the step runs on the simulator and its row appears, executed
         approve.click()
         executed = (By.CSS_SELECTOR, f'.goal[data-goal-id="{goal_id}"] tr.step td.ok')
         wait.until(EC.presence_of_element_located(executed))
-        row, conds = browser.execute_script(
+        row = browser.execute_script(
             "const g = document.querySelector(`.goal[data-goal-id='${arguments[0]}']`);"
-            "return [g.querySelector('tr.step').innerText, g.querySelector('.conds').innerText];", goal_id)
+            "return g.querySelector('tr.step').textContent;", goal_id)
         assert shown in row and "executed" in row
-        assert "(on light" in conds   # the goal's conditions, as interpreted, are shown
         wait.until(lambda _: "succeeded" in browser.find_element(
             By.CSS_SELECTOR, f'.goal[data-goal-id="{goal_id}"] .status').text)
-        # past goals come from the planner's trace log
+        folded, met, unmet = browser.execute_script(
+            "const g = document.querySelector(`.goal[data-goal-id='${arguments[0]}']`);"
+            "const n = s => g.querySelectorAll(s).length;"
+            "return [!g.open, n('.conds code.met'), n('.conds code.unmet')];", goal_id)
+        assert folded and met >= 1 and unmet == 0   # ended: one line; every condition ticked
+        # past goals come from the planner's trace log, one line each with the reason
         wait.until(EC.text_to_be_present_in_element((By.ID, "history"), "goal_reached"))
+        past = browser.execute_script("return [...document.querySelectorAll('#history details.past')]"
+                                      ".map(d => [d.open, d.querySelector('summary').innerText]);")
+        assert past and not past[0][0] and "Turn on light" in past[0][1] and "goal_reached" in past[0][1]
 
-        # 3. a second goal: its approval is pending; the console mid-plan is saved; Deny ends it
-        send("Turn on light")
+        # 3. a second goal: its first step waits, its whole plan shown beside the first goal, folded
+        send("Watch TV")
         pending_approval()
-        ARTIFACTS.mkdir(exist_ok=True)
-        browser.save_screenshot(str(ARTIFACTS / "console_mid_plan.png"))
+        wait.until(lambda _: len(browser.find_elements(By.CSS_SELECTOR, ".goal[open] ol.plan li")) >= 2)
+        browser.save_screenshot(str(ARTIFACTS / "console_mid_plan.png"))   # the README's docs/console.png
+        # Deny ends it
         browser.find_element(By.CSS_SELECTOR, ".approval input.reason").send_keys("not now")
         browser.find_element(By.CSS_SELECTOR, ".approval button.deny").click()
         wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".goal .status"), "aborted"))
         # read in the page, in one go: the card may be redrawn between two reads from here
         denied_id, denied_text = browser.execute_script(
-            "const g = document.querySelector('.goal'); return [g.dataset.goalId, g.innerText];")
+            "const g = document.querySelector('.goal'); return [g.dataset.goalId, g.textContent];")
         assert denied_id != goal_id
         assert "approval_denied" in denied_text and "not now" in denied_text
         assert not browser.find_elements(By.CSS_SELECTOR, ".approval")

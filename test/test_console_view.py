@@ -208,3 +208,26 @@ def test_a_long_running_console_remembers_a_bounded_number_of_requests():
     view.on_approval_request(request("last", "g", ["[GRAB] <cup> (12)"]))
     assert len(view._approvals) == KEEP_APPROVALS and len(view._answered) < KEEP_APPROVALS
     assert [a["request_id"] for a in view.snapshot()["approvals"]] == ["last"]
+
+
+def test_past_goals_keep_every_end_reason_refused_and_cancelled_ones_included(tmp_path):
+    """Issue 27: a malformed, refused or cancelled goal is in the past goals with its own reason,
+    not as "error"; an active goal waiting for approval is still the active one."""
+    from llm_planner_ros.core.request import parse_request
+    from llm_planner_ros.trace.log import TraceLog, read_traces
+
+    log = TraceLog(tmp_path / "trace.jsonl")
+    log.unplanned("a1", {"task": "", "method": None}, "invalid_goal", "task is empty")
+    log.unplanned("a2", {"task": "Watch TV", "method": None}, "rejected", "goal_policy 'reject': a goal is running")
+    log.begin(parse_request(task="Wash hands"), "a3")
+    log.end(None, error="the goal was cancelled", termination="canceled")
+    shown = past_goals(list(read_traces(tmp_path / "trace.jsonl")), 10)
+    assert [(g["goal_id"], g["termination"], g["success"]) for g in shown] == \
+        [("a3", "canceled", False), ("a2", "rejected", False), ("a1", "invalid_goal", False)]
+    assert shown[1]["detail"].startswith("goal_policy") and all(g["ended"] for g in shown)
+
+    view = ConsoleView(namespace="/robot1")
+    view.on_queue([{"goal_id": "g", "status": "awaiting_approval", "task": "t", "method": ""}])
+    view.on_approval_request(request("r", "g", ["[WALK] <kitchen> (1)"]))
+    state = view.snapshot()
+    assert state["namespace"] == "/robot1" and state["active"] == "g" and len(state["approvals"]) == 1

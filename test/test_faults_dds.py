@@ -280,6 +280,10 @@ def test_approval_per_step_waits_for_the_operator():
             run = client.send_plan(PlanTask.Goal(task="Watch TV", execute=True))
             assert wait_until(lambda: len(requests) >= 2, 30)
             shown = requests[-1]
+            # a client that knows nothing of approvals hears what the goal waits for, in the feedback
+            assert wait_until(lambda: any(f.awaiting for f in run.feedback), 10)
+            waiting = next(f.awaiting for f in run.feedback if f.awaiting)
+            assert shown.request_id in waiting and f"{ns}/approve" in waiting and shown.scripts[0] in waiting
             answer = wait_future(approve.call_async(Approve.Request(request_id=shown.request_id, digest=digest(shown),
                                                                     approve=False, reason="the TV is off limits")), 10)
             assert answer.accepted

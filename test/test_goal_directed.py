@@ -61,6 +61,22 @@ def test_a_plan_meets_its_goal_on_the_instance_the_goal_names():
     assert any(line.startswith(("[WATCH]", "[LOOKAT]")) for line in result.program)
 
 
+def test_the_whole_plan_is_told_before_its_first_skill_and_each_condition_ticks_as_it_comes_to_hold():
+    """Issue 27: an operator asked to approve the first skill sees the plan and the conditions."""
+    t = task("1057_1")
+    sim = VirtualHomeExecutor(graph=t.graph, goal=t.goal)
+    spec = eai_goal_spec(t.goal, t.graph)
+    previews = []
+    gate = SafetyGate(sim, SkillPolicy(), SafetySettings(), VH.skill_problem)
+    result = GoalDirectedPlanner(VH).plan(spec, gate, lambda e: None, CancelToken(), on_plan=previews.append)
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    first, last = previews[0], previews[-1]
+    assert [s.script() for s in first.skills] == result.program   # the whole plan, before any step ran
+    assert first.goal_conditions == tuple(spec.lines()) and len(first.conditions_met) == len(spec.lines())
+    assert not all(first.conditions_met) and all(last.conditions_met)
+    assert len(previews) == len(result.steps) + 1   # once planned, then after every step
+
+
 def test_an_action_goal_is_compiled_into_the_problem_and_done():
     t = task("1064_1")   # Drink: HOLDS_RH water_glass, plus the action DRINK
     assert t.goal["actions"] == ["DRINK"]

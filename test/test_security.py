@@ -1,7 +1,7 @@
 """The shipped SROS2 policy (security/policy.xml) against the running stack: every endpoint each
 node creates is allowed to it, and the dangerous ones (sending skills, resetting the executor,
 answering approvals) to no one else. Keystores need the sros2 tools, which are not on PyPI;
-README "Securing a robot's DDS domain" says what a user runs."""
+docs/security.md says what a user runs."""
 from __future__ import annotations
 
 import uuid

@@ -12,12 +12,14 @@ from typing import Any, Optional
 from llm_planner_ros.safety.policy import approval_digest
 
 ENDED = ("succeeded", "aborted", "canceled")
+RUNNING = ("planning", "awaiting_approval")
 KEEP_APPROVALS = 100   # requests remembered (one waits at a time per goal)
 
 
 class ConsoleView:
-    def __init__(self, keep_goals: int = 20) -> None:
+    def __init__(self, keep_goals: int = 20, namespace: str = "/") -> None:
         self.keep_goals = keep_goals
+        self.namespace = namespace
         self._lock = threading.Lock()
         self._goals: dict[str, dict] = {}          # by goal id, from `plan`, newest last
         self._queue: list[dict] = []               # from `goal_queue`: active first, then queued
@@ -85,12 +87,13 @@ class ConsoleView:
     def snapshot(self) -> dict[str, Any]:
         now = time.time()
         with self._lock:
-            active = self._queue[0]["goal_id"] if self._queue and self._queue[0]["status"] == "planning" else ""
+            active = self._queue[0]["goal_id"] if self._queue and self._queue[0]["status"] in RUNNING else ""
             approvals = [a for a in self._approvals.values()
                          if a["goal_id"] == active and a["request_id"] not in self._answered
                          and now - a["received"] < a["timeout_s"]
                          and self._goals.get(active, {}).get("status", "planning") not in ENDED]
-            return {"version": self.version, "planner_up": self._planner_up, "active": active,
+            return {"version": self.version, "namespace": self.namespace, "planner_up": self._planner_up,
+                    "active": active, "now": now,
                     "queue": list(self._queue), "goals": list(reversed(self._goals.values())),
                     "tracker": dict(self._tracker),
                     "approvals": [{**a, "seconds_left": round(a["timeout_s"] - (now - a["received"]), 1)}
@@ -118,6 +121,7 @@ def past_goals(traces: list[dict], limit: int) -> list[dict]:
         request = goal.get("request") or {}
         goals.append({"goal_id": goal["trace"], "task": request.get("task", ""),
                       "method": request.get("method") or "", "started": goal.get("started"),
+                      "ended": end.get("t"), "success": bool(end.get("success")),
                       "termination": end.get("termination") or ("error" if end.get("error") else "no end recorded"),
                       "detail": end.get("detail") or end.get("error", ""),
                       "steps": [{"index": s.get("index"), "skill": s.get("skill", ""), "executed": s.get("executed")}

@@ -175,6 +175,16 @@ class StepEvent:
     goal_conditions: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class PlanPreview:
+    """The whole plan as it stands, sent when a plan is made (before its first skill, so an
+    operator approving that skill sees where it leads), after each step and on each re-plan."""
+
+    skills: tuple[Skill, ...]                 # from the first step: the steps taken, then those to come
+    goal_conditions: tuple[str, ...] = ()
+    conditions_met: tuple[bool, ...] = ()     # per goal condition, whether it holds now (empty: unknown)
+
+
 @dataclass
 class StageTimes:
     """Wall time per stage of one goal."""

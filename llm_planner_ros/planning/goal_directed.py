@@ -17,9 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from llm_planner_ros.core.errors import CancelToken, InvalidGoal
 from llm_planner_ros.core.executor import Executor
-from llm_planner_ros.core.planner import StepCallback
+from llm_planner_ros.core.planner import PlanCallback, StepCallback, no_preview
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.types import GoalStatus, PlanResult, PlanStep, StepEvent, TerminationReason
+from llm_planner_ros.core.types import GoalStatus, PlanPreview, PlanResult, PlanStep, StepEvent, TerminationReason
 from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pddl.domain import load_domain
 from llm_planner_ros.pddl.goals import GoalSpec, GoalVocabulary, contradictions, ground_goal, resolve_objects
@@ -81,11 +81,13 @@ class GoalDirectedPlanner:
 
     def plan(self, spec: GoalSpec, executor: Executor, on_step: StepCallback, cancel: CancelToken,
              execute: bool = True, stats: Optional[dict] = None, objects: Sequence[str] = (),
-             policy: Optional[SkillPolicy] = None) -> PlanResult:
+             policy: Optional[SkillPolicy] = None, on_plan: PlanCallback = no_preview) -> PlanResult:
         """Plan for ``spec`` from the executor's current world; with ``execute``, run the plan
         through ``executor`` (a safety gate) and re-plan on surprises. ``objects`` (instances or
         classes) limits what the plan may use; ``policy`` takes the actions and objects it refuses
-        out of the domain and the problem before planning. ``stats`` collects timings."""
+        out of the domain and the problem before planning. ``stats`` collects timings. ``on_plan``
+        gets each plan before its first skill, and the plan with each condition's state after
+        every step."""
         s = self.settings
         stats = stats if stats is not None else {}
         stats.update(planner_s=0.0, plans=0, problem_objects=0, problem_facts=0)
@@ -103,6 +105,16 @@ class GoalDirectedPlanner:
         excluded = frozenset(n for n, c in world.classes.items() if policy is not None and not policy.object_allowed(c))
         stats["world_s"] = time.perf_counter() - t0
         steps: list[PlanStep] = []
+        # each condition alone, to tick it as it comes to hold (one instance is chosen per
+        # condition here, so a tick may differ from the whole goal's joint choice)
+        parts = [] if on_plan is no_preview else \
+            [ground_goal(GoalSpec(literals=(lit,)), world, vocabulary) for lit in spec.literals] + \
+            [ground_goal(GoalSpec(actions=(verbs,)), world, vocabulary) for verbs in spec.actions]
+
+        def preview(todo: Sequence[tuple[str, ...]]) -> None:
+            if parts:
+                on_plan(PlanPreview(tuple(st.skill for st in steps) + tuple(domain.skill(a, world) for a in todo),
+                                    tuple(spec.lines()), tuple(part.holds(world) for part in parts)))
         corrections = 0
         notes: list[str] = []
 
@@ -139,6 +151,7 @@ class GoalDirectedPlanner:
                 without = f"; planned without the skills the policy refuses: {', '.join(refused)}" if refused else ""
                 return end(TerminationReason.NO_PLAN, f"{outcome.status}: {outcome.detail} "
                            f"({len(problem.objects)} objects, {problem.num_facts} facts){without}")
+            preview(outcome.actions)
             if not execute:
                 for action in outcome.actions:
                     step = PlanStep(index=len(steps) + 1, generated_text=_pddl(action),
@@ -148,7 +161,7 @@ class GoalDirectedPlanner:
                 return end(TerminationReason.END_OF_PLAN, f"planned {len(steps)} steps with Fast Downward "
                            f"in {outcome.seconds:.2f}s; not executed")
             surprise = ""
-            for action in outcome.actions:
+            for done, action in enumerate(outcome.actions, 1):
                 cancel.check()
                 if len(steps) >= s.pddl_max_steps:
                     return end(TerminationReason.MAX_STEPS, f"{s.pddl_max_steps} steps executed")
@@ -166,6 +179,7 @@ class GoalDirectedPlanner:
                     break
                 steps.append(step)
                 on_step(StepEvent(step=step, num_corrections=corrections))
+                preview(outcome.actions[done:])
                 adds, dels = domain.expected(action)
                 missing = [a for a in adds if a not in world.facts] + [d for d in dels if d in world.facts]
                 if goal.holds(world):

@@ -15,7 +15,7 @@ from typing import Optional
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.executor import Executor
-from llm_planner_ros.core.planner import StepCallback
+from llm_planner_ros.core.planner import PlanCallback, StepCallback, no_preview
 from llm_planner_ros.core.types import PlanResult, StepEvent, TerminationReason
 from llm_planner_ros.interpretation.conditions import Condition, spec_of
 from llm_planner_ros.interpretation.interpreter import GoalInterpreter, InstancePrior, Interpretation
@@ -48,7 +48,8 @@ class InterpretedGoalPlanner:
 
     def plan(self, task: str, executor: Executor, on_step: StepCallback, cancel: CancelToken,
              execute: bool = True, stats: Optional[dict] = None, hold_out: Sequence[str] = (),
-             seed: int = 0, policy: Optional[SkillPolicy] = None) -> InterpretedPlan:
+             seed: int = 0, policy: Optional[SkillPolicy] = None,
+             on_plan: PlanCallback = no_preview) -> InterpretedPlan:
         stats = stats if stats is not None else {}
         world = executor.world_state()
         if self.use_llm:
@@ -78,7 +79,7 @@ class InterpretedGoalPlanner:
             def report(event: StepEvent, lines: tuple[str, ...] = lines) -> None:
                 on_step(replace(event, goal_conditions=lines))
             result = self.goal_directed.plan(spec, executor, report, cancel, execute=execute, stats=stats,
-                                             policy=policy)
+                                             policy=policy, on_plan=on_plan)
             if result.termination_reason is not TerminationReason.NO_PLAN or result.steps or len(conditions) == 1:
                 break
             # give up conditions so that a plan exists, at a bounded cost: first those that have no

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 from llm_planner_ros.core.errors import CancelToken, ExecutorError, InvalidGoal, PlanningError
 from llm_planner_ros.core.executor import Executor
-from llm_planner_ros.core.planner import StepCallback
+from llm_planner_ros.core.planner import PlanCallback, StepCallback, no_preview
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import (
@@ -25,6 +25,7 @@ from llm_planner_ros.core.types import (
     GoalReport,
     GoalStatus,
     Method,
+    PlanPreview,
     PlanResult,
     PlanStep,
     PreconditionFailure,
@@ -286,15 +287,17 @@ class PlanningService:
                 (SkillPolicy, lambda p: setattr(self, "policy", p))]
 
     def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-             goal_id: str = "") -> PlanResult:
-        return self.plan_with_report(request, on_step, cancel, goal_id=goal_id)[0]
+             goal_id: str = "", on_plan: PlanCallback = no_preview) -> PlanResult:
+        return self.plan_with_report(request, on_step, cancel, goal_id=goal_id, on_plan=on_plan)[0]
 
     def plan_with_report(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-                         executor: Optional[Executor] = None, goal_id: str = "") -> tuple[PlanResult, GoalReport]:
+                         executor: Optional[Executor] = None, goal_id: str = "",
+                         on_plan: PlanCallback = no_preview) -> tuple[PlanResult, GoalReport]:
         """The result and this goal's report (time per stage, what the method did). ``executor``,
         already reset, replaces the configured factory for this goal (the benchmark starts each
         program from its own graph). ``goal_id`` (the ROS goal id) names the goal in the trace,
-        which records each step as it is decided, so a goal that ends early loses none."""
+        which records each step as it is decided, so a goal that ends early loses none.
+        ``on_plan`` gets the whole plan where the method makes one before it executes."""
         report = GoalReport()
         steps: dict[int, PlanStep] = {}
         if self.trace is not None:
@@ -309,7 +312,7 @@ class PlanningService:
         on_step = recorded
         t0 = time.perf_counter()
         try:
-            result = self._plan(request, on_step, cancel, report, executor)
+            result = self._plan(request, on_step, cancel, report, executor, on_plan)
         except BaseException as exc:
             skill = getattr(exc, "interrupted_skill", None)
             if skill is not None:   # the skill that ran when the goal ended is one of its steps
@@ -328,7 +331,7 @@ class PlanningService:
         return result, report
 
     def _plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-              report: GoalReport, given: Optional[Executor] = None) -> PlanResult:
+              report: GoalReport, given: Optional[Executor] = None, on_plan: PlanCallback = no_preview) -> PlanResult:
         robot = self.robot_world(request.execute) if self.robot_world is not None else None
         profile = robot.profile if robot is not None else None
         world: WorldMethods = self.builtin if profile is None or robot is None else \
@@ -349,8 +352,8 @@ class PlanningService:
         gate = SafetyGate(executor, policy, self.safety, world.skill_problem, self.approver, cancel) \
             if executor is not None else None
         if gate is not None and self.safety.approval == "plan":
-            return self._approved_plan(goal, on_step, cancel, gate, report, policy)
-        result = self.runners[goal.method].plan(GoalRun(goal, on_step, cancel, gate, report, policy))
+            return self._approved_plan(goal, on_step, cancel, gate, report, policy, on_plan)
+        result = self.runners[goal.method].plan(GoalRun(goal, on_step, cancel, gate, report, policy, on_plan))
         if not req.execute:
             t0 = time.perf_counter()
             result = check_plan(result, world.plan_model(req))
@@ -360,8 +363,8 @@ class PlanningService:
                 + result.detail
         return result
 
-    def _approved_plan(self, goal: Goal, on_step: StepCallback, cancel: CancelToken,
-                       gate: SafetyGate, report: GoalReport, policy: SkillPolicy) -> PlanResult:
+    def _approved_plan(self, goal: Goal, on_step: StepCallback, cancel: CancelToken, gate: SafetyGate,
+                       report: GoalReport, policy: SkillPolicy, on_plan: PlanCallback) -> PlanResult:
         """approval 'plan': the goal's method plans the whole program without executing, the
         program waits for approval, then it executes as approved; a failed step ends the goal."""
         plan_only = replace(goal, request=goal.request.model_copy(update={"execute": False}))
@@ -369,6 +372,7 @@ class PlanningService:
         skills = [st.skill for st in planned.steps]
         if not skills:
             return planned
+        on_plan(PlanPreview(tuple(skills), tuple(planned.goal_conditions)))
         gate.approve(skills, "plan")
         for step in planned.steps:
             cancel.check()

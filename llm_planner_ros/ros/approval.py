@@ -24,12 +24,15 @@ from llm_planner_ros.safety.policy import approval_digest
 
 
 class RosApprover:
-    def __init__(self, node: Node, timeout_s: Callable[[], float], goal_info: Callable[[], tuple[str, str]]) -> None:
+    def __init__(self, node: Node, timeout_s: Callable[[], float], goal_info: Callable[[], tuple[str, str]],
+                 awaiting: Callable[[str, str], None] = lambda goal_id, what: None) -> None:
         """``timeout_s()`` is the current approval timeout (a live parameter); ``goal_info()``
-        gives (goal id, task) of the goal being planned."""
+        gives (goal id, task) of the goal being planned; ``awaiting(goal id, what)`` is told what
+        the goal waits for while a request waits, and "" once it is answered."""
         self.node = node
         self.timeout_s = timeout_s
         self.goal_info = goal_info
+        self.awaiting = awaiting
         self._pending: dict[str, tuple[str, threading.Event, list]] = {}
         self._lock = threading.Lock()
         self._pub = node.create_publisher(ApprovalRequest, "approval_request", LATCHED)
@@ -71,6 +74,9 @@ class RosApprover:
         self.node.get_logger().info(f"waiting up to {timeout_s:.0f}s for approval {request_id} of "
                                     f"{scripts[0] if kind == 'step' else f'a plan of {len(skills)} steps'}")
         remove = stop.on_stop(event.set)
+        what = f"{'step ' + scripts[0] if kind == 'step' else f'a plan of {len(skills)} steps'}"
+        self.awaiting(goal_id, f"approval of {what} (request {request_id}, up to {timeout_s:.0f} s): answer on "
+                               f"{self.node.resolve_service_name('approve')} or in the operator console")
         try:
             if not event.wait(timeout_s):
                 return None
@@ -78,5 +84,6 @@ class RosApprover:
             return answers[0]
         finally:
             remove()
+            self.awaiting(goal_id, "")
             with self._lock:
                 self._pending.pop(request_id, None)

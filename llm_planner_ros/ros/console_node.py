@@ -59,7 +59,7 @@ class ConsoleNode(Node):
         p = self.params
         self.trace_path: Optional[Path] = (default_path(self.get_namespace(), "planner")
                                            if p.trace_log == "default" else Path(p.trace_log) if p.trace_log else None)
-        self.view = ConsoleView()
+        self.view = ConsoleView(namespace=self.get_namespace())
         group = ReentrantCallbackGroup()
         self.planner = PlannerClient(node=self)
         self._approve: Client[Any, Any] = self.create_client(Approve, "approve", callback_group=group)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Optional
 
+from builtin_interfaces.msg import Time as TimeMsg
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -34,7 +35,7 @@ from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import Planner
 from llm_planner_ros.core.request import InvalidRequest, PlanRequest
 from llm_planner_ros.core.secrets import redact
-from llm_planner_ros.core.types import Method, PlanStep, StepEvent, TerminationReason
+from llm_planner_ros.core.types import Method, PlanPreview, PlanStep, StepEvent, TerminationReason
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
@@ -53,6 +54,9 @@ class GoalContext:
     stop: CancelToken
     rejected: str = ""   # why it is not planned (the goal policy)
     steps: dict[int, PlanStep] = field(default_factory=dict)   # every step decided so far, by index
+    accepted: TimeMsg = field(default_factory=TimeMsg)
+    state: Optional[PlanState] = None   # what `plan` shows of it, once it runs
+    awaiting: str = ""                  # what it waits for ("": nothing)
 
     @property
     def goal_id(self) -> str:
@@ -65,8 +69,10 @@ class GoalContext:
     def summary(self, status: str) -> PlanState:
         """This goal as a GoalQueue entry."""
         request = self.handle.request
-        return PlanState(goal_id=self.goal_id, task=self.task, method=request.method, status=status,
-                         subtask_index=-1, goal_conditions=list(request.goal_conditions)[:100])
+        return PlanState(goal_id=self.goal_id, task=self.task, method=request.method,
+                         status=PlanState.STATUS_AWAITING_APPROVAL if self.awaiting else status,
+                         subtask_index=-1, goal_conditions=list(request.goal_conditions)[:100],
+                         accepted=self.accepted)
 
 
 class PlannerNode(Node):
@@ -110,13 +116,33 @@ class PlannerNode(Node):
         with self._lock:
             return self._active
 
+    def awaiting(self, goal_id: str, what: str) -> None:
+        """The active goal ``goal_id`` waits for ``what`` (an operator's approval), or no longer
+        (""): its state, the queue and a feedback message say so."""
+        with self._lock:
+            ctx = self._active if self._active is not None and self._active.goal_id == goal_id else None
+        if ctx is None:
+            return
+        ctx.awaiting = what
+        running = (PlanState.STATUS_PLANNING, PlanState.STATUS_AWAITING_APPROVAL)
+        if ctx.state is not None and ctx.state.status in running:
+            ctx.state.status = PlanState.STATUS_AWAITING_APPROVAL if what else PlanState.STATUS_PLANNING
+            self._plan_pub.publish(conversions.redacted(ctx.state))
+        self._publish_queue()
+        if what:
+            last = ctx.steps[max(ctx.steps)] if ctx.steps else None
+            ctx.handle.publish_feedback(conversions.redacted(PlanTask.Feedback(
+                step_index=last.index if last is not None else 0, subtask_index=-1, awaiting=what,
+                goal_conditions=list(ctx.state.goal_conditions) if ctx.state is not None else [])))
+
     def destroy_node(self) -> None:
         self._server.destroy()
         super().destroy_node()
 
     # -- goal admission -------------------------------------------------------------------
     def _on_accepted(self, goal_handle: ServerGoalHandle) -> None:
-        ctx = GoalContext(goal_handle, CancelToken(lambda: goal_handle.is_cancel_requested))
+        ctx = GoalContext(goal_handle, CancelToken(lambda: goal_handle.is_cancel_requested),
+                          accepted=self.get_clock().now().to_msg())
         p = self.params
         with self._lock:
             self._goals[ctx.goal_id] = ctx
@@ -215,7 +241,8 @@ class PlannerNode(Node):
         goal_handle = ctx.handle
         state = PlanState(goal_id=ctx.goal_id, task=ctx.task, method=goal_handle.request.method,
                           status=PlanState.STATUS_PLANNING, subtask_index=-1,
-                          goal_conditions=list(goal_handle.request.goal_conditions)[:100])
+                          goal_conditions=list(goal_handle.request.goal_conditions)[:100], accepted=ctx.accepted)
+        ctx.state = state
 
         started = False   # only a goal that started planning owns the latched `plan` topic
         planned = False   # the planner got it (and traces it)
@@ -267,9 +294,15 @@ class PlannerNode(Node):
             state.goal_conditions = list(event.goal_conditions)
             self._plan_pub.publish(conversions.redacted(state))
 
+        def on_plan(preview: PlanPreview) -> None:
+            state.planned = [s.script() for s in preview.skills]
+            state.goal_conditions = list(preview.goal_conditions)
+            state.conditions_met = list(preview.conditions_met)
+            self._plan_pub.publish(conversions.redacted(state))
+
         planned = True
         try:
-            result = self._planner.plan(request, on_step, ctx.stop, goal_id=ctx.goal_id)
+            result = self._planner.plan(request, on_step, ctx.stop, goal_id=ctx.goal_id, on_plan=on_plan)
         except PlanningError as exc:
             return finish(exc.reason, str(exc) or exc.reason.value)
         except Exception as exc:  # a planner bug must not take the node or later goals down
@@ -296,6 +329,7 @@ class PlannerNode(Node):
         return msg
 
     def _publish_end(self, state: PlanState, reason: TerminationReason, canceled: bool, success: bool) -> None:
+        state.ended = self.get_clock().now().to_msg()
         state.status = (PlanState.STATUS_CANCELED if canceled else
                         PlanState.STATUS_SUCCEEDED if success else PlanState.STATUS_ABORTED)
         state.termination_reason = reason.value
@@ -373,7 +407,7 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
     service = build_service(config, executor_factory=factory, judge=judge,
                             trace=TraceLog(trace_path) if trace_path else None, robot_world=robot_world)
     # approval may be switched on while the node runs, so its topic and service always exist
-    service.approver = RosApprover(node, lambda: service.safety.approval_timeout_s, goal_info)
+    service.approver = RosApprover(node, lambda: service.safety.approval_timeout_s, goal_info, node.awaiting)
     if config.safety.dry_run:
         node.get_logger().warning("dry_run: skills run in the in-process simulator; nothing reaches the bridge")
     service.index_for(params.default_scene, config.planner.bank)   # embed the default bank before serving

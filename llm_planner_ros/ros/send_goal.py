@@ -22,6 +22,8 @@ from llm_planner_ros.ros.liveness import CONFIRM_S, LOST_AFTER_S
 
 
 def format_feedback(fb: PlanTask.Feedback) -> str:
+    if fb.awaiting:
+        return f"  waiting for {fb.awaiting}"
     line = f"  goal: {', '.join(fb.goal_conditions)}\n" if fb.goal_conditions and fb.step_index == 1 else ""
     line += f"  step {fb.step_index:2d}  {fb.script:<40s} score={fb.score:+.3f}"
     if fb.generated_text:   # a planner action reads "(verb args)"; an LLM's step is free text

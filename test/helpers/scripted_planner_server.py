@@ -25,7 +25,7 @@ class ScriptedPlanner:
     def __init__(self, delay: float) -> None:
         self.delay = delay
 
-    def plan(self, request: PlanRequest, on_step, cancel: CancelToken, goal_id: str = "") -> PlanResult:
+    def plan(self, request: PlanRequest, on_step, cancel: CancelToken, goal_id: str = "", on_plan=None) -> PlanResult:
         if request.task == "raise":
             raise RuntimeError("scripted planner failure")
         n = int(request.task.split("=")[1]) if request.task.startswith("steps=") else len(SCRIPT)

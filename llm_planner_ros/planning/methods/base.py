@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional, Protocol
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.executor import Executor
-from llm_planner_ros.core.planner import StepCallback
+from llm_planner_ros.core.planner import PlanCallback, StepCallback, no_preview
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import GoalReport, Method, PlanResult
@@ -52,6 +52,7 @@ class GoalRun:
     gate: Optional[SafetyGate]
     report: GoalReport
     policy: SkillPolicy
+    on_plan: PlanCallback = no_preview
 
     @property
     def request(self) -> PlanRequest:

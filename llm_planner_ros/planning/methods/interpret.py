@@ -37,7 +37,8 @@ class Interpret:
         planned = interpreted.plan(request.task, run.world_source(), run.on_step, run.cancel,
                                    execute=request.execute, stats=report.stats,
                                    hold_out=list(request.options.hold_out_tasks),
-                                   seed=seed if seed is not None else self.default_seed, policy=run.policy)
+                                   seed=seed if seed is not None else self.default_seed, policy=run.policy,
+                                   on_plan=run.on_plan)
         report.stats["interpreted"] = planned.interpretation.lines()
         report.stats["said"] = planned.interpretation.sentences
         report.times.extra["interpret_s"] = time.perf_counter() - t0

@@ -16,6 +16,7 @@ class GivenGoal:
     def plan(self, run: GoalRun) -> PlanResult:
         spec = run.goal.spec
         result = self.planner.plan(spec, run.world_source(), run.on_step, run.cancel, execute=run.request.execute,
-                                   stats=run.report.stats, objects=run.request.objects, policy=run.policy)
+                                   stats=run.report.stats, objects=run.request.objects, policy=run.policy,
+                                   on_plan=run.on_plan)
         result.goal_conditions = spec.lines()
         return result
