@@ -43,6 +43,7 @@ class BridgeWorld:
         self._domain = ""
         self._profile: Optional[WorldProfile] = None
         self._reply: Optional[GetWorldState.Response] = None
+        self._parsed: Optional[tuple[GetWorldState.Response, WorldState]] = None   # a reply and its world
         self._reply_has_applicable = False
         self._wants_applicable = False
         self._classes: dict[int, str] = {}   # instance id -> class, read from a reply since the reset
@@ -99,8 +100,11 @@ class BridgeWorld:
         return self._classes.get(instance_id)
 
     def world_state(self) -> WorldState:
+        """The cached reply's world, parsed once per reply (a step reads it more than once)."""
         reply = self.observe()
-        return WorldState.from_lines(reply.objects, reply.facts)
+        if self._parsed is None or self._parsed[0] is not reply:
+            self._parsed = (reply, WorldState.from_lines(reply.objects, reply.facts))
+        return self._parsed[1]
 
     def domain_text(self) -> str:
         self._describe()

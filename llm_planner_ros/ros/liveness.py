@@ -36,10 +36,19 @@ def topic(peer: str) -> str:
 
 
 def publish_heartbeat(node: Node, peer: str) -> None:
-    """Publish ``heartbeat/<peer>`` every ``PERIOD_S`` for as long as ``node`` spins."""
+    """Publish ``heartbeat/<peer>`` every ``PERIOD_S`` while ``node`` exists, from a thread of
+    its own: a beat says the process is alive, so it does not wait for a free executor thread
+    (every one may be waiting on a slow robot; a call's own timeout covers a stuck answer)."""
     pub = node.create_publisher(Time, topic(peer), HEARTBEAT)
-    node.create_timer(PERIOD_S, lambda: pub.publish(node.get_clock().now().to_msg()),
-                      callback_group=ReentrantCallbackGroup())
+
+    def beat() -> None:
+        while node.context.ok():
+            try:
+                pub.publish(node.get_clock().now().to_msg())
+            except Exception:   # the node or its context is gone: the beats end with it
+                return
+            time.sleep(PERIOD_S)
+    threading.Thread(target=beat, name=f"heartbeat/{peer}", daemon=True).start()
 
 
 class PeerWatch:
