@@ -39,12 +39,13 @@ def test_a_plan_only_plan_is_trusted_only_when_it_runs_on_the_world_model(smollm
 
     walk, switch_on = Skill("WALK", ("computer",)), Skill("SWITCHON", ("computer",))
     assert not planned(walk, switch_on).success            # never run on a model: not trusted
-    runs = check_plan(planned(walk, switch_on), VirtualHomeExecutor())
+    runs = check_plan(planned(walk, switch_on), VirtualHomeExecutor)
     assert runs.success and runs.checked, runs.detail
-    fails = check_plan(planned(walk, Skill("PUTIN", ("computer", "fridge"))), VirtualHomeExecutor())
+    fails = check_plan(planned(walk, Skill("PUTIN", ("computer", "fridge"))), VirtualHomeExecutor)
     assert not fails.success and fails.steps[1].error.message and fails.detail.startswith("not trusted: step 2")
     task = next(t for t in eai_tasks() if t.task == "Watch TV")
-    unmet = check_plan(planned(Skill("WALK", ("bathroom",))), VirtualHomeExecutor(graph=task.graph, goal=task.goal))
+    unmet = check_plan(planned(Skill("WALK", ("bathroom",))),
+                       lambda: VirtualHomeExecutor(graph=task.graph, goal=task.goal))
     assert unmet.goal_status is GoalStatus.NOT_MET and not unmet.success and "goal does not hold" in unmet.detail
 
 

@@ -93,7 +93,7 @@ class ConsoleView:
                          and now - a["received"] < a["timeout_s"]
                          and self._goals.get(active, {}).get("status", "planning") not in ENDED]
             return {"version": self.version, "namespace": self.namespace, "planner_up": self._planner_up,
-                    "active": active, "now": now,
+                    "active": active,
                     "queue": list(self._queue), "goals": list(reversed(self._goals.values())),
                     "tracker": dict(self._tracker),
                     "approvals": [{**a, "seconds_left": round(a["timeout_s"] - (now - a["received"]), 1)}

@@ -3,20 +3,19 @@ applies in turn and the goal, where the model knows it, holds after the last. Fa
 plans are found in that model (checked when made); an LLM's steps are replayed here."""
 from __future__ import annotations
 
-from typing import Optional
+from collections.abc import Callable
 
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.types import GoalStatus, PlanResult
 
 
-def check_plan(result: PlanResult, model: Optional[Executor]) -> PlanResult:
-    """Mark ``result`` checked, the first step that fails on ``model`` with its error and the
-    goal's status after the plan; ``model`` is the world as the plan starts, and is changed."""
+def check_plan(result: PlanResult, make_model: Callable[[], Executor]) -> PlanResult:
+    """Mark ``result`` checked, the first step that fails on the model with its error and the
+    goal's status after the plan; ``make_model()`` gives the world as the plan starts, made only
+    for a plan that is not checked yet, and changed by the replay."""
     if result.executing or result.checked or not result.steps:
         return result
-    if model is None:
-        result.detail = f"not checked: this world has no model to run the plan on; {result.detail}"
-        return result
+    model = make_model()
     result.checked = True
     for step in result.steps:
         ran = model.execute(step.skill)

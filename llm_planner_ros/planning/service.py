@@ -356,7 +356,7 @@ class PlanningService:
         result = self.runners[goal.method].plan(GoalRun(goal, on_step, cancel, gate, report, policy, on_plan))
         if not req.execute:
             t0 = time.perf_counter()
-            result = check_plan(result, world.plan_model(req))
+            result = check_plan(result, lambda: world.plan_model(req))
             report.times.extra["check_s"] = time.perf_counter() - t0
         if self.safety.dry_run and request.execute:
             result.detail = "dry run: executed in the in-process simulator, nothing sent to the bridge; " \

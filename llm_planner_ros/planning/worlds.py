@@ -95,7 +95,7 @@ class WorldMethods(Protocol):
     def plan_only_world(self, request: PlanRequest) -> Executor:
         """The world a plan-only goal starts from."""
 
-    def plan_model(self, request: PlanRequest) -> Optional[Executor]:
+    def plan_model(self, request: PlanRequest) -> Executor:
         """A model of that world to replay a plan-only plan on (changed by it; never the robot)."""
 
 
@@ -123,8 +123,8 @@ class BuiltinWorld:
     def plan_only_world(self, request: PlanRequest) -> Executor:
         return self.plugin.executor(request.scene_id, request.task)
 
-    def plan_model(self, request: PlanRequest) -> Optional[Executor]:
-        return self.plugin.executor(request.scene_id, request.task)
+    def plan_model(self, request: PlanRequest) -> Executor:
+        return self.plan_only_world(request)   # a fresh simulator each call
 
 
 class ProfileWorld:
@@ -157,7 +157,7 @@ class ProfileWorld:
     def plan_only_world(self, request: PlanRequest) -> Executor:
         return self.robot
 
-    def plan_model(self, request: PlanRequest) -> Optional[Executor]:
+    def plan_model(self, request: PlanRequest) -> Executor:
         """The profile's domain run on the robot's world as it is now."""
         state = self.robot.world_state()
         return PddlWorldExecutor(self.profile, world_problem(state, self.profile.planning_domain().name))

@@ -71,10 +71,9 @@ class RosApprover:
         self._pub.publish(ApprovalRequest(request_id=request_id, goal_id=goal_id, kind=kind, task=redact(task),
                                           scripts=scripts, texts=[redact(s.text) for s in skills],
                                           timeout_s=float(timeout_s), digest=digest))
-        self.node.get_logger().info(f"waiting up to {timeout_s:.0f}s for approval {request_id} of "
-                                    f"{scripts[0] if kind == 'step' else f'a plan of {len(skills)} steps'}")
+        what = f"step {scripts[0]}" if kind == "step" else f"a plan of {len(skills)} steps"
+        self.node.get_logger().info(f"waiting up to {timeout_s:.0f}s for approval {request_id} of {what}")
         remove = stop.on_stop(event.set)
-        what = f"{'step ' + scripts[0] if kind == 'step' else f'a plan of {len(skills)} steps'}"
         self.awaiting(goal_id, f"approval of {what} (request {request_id}, up to {timeout_s:.0f} s): answer on "
                                f"{self.node.resolve_service_name('approve')} or in the operator console")
         try:
