@@ -300,7 +300,6 @@ def test_time_limit_cancelled_queued_goal_and_live_parameters(queue_server):
     from rcl_interfaces.srv import SetParameters
     from rclpy.parameter import Parameter
 
-    from helpers.ros_client import wait_future
     from llm_planner_msgs.msg import MethodOptions
 
     client, _ = queue_server
@@ -315,12 +314,9 @@ def test_time_limit_cancelled_queued_goal_and_live_parameters(queue_server):
     assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == "time_limit"
     assert result.detail == "the goal ran past its time limit of 5s" and result.steps
 
-    setter = client.node.create_client(SetParameters, "planner/set_parameters")
-    assert setter.wait_for_service(timeout_sec=20)
-
     def set_param(name, value):
         request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
-        return wait_future(setter.call_async(request), 20).results[0]
+        return client.call(SetParameters, "planner/set_parameters", request).results[0]
     bad = set_param("max_queued_goals", -1)   # validated by the same model as at start-up
     assert not bad.successful and "max_queued_goals" in bad.reason
     assert not set_param("default_scene", "Mars").successful   # read-only: a restart changes it

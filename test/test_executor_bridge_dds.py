@@ -44,11 +44,7 @@ def execute(client: RosTestClient, action: str, *objects: str) -> ExecuteSkill.R
 
 
 def call(client: RosTestClient, srv, name: str, request):
-    c = client.node.create_client(srv, name)
-    assert c.wait_for_service(timeout_sec=20)
-    response = wait_future(c.call_async(request), 30)
-    client.node.destroy_client(c)
-    return response
+    return client.call(srv, name, request)
 
 
 def test_virtualhome_backend_executes_and_reports_preconditions(sim_bridge):

@@ -272,10 +272,8 @@ def test_approval_per_step_waits_for_the_operator():
             # the timeout is live: longer from the next request on
             from rcl_interfaces.srv import SetParameters
             from rclpy.parameter import Parameter
-            setter = client.node.create_client(SetParameters, "planner/set_parameters")
-            assert setter.wait_for_service(timeout_sec=20)
             change = SetParameters.Request(parameters=[Parameter("approval_timeout_s", value=60.0).to_parameter_msg()])
-            assert wait_future(setter.call_async(change), 10).results[0].successful
+            assert client.call(SetParameters, "planner/set_parameters", change).results[0].successful
             # the operator says no
             run = client.send_plan(PlanTask.Goal(task="Watch TV", execute=True))
             assert wait_until(lambda: len(requests) >= 2, 30)
@@ -526,7 +524,7 @@ def test_a_restarted_bridge_ends_the_robots_orphaned_skill_before_it_sends_one()
     from llm_planner_ros.core.types import Skill
 
     with ros_node("sim_robot", f"{ns}/robot", "simulated robot serving", "skill_delay_s:=20.0") as robot, \
-            ros_node("planner_node", ns, "planner ready", "bridge_wait_s:=10.0", "skill_timeout_s:=30.0"), \
+            ros_node("planner_node", ns, "planner ready", "bridge_wait_s:=10.0", "skill_timeout_s:=30.0") as planner, \
             RosTestClient(ns) as client:
         bridge = ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=robot", "robot_action:=robot/execute_skill")
         with bridge:
@@ -548,8 +546,9 @@ def test_a_restarted_bridge_ends_the_robots_orphaned_skill_before_it_sends_one()
             seconds = time.monotonic() - t0
         report(task="bridge restarted while the robot ran its skill", status=STATUS.get(status),
                reason=result.termination_reason, detail=result.detail[:160], seconds=round(seconds, 2))
-        assert "no heartbeat" not in result.detail, result.detail
-        assert result.termination_reason == R.REASON_GOAL_REACHED, result.detail
+        logs = f"\nplanner:\n{planner.output[-3000:]}\nbridge:\n{again.output[-2000:]}\nrobot:\n{robot.output[-2000:]}"
+        assert "no heartbeat" not in result.detail, result.detail + logs
+        assert result.termination_reason == R.REASON_GOAL_REACHED, result.detail + logs
         # the node's log reaches this process through a pipe: wait for the line, do not race it
         assert wait_until(lambda: "still ran 1 skill(s) of a client before this one" in again.output, 10), \
             again.output[-2000:]

@@ -7,7 +7,7 @@ import uuid
 from action_msgs.msg import GoalStatus
 
 from helpers.processes import ros_node
-from helpers.ros_client import RosTestClient, wait_future
+from helpers.ros_client import RosTestClient
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.srv import GetWorldState
 
@@ -18,10 +18,8 @@ def test_the_bridge_reports_its_world_as_pddl():
     ns = f"/world_{uuid.uuid4().hex[:6]}"
     with ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=virtualhome"):
         with RosTestClient(ns) as client:
-            srv = client.node.create_client(GetWorldState, "get_world_state")
-            assert srv.wait_for_service(timeout_sec=30)
-            assert wait_future(srv.call_async(GetWorldState.Request()), 30).domain == ""   # asked once
-            reply = wait_future(srv.call_async(GetWorldState.Request(include_domain=True)), 30)
+            assert client.call(GetWorldState, "get_world_state", GetWorldState.Request()).domain == ""   # asked once
+            reply = client.call(GetWorldState, "get_world_state", GetWorldState.Request(include_domain=True))
             assert reply.success and reply.domain_name == "virtualhome"
             assert "(define (domain virtualhome)" in reply.domain and "; skill walk_to: WALK ?o" in reply.domain
             assert "character_65 - character" in reply.objects
@@ -66,9 +64,7 @@ def test_a_robot_backend_passes_the_robots_own_world_through():
             ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=robot", "robot_action:=robot/execute_skill",
                      "robot_world_service:=robot/get_world_state"):
         with RosTestClient(ns) as client:
-            srv = client.node.create_client(GetWorldState, "get_world_state")
-            assert srv.wait_for_service(timeout_sec=30)
-            reply = wait_future(srv.call_async(GetWorldState.Request()), 30)
+            reply = client.call(GetWorldState, "get_world_state", GetWorldState.Request())
             assert reply.success, reply.message
             assert reply.domain_name == "virtualhome" and any(f.startswith("(inside character_") for f in reply.facts)
 

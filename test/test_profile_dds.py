@@ -9,7 +9,7 @@ import uuid
 from action_msgs.msg import GoalStatus
 
 from helpers.processes import ros_node
-from helpers.ros_client import RosTestClient, execute_skill, wait_future
+from helpers.ros_client import RosTestClient, execute_skill
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.srv import GetWorldState
 
@@ -27,9 +27,8 @@ def test_the_robot_reports_its_profile_through_the_bridge():
     ns = f"/mm_{uuid.uuid4().hex[:6]}"
     robot, bridge, _ = robot_stack(ns)
     with robot, bridge, RosTestClient(ns) as client:
-        srv = client.node.create_client(GetWorldState, "get_world_state")
-        assert srv.wait_for_service(timeout_sec=30)
-        reply = wait_future(srv.call_async(GetWorldState.Request(include_domain=True, include_applicable=True)), 30)
+        reply = client.call(GetWorldState, "get_world_state",
+                            GetWorldState.Request(include_domain=True, include_applicable=True))
         assert reply.success and reply.domain_name == "mobile_manipulator", reply.message
         assert "name: mobile_manipulator" in reply.profile and "(:action navigate_to" in reply.domain
         assert "robot_1 - robot" in reply.objects and "(at robot_1 dock_6)" in reply.facts

@@ -29,18 +29,14 @@ def stack():
 
 
 def ask(client, task, subtask="", observations=(), subtasks=(), pointer=-1):
-    c = client.node.create_client(CheckSubtask, "check_subtask")
-    assert c.wait_for_service(timeout_sec=20)
     request = CheckSubtask.Request(task=task, subtask=subtask, observations=list(observations),
                                    subtasks=list(subtasks), pointer=pointer)
-    return wait_future(c.call_async(request), 30)
+    return client.call(CheckSubtask, "check_subtask", request)
 
 
 def test_whole_task_is_checked_against_the_goal_conditions(stack):
     task = "Turn on light"
-    reset = stack.node.create_client(ResetScene, "reset_scene")
-    assert reset.wait_for_service(timeout_sec=20)
-    assert wait_future(reset.call_async(ResetScene.Request(task=task)), 30).success
+    assert stack.call(ResetScene, "reset_scene", ResetScene.Request(task=task)).success
     before = ask(stack, task)
     assert (before.done, before.probability, before.source) == (False, 0.0, "goal_check")
 

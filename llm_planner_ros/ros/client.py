@@ -166,11 +166,13 @@ class PlannerClient:
                 else:                              # maybe a duplicate of a goal the server has
                     refused_resends.append(handle)
             return on_answer
-        until = time.monotonic() + timeout_s
+        asked_at = time.monotonic()
+        until = asked_at + timeout_s
         for nth in itertools.count():
             self._action.send_goal_async(goal, feedback_callback=on_message, goal_uuid=goal_id) \
                 .add_done_callback(answer_to(nth))
-            waited = wait_future(decided, min(RESEND_S, max(0.0, until - time.monotonic())), lost=self._planner.lost)
+            waited = wait_future(decided, min(RESEND_S, max(0.0, until - time.monotonic())),
+                                 lost=lambda: self._planner.went_away(asked_at, RESEND_S))
             if waited == "lost":
                 raise PlannerGone("the planner went away before it could accept the goal")
             if waited == "done" or time.monotonic() >= until:

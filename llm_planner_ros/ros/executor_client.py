@@ -127,8 +127,9 @@ class RosExecutor(BridgeWorld):
         """``stop()`` gives the running goal's stop token (cancel, time limit, shutdown): a skill
         running when it fires is cancelled on the bridge, which cancels it on the robot."""
         super().__init__(node, skill_timeout_s, wait_s, stop)
-        self.skills = SkillActionClient(node, "execute_skill", "the executor bridge", lost=self.bridge.lost,
-                                        gone=lambda: self.bridge.gone(wait_s))
+        self.skills = SkillActionClient(node, "execute_skill", "the executor bridge",
+                                        gone=lambda: self.bridge.gone(wait_s),
+                                        went_away=lambda asked_at: self.bridge.went_away(asked_at, wait_s))
         self._reset: Client[Any, Any] = node.create_client(ResetScene, "reset_scene",
                                                            callback_group=ReentrantCallbackGroup())
         self.cancel_wait_s = cancel_wait_s

@@ -85,7 +85,20 @@ class PeerWatch:
         if self.wait_heard(CONFIRM_S):
             return False
         self._lost_since = last
+        if self._announce:
+            self._node.get_logger().warning(f"no heartbeat from the {self.peer} for {time.monotonic() - last:.1f}s")
         return True
+
+    def went_away(self, asked_at: float, wait_s: float) -> bool:
+        """Whether the peer is gone while a request sent at ``asked_at`` (``time.monotonic()``)
+        waits: lost after it was last heard since the request; or, silent since before the
+        request, still unheard ``wait_s`` (at least ``RESTART_GRACE_S``) after it. A request sent
+        just after a restart goes to the new peer before its first beats are heard (discovery of
+        a new process takes seconds under load), so it gets the grace that a new call gets."""
+        if not self.lost():
+            return False
+        last = self._last
+        return last is None or last >= asked_at or time.monotonic() - asked_at >= max(RESTART_GRACE_S, wait_s)
 
     def ever_heard(self) -> bool:
         """A beat arrived once (the peer exists, or existed)."""
@@ -148,10 +161,12 @@ def call_peer(client: Client, request, peer: PeerWatch, who: str, error: type[Pl
         future = client.call_async(request)
         future.add_done_callback(first)
         sent.append(future)
-    until = time.monotonic() + timeout_s
+    asked_at = time.monotonic()
+    until = asked_at + timeout_s
     send()
     while True:
-        waited = wait_future(answered, min(RESEND_S, max(0.0, until - time.monotonic())), stop, peer.lost)
+        waited = wait_future(answered, min(RESEND_S, max(0.0, until - time.monotonic())), stop,
+                             lambda: peer.went_away(asked_at, wait_s))
         if waited != "timeout" or time.monotonic() >= until:
             break
         send()

@@ -111,12 +111,13 @@ class SkillActionClient:
     """``run`` sends one skill and waits for its end; see the module's docstring."""
 
     def __init__(self, node: Node, action_name: str, what: str,
-                 lost: Optional[Callable[[], bool]] = None, reconcile: bool = False,
+                 went_away: Optional[Callable[[float], bool]] = None, reconcile: bool = False,
                  gone: Optional[Callable[[], bool]] = None) -> None:
-        """``what`` names the server in messages ("the executor bridge"); ``lost()`` says it is
-        gone before DDS discovery notices (a heartbeat), besides ``server_is_ready``;
-        ``reconcile``: end what the server still runs before the first skill (see the module);
-        ``gone()``: what a new skill checks first (``lost`` with a grace for a restarted server)."""
+        """``what`` names the server in messages ("the executor bridge"); ``went_away(asked_at)``
+        says it is gone, while what was asked of it at ``asked_at`` waits, before DDS discovery
+        notices (a heartbeat), besides ``server_is_ready``; ``reconcile``: end what the server
+        still runs before the first skill (see the module); ``gone()``: what a new skill checks
+        first (with a grace for a restarted server)."""
         group = ReentrantCallbackGroup()
         self._reconciled = not reconcile
         self._cancel_all: Client[Any, Any] = node.create_client(CancelGoal, f"{action_name}/_action/cancel_goal",
@@ -127,8 +128,8 @@ class SkillActionClient:
         self.what = what
         self.client: ActionClient[Any, Any, Any] = ActionClient(node, ExecuteSkill, action_name, callback_group=group)
         self._status = GoalStatusWatch(node, action_name, group)
-        self._lost = lost or (lambda: False)
-        self._gone = gone or self._lost
+        self._went_away = went_away or (lambda _asked_at: False)
+        self._gone = gone or (lambda: self._went_away(time.monotonic()))
         self._one_at_a_time = threading.Lock()
         # a stopped skill the server has not ended, and until when it may run (its time limit)
         self._unfinished: Optional[tuple[Future, str, float]] = None
@@ -137,8 +138,10 @@ class SkillActionClient:
     def action_name(self) -> str:
         return self.client._action_name
 
-    def gone(self) -> bool:
-        return self._lost() or not self.client.server_is_ready()
+    def _lost(self, asked_at: Optional[float] = None) -> Callable[[], bool]:
+        """What a wait for an answer to something asked at ``asked_at`` (now) checks."""
+        at = time.monotonic() if asked_at is None else asked_at
+        return lambda: self._went_away(at) or not self.client.server_is_ready()
 
     def run(self, goal: ExecuteSkill.Goal, script: str, timeout_s: float, wait_s: float,
             stop: Optional[CancelToken] = None, stop_wait_s: float = 5.0) -> SkillOutcome:
@@ -158,8 +161,9 @@ class SkillActionClient:
                 left = self._end_leftovers(stop_wait_s)
                 if left:
                     return SkillOutcome("busy", message=left)
+            asked_at = time.monotonic()
             handle = self._send(goal, wait_s)
-            if handle is None and self.gone():
+            if handle is None and self._lost(asked_at)():
                 return SkillOutcome("lost", message=f"{self.what} went away before it accepted {script}")
             if handle is None or not handle.accepted:
                 return SkillOutcome("rejected", message=f"{self.what} rejected {script}" if handle
@@ -167,7 +171,7 @@ class SkillActionClient:
             future = handle.get_result_async()
             waited = ""
             try:
-                waited = wait_future(future, timeout_s, stop, self.gone)
+                waited = wait_future(future, timeout_s, stop, self._lost(asked_at))
                 response = future.result() if future.done() else None
                 if waited == "done":
                     return SkillOutcome("done", result=response.result if response is not None else None)
@@ -197,7 +201,7 @@ class SkillActionClient:
         if not self._cancel_all.wait_for_service(timeout_sec=stop_wait_s):
             return f"{self.what}'s cancel service did not answer within {stop_wait_s:g}s; nothing was sent"
         future = self._cancel_all.call_async(CancelGoal.Request(goal_info=GoalInfo()))
-        answer = future.result() if wait_future(future, stop_wait_s, lost=self.gone) == "done" else None
+        answer = future.result() if wait_future(future, stop_wait_s, lost=self._lost()) == "done" else None
         if answer is None:
             return f"{self.what} did not say within {stop_wait_s:g}s whether it still runs a skill; nothing was sent"
         left = [g.goal_id for g in answer.goals_canceling]
@@ -206,7 +210,7 @@ class SkillActionClient:
                                            "cancelled; waiting for them to end before sending anything")
         for goal_id in left:
             ended = self._get_result.call_async(ExecuteSkill.Impl.GetResultService.Request(goal_id=goal_id))
-            if wait_future(ended, stop_wait_s, lost=self.gone) != "done":
+            if wait_future(ended, stop_wait_s, lost=self._lost()) != "done":
                 return (f"{self.what} still runs a skill that a client before this one left, and did not confirm "
                         f"within {stop_wait_s:g}s that it stopped; nothing was sent")
         self._reconciled = True
@@ -219,7 +223,7 @@ class SkillActionClient:
         if self._unfinished is None:
             return True
         future, script, until = self._unfinished
-        if wait_future(future, wait_s, lost=self.gone) in ("done", "lost") or time.monotonic() > until:
+        if wait_future(future, wait_s, lost=self._lost()) in ("done", "lost") or time.monotonic() > until:
             self._unfinished = None
             return True
         return False
@@ -227,7 +231,8 @@ class SkillActionClient:
     def _send(self, goal: ExecuteSkill.Goal, wait_s: float) -> Optional[ClientGoalHandle]:
         goal_id = UUID(uuid=list(uuid.uuid4().bytes))
         sent = self.client.send_goal_async(goal, goal_uuid=goal_id)
-        waited = wait_future(sent, wait_s or 1.0, lost=self._lost)
+        at = time.monotonic()
+        waited = wait_future(sent, wait_s or 1.0, lost=lambda: self._went_away(at))
         if waited == "done":
             return sent.result()
         if waited == "lost":
@@ -241,4 +246,4 @@ class SkillActionClient:
     def _cancel(self, handle: ClientGoalHandle, future: Future, stop_wait_s: float) -> bool:
         """Cancel the goal and wait for the server to end it; whether it did in time."""
         handle.cancel_goal_async()
-        return wait_future(future, stop_wait_s, lost=self.gone) == "done"
+        return wait_future(future, stop_wait_s, lost=self._lost()) == "done"

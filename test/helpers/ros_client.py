@@ -44,6 +44,7 @@ class RosTestClient:
         self.planner = PlannerClient(namespace, node_name="test_client")
         self.node = self.planner.node
         self._action_clients: dict[tuple[type, str], ActionClient] = {}
+        self._service_clients: dict[tuple[type, str], Any] = {}
 
     def action_client(self, action_type: type, name: str) -> ActionClient:
         """One client per action for the life of this test client: destroying an action client
@@ -65,6 +66,28 @@ class RosTestClient:
         sent = self.planner.send_goal(goal, on_feedback, timeout)
         run.handle, run.result_future = sent.handle, sent.result_future
         return run
+
+    def service(self, srv_type: type, name: str) -> Any:
+        """One client per service for the life of this test client, made on an attached node."""
+        key = (srv_type, name)
+        if key not in self._service_clients:
+            self._service_clients[key] = self.planner.attach(lambda node: node.create_client(srv_type, name))
+        return self._service_clients[key]
+
+    def call(self, srv_type: type, name: str, request: Any, timeout: float = 60.0) -> Any:
+        """The answer to an idempotent ``request``. A server listed in the graph may not have
+        matched this client yet (under load, for seconds), and a request sent then is lost: it
+        is sent again every 5 s, as the product's clients do."""
+        client = self.service(srv_type, name)
+        deadline = time.monotonic() + timeout
+        if not client.wait_for_service(timeout_sec=timeout):
+            raise TimeoutError(f"no '{name}' service within {timeout:g} s")
+        while time.monotonic() < deadline:
+            try:
+                return wait_future(client.call_async(request), min(5.0, max(0.1, deadline - time.monotonic())))
+            except TimeoutError:
+                continue
+        raise TimeoutError(f"'{name}' did not answer within {timeout:g} s")
 
     def cancel(self, run: GoalRun, timeout: float = 10.0):
         return wait_future(run.handle.cancel_goal_async(), timeout)
