@@ -62,11 +62,14 @@ def search_options(alias: str) -> tuple[str, ...]:
     return tuple(aliases[alias])
 
 
-def solve(domain_text: str, problem_text: str, time_limit_s: float = 10.0, alias: str = "lama-first") -> SolveOutcome:
+def solve(domain_text: str, problem_text: str, time_limit_s: float = 10.0, alias: str = "lama-first",
+          invariants: bool = True) -> SolveOutcome:
     """Plan with Fast Downward; the plan is a tuple of ground actions ``("walk_to", "character_1", ...)``.
 
     Runs the driver's two components directly (translator, then search), which saves the
-    driver's own start-up of about a second per call here."""
+    driver's own start-up of about a second per call here. ``invariants``: the translator's
+    invariant synthesis (mutex groups; multi-valued variables), most of its time on a small
+    problem; without it every fact is a binary variable."""
     t0 = time.perf_counter()
     bin_dir = _downward_dir() / "builds" / "release" / "bin"
     env = dict(os.environ, PYTHONPATH=str(bin_dir) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -77,8 +80,9 @@ def solve(domain_text: str, problem_text: str, time_limit_s: float = 10.0, alias
             with open(path, "w") as f:
                 f.write(text)
         try:
-            done = subprocess.run([sys.executable, "-m", "fast_downward.translate", domain_file, problem,
-                                   "--sas-file", sas], cwd=tmp, capture_output=True, text=True,
+            options = [] if invariants else ["--invariant-generation-max-candidates", "0"]
+            done = subprocess.run([sys.executable, "-S", "-m", "fast_downward.translate", domain_file, problem,
+                                   "--sas-file", sas, *options], cwd=tmp, capture_output=True, text=True,
                                   timeout=time_limit_s, env=env)
             translated = time.perf_counter() - t0
             if done.returncode != 0:

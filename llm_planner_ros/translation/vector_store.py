@@ -4,7 +4,8 @@ the sentences no process has embedded before (a scene's goal conditions are abou
 Each batch of new vectors is one shard file under ``<cache>/vectors/<embedder key>/``, written
 atomically and named by what it holds, so that processes sharing the folder never see half a
 file or rows that moved; many shards are merged into one when a store opens. A store reads only
-the shards' sentences when it opens, and a vector when it is first asked for; at most
+the shards' sentences when it opens, and a vector when it is first asked for (from the shard's
+file mapped into memory: only the rows asked for are read); at most
 ``max_entries`` vectors stay in memory, the least recently used going first (one evicted is
 read from its shard again).
 """
@@ -13,8 +14,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import struct
 import tempfile
 import threading
+import zipfile
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +39,7 @@ class SentenceVectors:
         self._memory: OrderedDict[str, np.ndarray] = OrderedDict()
         self._where: dict[str, tuple[Path, int]] = {}      # sentence -> (shard, row)
         self._seen: set[Path] = set()
+        self._mapped: dict[Path, np.ndarray] = {}          # shard -> its vectors, mapped from the file
         self._lock = threading.Lock()
         self.embedded = 0            # sentences this process had to embed
         if folder is not None and folder.is_dir():
@@ -86,13 +90,13 @@ class SentenceVectors:
         out: dict[str, np.ndarray] = {}
         for shard, wanted in by_shard.items():
             try:
-                with np.load(shard) as data:
-                    vectors = data["vectors"]
-            except (OSError, ValueError, KeyError) as exc:   # merged away by another process, or damaged
+                vectors = self._mapped.get(shard)
+                if vectors is None:
+                    vectors = self._mapped[shard] = _map_vectors(shard)
+                out.update((t, np.array(vectors[row])) for t, row in wanted)
+            except (OSError, ValueError, KeyError, IndexError) as exc:   # merged away by another process, or damaged
                 log.debug("shard %s unreadable: %s", shard, exc)
                 self._forget(shard)
-                continue
-            out.update((t, vectors[row].copy()) for t, row in wanted)
         return out
 
     def _scan(self) -> None:
@@ -112,6 +116,7 @@ class SentenceVectors:
 
     def _forget(self, shard: Path) -> None:
         self._seen.discard(shard)
+        self._mapped.pop(shard, None)
         self._where = {t: w for t, w in self._where.items() if w[0] != shard}
 
     def _store(self, texts: list[str], vectors: np.ndarray) -> None:
@@ -159,6 +164,30 @@ def _merge(folder: Path) -> None:
                 shard.unlink(missing_ok=True)
     except (OSError, ValueError) as exc:
         log.warning("vector shards in %s not merged: %s", folder, exc)
+
+
+def _map_vectors(shard: Path) -> np.ndarray:
+    """The shard's ``vectors`` array mapped from its file, read-only: ``np.savez`` stores each
+    array uncompressed, as an ``.npy`` inside the zip (a file another process replaces or removes
+    stays readable through the mapping)."""
+    with zipfile.ZipFile(shard) as archive:
+        info = archive.getinfo("vectors.npy")
+    if info.compress_type != zipfile.ZIP_STORED:
+        with np.load(shard) as data:
+            return data["vectors"]
+    with open(shard, "rb") as f:
+        f.seek(info.header_offset)
+        local = f.read(30)   # the member's local header: its name and extra field follow
+        if local[:4] != b"PK\x03\x04":
+            raise ValueError(f"{shard}: no local header for vectors.npy")
+        name_len, extra_len = struct.unpack("<HH", local[26:30])
+        f.seek(info.header_offset + 30 + name_len + extra_len)
+        version = np.lib.format.read_magic(f)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+            np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = read_header(f)
+        offset = f.tell()
+    return np.memmap(shard, dtype=dtype, mode="r", shape=shape, offset=offset, order="F" if fortran else "C")
 
 
 def _write(path: Path, texts: list[str], vectors: np.ndarray) -> None:
