@@ -40,6 +40,7 @@ from unique_identifier_msgs.msg import UUID
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import MethodOptions
 from llm_planner_ros.ros.conversions import nul_field
+from llm_planner_ros.ros.executor import NodeExecutor
 from llm_planner_ros.ros.liveness import RESEND_S, PeerWatch
 from llm_planner_ros.ros.skill_action import GoalStatusWatch
 from llm_planner_ros.ros.wait import wait_future
@@ -96,7 +97,7 @@ class PlannerClient:
         self._planner = PeerWatch(self.node, "planner", namespace=action.rpartition("/")[0], announce=False)
         self._status = GoalStatusWatch(self.node, action, ReentrantCallbackGroup())
         if self._own:
-            self._executor = MultiThreadedExecutor(context=self._context)
+            self._executor = NodeExecutor(context=self._context)
             self._executor.add_node(self.node)
             self._spinner = threading.Thread(target=self._spin, daemon=True)
             self._spinner.start()

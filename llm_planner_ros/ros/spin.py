@@ -18,6 +18,7 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from llm_planner_ros.core.errors import PlanningError
+from llm_planner_ros.ros.executor import NodeExecutor
 from llm_planner_ros.ros.params import ParameterError, use_command_line
 
 RESULT_GRACE_S = 0.5   # after the last goal ends: time for the executor to send its result
@@ -37,7 +38,7 @@ def spin_node(factory: Callable[[], Node], name: str, args: Optional[list[str]] 
     try:
         use_command_line(sys.argv if args is None else args)   # its --params-file arguments are checked
         node = factory()
-        executor = MultiThreadedExecutor(num_threads=num_threads)
+        executor = NodeExecutor(num_threads=num_threads)
         executor.add_node(node)
         spinner = threading.Thread(target=_spin, args=(executor,), daemon=True)
         spinner.start()
