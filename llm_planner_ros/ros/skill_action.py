@@ -129,7 +129,7 @@ class SkillActionClient:
         self.client: ActionClient[Any, Any, Any] = ActionClient(node, ExecuteSkill, action_name, callback_group=group)
         self._status = GoalStatusWatch(node, action_name, group)
         self._went_away = went_away or (lambda _asked_at: False)
-        self._gone = gone or (lambda: self._went_away(time.monotonic()))
+        self._gone = gone or (lambda: False)
         self._one_at_a_time = threading.Lock()
         # a stopped skill the server has not ended, and until when it may run (its time limit)
         self._unfinished: Optional[tuple[Future, str, float]] = None
@@ -162,7 +162,7 @@ class SkillActionClient:
                 if left:
                     return SkillOutcome("busy", message=left)
             asked_at = time.monotonic()
-            handle = self._send(goal, wait_s)
+            handle = self._send(goal, wait_s, asked_at)
             if handle is None and self._lost(asked_at)():
                 return SkillOutcome("lost", message=f"{self.what} went away before it accepted {script}")
             if handle is None or not handle.accepted:
@@ -228,11 +228,10 @@ class SkillActionClient:
             return True
         return False
 
-    def _send(self, goal: ExecuteSkill.Goal, wait_s: float) -> Optional[ClientGoalHandle]:
+    def _send(self, goal: ExecuteSkill.Goal, wait_s: float, asked_at: float) -> Optional[ClientGoalHandle]:
         goal_id = UUID(uuid=list(uuid.uuid4().bytes))
         sent = self.client.send_goal_async(goal, goal_uuid=goal_id)
-        at = time.monotonic()
-        waited = wait_future(sent, wait_s or 1.0, lost=lambda: self._went_away(at))
+        waited = wait_future(sent, wait_s or 1.0, lost=lambda: self._went_away(asked_at))
         if waited == "done":
             return sent.result()
         if waited == "lost":
