@@ -37,9 +37,8 @@ class GoalDirectedSettings(BaseModel):
                              description="Fast Downward search: an alias (driver/aliases.py, e.g. "
                                          "lama-first) or a search expression (astar(ff()): shorter plans)")
     pddl_invariants: bool = Field(False, description="Fast Downward's translator synthesises invariants "
-                                  "(mutex groups): on EAI's VirtualHome goals it is 40% of Fast Downward's time "
-                                  "and changes no outcome; BEHAVIOR-100's larger problems plan a little faster "
-                                  "with it")
+                                  "(mutex groups): most of a small problem's translation time; larger problems "
+                                  "may plan a little faster with it (docs/benchmarks.md)")
     interpret_from: Literal["llm_and_text", "llm", "text"] = Field(
         "llm_and_text", description="method interpret: conditions translated from what the LLM says the end "
                                     "state is, plus those nearest the task text (llm_and_text); or one of them")
