@@ -133,6 +133,27 @@ def test_ros_executor_client_implements_the_protocol(sim_bridge):
     assert calls == ["get_world_state", "get_world_state"]
 
 
+def test_a_skills_result_carries_its_change_and_the_world_is_not_read_again(sim_bridge):
+    """What a goal-directed plan does each step (execute, then read the world and the goal check)
+    makes no world-state call after the first: the result's change is applied to the world held;
+    that world is the one the bridge reports when asked again."""
+    ros = sim_bridge.planner.attach(RosExecutor)
+    ros.reset("TrimmedTestScene1", task="Watch TV")
+    before = ros.world_state()
+    calls = []
+    real_call = ros._call
+    ros._call = lambda client, request: calls.append(client.srv_name.rsplit("/", 1)[-1]) or real_call(client, request)
+    steps = [("WALK", ["television"]), ("SIT", ["couch"]), ("WALK", ["couch"]), ("SIT", ["couch"])]
+    outcomes = []
+    for action, objects in steps:
+        outcomes.append(ros.execute(make_skill(action, objects)).success)
+        held, goal = ros.world_state(), ros.goal_met()
+    assert outcomes == [True, False, True, True]   # a failed precondition changes nothing
+    assert calls == [] and held.facts != before.facts
+    ros.forget()   # read the bridge's world again: the same as the one kept from the changes
+    assert ros.world_state() == held and ros.goal_met() == goal and calls == ["get_world_state"]
+
+
 def set_params(client: RosTestClient, node_name: str, **values):
     """``ros2 param set`` through the node's set_parameters service; the SetParametersResults."""
     from rcl_interfaces.srv import SetParameters

@@ -235,3 +235,38 @@ def test_a_goal_is_checked_before_the_executor_is_touched(smollm2, embedder, dem
     with pytest.raises(InvalidGoal, match=message):
         service.plan(parse_request(task="Watch TV", **fields), lambda e: None, CancelToken())
     assert resets == []
+
+
+def test_the_warm_translator_writes_what_the_command_line_writes(tmp_path):
+    """Issue 26: the translator forked from a warm process gives the same SAS task as
+    `python -m fast_downward.translate`, ends a problem past its limit, and reports a parse error
+    by its exit code; a call made while it is busy runs the command line."""
+    import subprocess
+    import sys
+    import threading
+
+    t = task("1057_1")
+    world = from_virtualhome_graph(t.graph)
+    problem = build_problem(world, ground_goal(eai_goal_spec(t.goal, t.graph), world, VOCABULARY), "virtualhome",
+                            relevant=relevant_objects)
+    (tmp_path / "d.pddl").write_text(domain_text())
+    (tmp_path / "p.pddl").write_text(problem.text)
+    (tmp_path / "bad.pddl").write_text("(define (problem")
+    argv = [str(tmp_path / "d.pddl"), str(tmp_path / "p.pddl"), "--sas-file"]
+    cold = subprocess.run([sys.executable, "-S", "-m", "fast_downward.translate", *argv, str(tmp_path / "cold.sas")],
+                          cwd=tmp_path, capture_output=True, env=fast_downward._translator_env())
+    warm = fast_downward.TRANSLATOR.run([*argv, str(tmp_path / "warm.sas")], str(tmp_path), 30.0)
+    assert cold.returncode == warm.returncode == 0, warm.stdout
+    assert (tmp_path / "warm.sas").read_text() == (tmp_path / "cold.sas").read_text()
+    bad = fast_downward.TRANSLATOR.run([argv[0], str(tmp_path / "bad.pddl"), "--sas-file", "x.sas"], str(tmp_path), 30)
+    assert bad.returncode == 31 and "Could not parse problem file" in bad.stdout
+    with pytest.raises(subprocess.TimeoutExpired):
+        fast_downward.TRANSLATOR.run([*argv, str(tmp_path / "late.sas")], str(tmp_path), 0.001)
+    with fast_downward.TRANSLATOR._lock:   # busy: this call takes the command line, same task
+        done: list = []
+        thread = threading.Thread(target=lambda: done.append(fast_downward.TRANSLATOR.run(
+            [*argv, str(tmp_path / "busy.sas")], str(tmp_path), 30.0)))
+        thread.start()
+        thread.join(60)
+    assert done and done[0].returncode == 0
+    assert (tmp_path / "busy.sas").read_text() == (tmp_path / "cold.sas").read_text()

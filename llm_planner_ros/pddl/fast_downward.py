@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import os
+import select
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from functools import cache
@@ -67,12 +70,12 @@ def solve(domain_text: str, problem_text: str, time_limit_s: float = 10.0, alias
     """Plan with Fast Downward; the plan is a tuple of ground actions ``("walk_to", "character_1", ...)``.
 
     Runs the driver's two components directly (translator, then search), which saves the
-    driver's own start-up of about a second per call here. ``invariants``: the translator's
-    invariant synthesis (mutex groups; multi-valued variables), most of its time on a small
-    problem; without it every fact is a binary variable."""
+    driver's own start-up of about a second per call here; the translator runs in a child forked
+    from a warm process (:class:`WarmTranslator`), which saves Python's start-up and imports.
+    ``invariants``: the translator's invariant synthesis (mutex groups; multi-valued variables),
+    most of its time on a small problem; without it every fact is a binary variable."""
     t0 = time.perf_counter()
     bin_dir = _downward_dir() / "builds" / "release" / "bin"
-    env = dict(os.environ, PYTHONPATH=str(bin_dir) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     with tempfile.TemporaryDirectory(prefix="llm_planner_fd_") as tmp:
         domain_file, problem, sas, plan = (os.path.join(tmp, n) for n in
                                            ("domain.pddl", "problem.pddl", "output.sas", "plan"))
@@ -81,9 +84,7 @@ def solve(domain_text: str, problem_text: str, time_limit_s: float = 10.0, alias
                 f.write(text)
         try:
             options = [] if invariants else ["--invariant-generation-max-candidates", "0"]
-            done = subprocess.run([sys.executable, "-S", "-m", "fast_downward.translate", domain_file, problem,
-                                   "--sas-file", sas, *options], cwd=tmp, capture_output=True, text=True,
-                                  timeout=time_limit_s, env=env)
+            done = TRANSLATOR.run([domain_file, problem, "--sas-file", sas, *options], tmp, time_limit_s)
             translated = time.perf_counter() - t0
             if done.returncode != 0:
                 return _failed(done, time.perf_counter() - t0, "translator", time_limit_s)
@@ -101,6 +102,127 @@ def solve(domain_text: str, problem_text: str, time_limit_s: float = 10.0, alias
                                 if line.strip() and not line.startswith(";"))
             return SolveOutcome("solved", actions, seconds, stats=stats)
         return _failed(done, seconds, "search", time_limit_s, stats)
+
+
+def _translator_env() -> dict[str, str]:
+    bin_dir = _downward_dir() / "builds" / "release" / "bin"   # the translator bundled with the search
+    return dict(os.environ, PYTHONPATH=str(bin_dir) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+# The warm process: it imports the translator once, then forks a child per problem, so each
+# translation starts from the same clean state as a fresh `python -m fast_downward.translate`;
+# it kills a child past its time limit and answers one line per problem: the exit code or "timeout".
+_ZYGOTE = r"""
+import json, os, select, signal, sys, traceback
+signal.signal(signal.SIGINT, signal.SIG_IGN)   # a Ctrl-C is the node's to handle; stdin's end stops this
+from fast_downward.translate import options, pddl_parser
+from fast_downward.translate.main import main
+print("ready", flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.chdir(request["cwd"])
+            out = os.open("translate.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(out, 1)
+            os.dup2(out, 2)
+            sys.argv = ["translate", *request["argv"]]
+            options.set_options()
+            main()
+            code = 0
+        except pddl_parser.ParseError as e:
+            print(e)
+            code = 31
+        except MemoryError:
+            code = 20
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    child = os.pidfd_open(pid)
+    if select.select([child], [], [], request["limit"])[0]:
+        answer = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        answer = "timeout"
+    os.close(child)
+    print(json.dumps(answer), flush=True)
+"""
+
+
+class WarmTranslator:
+    """Fast Downward's translator without a Python start-up per problem: a process that has
+    imported it forks a child for each. The same plans as the command line: each child starts
+    from the imported modules' clean state. A busy, dead or failing warm process falls back to
+    ``python -m fast_downward.translate`` for that call."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: Optional[subprocess.Popen[bytes]] = None
+
+    def start(self) -> None:
+        """Start the warm process now (off a goal's path); idempotent."""
+        with self._lock:
+            try:
+                self._started()
+            except OSError:
+                self._proc = None
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen([sys.executable, "-S", "-c", _ZYGOTE], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, bufsize=0, env=_translator_env())
+            if self._line(30.0) != "ready":
+                raise OSError("the warm translator did not start")
+        return self._proc
+
+    def _line(self, timeout_s: float) -> str:
+        """The warm process's next line, read unbuffered (so that ``select`` sees what is left)."""
+        assert self._proc is not None and self._proc.stdout is not None
+        fd, data, deadline = self._proc.stdout.fileno(), b"", time.monotonic() + timeout_s
+        while not data.endswith(b"\n"):
+            if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                self._proc.kill()
+                raise OSError("the warm translator did not answer")
+            chunk = os.read(fd, 256)
+            if not chunk:
+                raise OSError("the warm translator exited")
+            data += chunk
+        return data.decode().strip()
+
+    def run(self, argv: list[str], cwd: str, time_limit_s: float) -> subprocess.CompletedProcess:
+        """The translator's exit code and output, as ``subprocess.run`` gives them; raises
+        ``subprocess.TimeoutExpired`` past ``time_limit_s``."""
+        if self._lock.acquire(blocking=False):
+            try:
+                return self._forked(argv, cwd, time_limit_s)
+            except OSError:
+                self._proc = None   # started again at the next call
+            finally:
+                self._lock.release()
+        return subprocess.run([sys.executable, "-S", "-m", "fast_downward.translate", *argv], cwd=cwd,
+                              capture_output=True, text=True, timeout=time_limit_s, env=_translator_env())
+
+    def _forked(self, argv: list[str], cwd: str, time_limit_s: float) -> subprocess.CompletedProcess:
+        proc = self._started()
+        assert proc.stdin is not None
+        proc.stdin.write((json.dumps({"cwd": cwd, "argv": argv, "limit": time_limit_s}) + "\n").encode())
+        answer = json.loads(self._line(time_limit_s + 10.0))
+        if answer == "timeout":
+            raise subprocess.TimeoutExpired(argv, time_limit_s)
+        log = Path(cwd) / "translate.log"
+        return subprocess.CompletedProcess(argv, int(answer), log.read_text(errors="replace") if log.exists() else "",
+                                           "")
+
+
+TRANSLATOR = WarmTranslator()
 
 
 def _failed(done: subprocess.CompletedProcess, seconds: float, component: str, limit: float,

@@ -35,6 +35,7 @@ from llm_planner_ros.core.types import (
 )
 from llm_planner_ros.interpretation.interpreter import Completion, GoalInterpreter, InstancePrior
 from llm_planner_ros.llm.base import LLMBackend
+from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pet.judges import SubtaskJudge
 from llm_planner_ros.pet.session import PetFactory, PetSettings
 from llm_planner_ros.planning.examples import DemonstrationBank
@@ -239,8 +240,9 @@ class PlanningService:
     def warm(self, scene_id: str) -> None:
         """Build method interpret's parts and index the conditions of the built-in world's
         ``scene_id`` as it starts, off any goal's path (after the first start ever, the vectors
-        come from disk)."""
+        come from disk), and start Fast Downward's warm translator."""
         self.interpreted().interpreter.index(self.world.executor(scene_id, "").world_state())
+        fast_downward.TRANSLATOR.start()
 
     def _interpreter(self, demos, conditions, mutex, completion: Optional[Completion] = None) -> GoalInterpreter:
         """A goal interpreter with the settings of method interpret."""

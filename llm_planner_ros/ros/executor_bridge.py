@@ -49,6 +49,7 @@ from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, ref
 from llm_planner_ros.ros.skill_action import GoalStops, SkillActionClient
 from llm_planner_ros.ros.spin import spin_node
 from llm_planner_ros.ros.wait import wait_for
+from llm_planner_ros.ros.world_versions import WorldVersions
 from llm_planner_ros.safety.policy import SkillPolicy
 
 
@@ -85,9 +86,10 @@ def executor_error(message: str) -> ExecuteSkill.Result:
 
 
 def run_skill(node: Node, goal_handle: ServerGoalHandle, stop: CancelToken, executor: Executor,
-              lock: threading.Lock, skill_delay_s: float, what: str) -> ExecuteSkill.Result:
+              lock: threading.Lock, skill_delay_s: float, what: str, versions: WorldVersions) -> ExecuteSkill.Result:
     """One ExecuteSkill goal on an in-process executor, as a robot's skill server runs it: it takes
-    ``skill_delay_s`` (cancellable), then runs under ``lock``; an exception is an executor error."""
+    ``skill_delay_s`` (cancellable), then runs under ``lock``; an exception is an executor error.
+    The result carries the change to the world (``versions``)."""
     skill = conversions.skill_from_msg(goal_handle.request.skill)
     node.get_logger().info(f"executing skill {skill.script()}")
     if skill_delay_s and stop.wait(skill_delay_s):   # a robot's skill takes time
@@ -99,6 +101,10 @@ def run_skill(node: Node, goal_handle: ServerGoalHandle, stop: CancelToken, exec
             result = result_msg(executor.execute(skill))
         except Exception as exc:   # never take the node down
             result = executor_error(f"{what} raised {type(exc).__name__}: {exc}")
+        try:
+            versions.skill_ran(result)
+        except Exception as exc:   # the change untold (version 0): the client reads the world again
+            node.get_logger().warning(f"the world after {skill.script()} could not be rendered: {exc}")
     node.get_logger().info(f"finished {skill.script()}: {'done' if result.success else 'failed'}")
     goal_handle.succeed()
     return result
@@ -112,11 +118,13 @@ class SimulatedSkillServer:
         self.skill_delay_s = skill_delay_s
         self.sim = VirtualHomeExecutor(scene)
         self.lock = threading.Lock()
+        self.versions = WorldVersions(self.sim.world_state, self.sim.goal_met)
         node.create_service(ResetScene, "reset_scene", self.reset, callback_group=group)
         node.create_service(GetWorldState, "get_world_state", self.world_state, callback_group=group)
 
     def execute(self, goal_handle: ServerGoalHandle, stop: CancelToken) -> ExecuteSkill.Result:
-        return run_skill(self.node, goal_handle, stop, self.sim, self.lock, self.skill_delay_s, "simulator")
+        return run_skill(self.node, goal_handle, stop, self.sim, self.lock, self.skill_delay_s, "simulator",
+                         self.versions)
 
     def reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
         scene = request.scene_id or self.sim.scene_id
@@ -125,6 +133,7 @@ class SimulatedSkillServer:
                 graph, goal = resources.scene_for_task(scene, request.task)
                 response.objects = self.sim.reset(scene, graph)
                 self.sim.goal = goal
+                self.versions.changed()
                 response.success = True
                 response.message = (f"scene {scene}" + (f" with the goal conditions of {request.task!r}"
                                                         if goal else ""))
@@ -143,8 +152,7 @@ class SimulatedSkillServer:
             return response
         with self.lock:
             try:
-                world = self.sim.world_state()
-                goal = self.sim.goal_met()
+                self.versions.fill(response)
                 if request.include_applicable:
                     response.applicable_skills = [conversions.skill_to_msg(s) for s in
                                                   self.sim.applicable_skills(request.max_applicable or None)]
@@ -154,8 +162,6 @@ class SimulatedSkillServer:
         response.success, response.domain_name = True, "virtualhome"
         if request.include_domain:
             response.domain = self.sim.domain_text()
-        response.objects, response.facts = world.to_lines()
-        response.goal_status = -1 if goal is None else int(goal)
         return response
 
 

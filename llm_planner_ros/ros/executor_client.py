@@ -5,12 +5,15 @@ without code changes.
 The domain and profile are asked once, without the state. One ``get_world_state`` reply serves
 ``world_state``, ``goal_met`` and ``applicable_skills`` until the next skill or reset. It carries
 the applicable skills once they have been asked for since the reset, so a search that checks the
-goal and then reads its options makes one call a step. A bridge whose heartbeat stops is
-reported gone within about 3 s.
+goal and then reads its options makes one call a step. A skill's result that carries the change
+it made to the world version held here is applied to it (the world is not read again); any other
+result, or one for another version, drops the world, which is read again when next needed. A
+bridge whose heartbeat stops is reported gone within about 3 s.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Optional
 
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -100,11 +103,31 @@ class BridgeWorld:
         return self._classes.get(instance_id)
 
     def world_state(self) -> WorldState:
-        """The cached reply's world, parsed once per reply (a step reads it more than once)."""
+        """The cached reply's world, parsed once per reply (a step reads it more than once), with
+        the changes that skills reported since applied to it."""
         reply = self.observe()
         if self._parsed is None or self._parsed[0] is not reply:
             self._parsed = (reply, WorldState.from_lines(reply.objects, reply.facts))
         return self._parsed[1]
+
+    def _apply_change(self, result: ExecuteSkill.Result) -> bool:
+        """Apply the change a skill's ``result`` reports to the world held here; False when it
+        cannot be (not reported, or reported from another version than the one held)."""
+        reply = self._reply
+        if (reply is None or not result.world_version or not reply.world_version
+                or result.world_version_before != reply.world_version):
+            return False
+        world = self.world_state()
+        removed = {tuple(f.strip("()").split()) for f in result.facts_removed}
+        added = {tuple(f.strip("()").split()) for f in result.facts_added}
+        if not removed <= world.facts:   # the bridge's world and this one disagree: read it again
+            return False
+        self._parsed = (reply, replace(world, facts=(world.facts - removed) | added))
+        reply.world_version, reply.goal_status = result.world_version, result.goal_status
+        if result.world_version != result.world_version_before:
+            reply.applicable_skills, self._reply_has_applicable = [], False
+            reply.facts = []   # stale lines: the world is the parsed one above
+        return True
 
     def domain_text(self) -> str:
         self._describe()
@@ -146,10 +169,14 @@ class RosExecutor(BridgeWorld):
         return self.objects
 
     def execute(self, skill: Skill) -> ExecutionResult:
-        self._reply = None
+        held, self._reply = self._reply, None   # kept only where the result tells what changed
         stop = self.stop()
         goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill), scene_id=self.scene_id)
         outcome = self.skills.run(goal, skill.script(), self.skill_timeout_s, self.wait_s, stop, self.cancel_wait_s)
+        if outcome.ended == "done" and outcome.result is not None:
+            self._reply = held
+            if not self._apply_change(outcome.result):
+                self._reply = None
         if outcome.ended == "stopped" and stop is not None:   # the bridge's own word on the robot, if it gave one
             said = outcome.result.observation if outcome.result is not None else outcome.message
             raise type(stop.error)(f"{stop.error} while the bridge ran {skill.script()}; {said}")

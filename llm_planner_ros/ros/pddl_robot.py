@@ -27,6 +27,7 @@ from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.executor_bridge import run_skill
 from llm_planner_ros.ros.skill_action import GoalStops
 from llm_planner_ros.ros.spin import spin_node
+from llm_planner_ros.ros.world_versions import WorldVersions
 
 
 class PddlRobotNode(Node):
@@ -42,6 +43,7 @@ class PddlRobotNode(Node):
         self.pddl = PddlWorldExecutor(profile)
         self.skill_delay_s = float(self.get_parameter("skill_delay_s").value)
         self._lock = threading.Lock()
+        self._versions = WorldVersions(self.pddl.world_state, self.pddl.goal_met)
         self._stops = GoalStops()
         group = ReentrantCallbackGroup()
         self.create_service(GetWorldState, "get_world_state", self._world_state, callback_group=group)
@@ -52,11 +54,13 @@ class PddlRobotNode(Node):
 
     def _execute(self, goal_handle: ServerGoalHandle) -> ExecuteSkill.Result:
         with self._stops.running(goal_handle) as stop:
-            return run_skill(self, goal_handle, stop, self.pddl, self._lock, self.skill_delay_s, "the PDDL executor")
+            return run_skill(self, goal_handle, stop, self.pddl, self._lock, self.skill_delay_s, "the PDDL executor",
+                             self._versions)
 
     def _reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
         with self._lock:
             response.objects = self.pddl.reset()
+            self._versions.changed()
         response.success = True
         response.message = f"the {self.pddl.profile.name} profile's reference world"
         return response
@@ -64,17 +68,16 @@ class PddlRobotNode(Node):
     def _world_state(self, request: GetWorldState.Request,
                      response: GetWorldState.Response) -> GetWorldState.Response:
         profile = self.pddl.profile
-        response.success, response.domain_name, response.goal_status = True, profile.domain.name, -1
+        response.success, response.domain_name = True, profile.domain.name
         if request.include_domain or request.domain_only:
             response.domain, response.profile = profile.domain_text, profile.text
         if request.domain_only:
             return response
         with self._lock:
-            world = self.pddl.world_state()
+            self._versions.fill(response)
             if request.include_applicable:
                 response.applicable_skills = [conversions.skill_to_msg(s) for s in
                                               self.pddl.applicable_skills(request.max_applicable or None)]
-        response.objects, response.facts = world.to_lines()
         return response
 
 

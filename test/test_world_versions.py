@@ -1,0 +1,33 @@
+"""WorldVersions on the real simulator: a reply's version, a skill's change, a reset."""
+from llm_planner_msgs.action import ExecuteSkill
+from llm_planner_msgs.srv import GetWorldState
+from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill
+from llm_planner_ros.ros.executor_bridge import result_msg
+from llm_planner_ros.ros.world_versions import WorldVersions
+
+
+def test_a_skills_change_applied_to_the_reply_gives_the_world_after_it():
+    sim = VirtualHomeExecutor("TrimmedTestScene1")
+    versions = WorldVersions(sim.world_state, sim.goal_met)
+    unrendered = versions.skill_ran(result_msg(sim.execute(make_skill("WALK", ["kitchen"]))))
+    assert unrendered.world_version == 0   # no world rendered before it: the change is not told
+    reply = versions.fill(GetWorldState.Response())
+    result = versions.skill_ran(result_msg(sim.execute(make_skill("WALK", ["television"]))))
+    assert result.success and result.world_version_before == reply.world_version != result.world_version
+    assert any(f.startswith("(next_to character_65 television_") for f in result.facts_added) and result.facts_removed
+    facts = (set(reply.facts) - set(result.facts_removed)) | set(result.facts_added)
+    after = versions.fill(GetWorldState.Response())
+    assert after.world_version == result.world_version and facts == set(after.facts)
+    assert WorldState.from_lines(after.objects, after.facts).facts == sim.world_state().facts
+    failed = versions.skill_ran(result_msg(sim.execute(make_skill("SIT", ["couch"]))))   # not close to it
+    assert not failed.success and failed.world_version == failed.world_version_before == after.world_version
+    assert not failed.facts_added and not failed.facts_removed
+    sim.reset("TrimmedTestScene1")
+    versions.changed()
+    assert versions.fill(GetWorldState.Response()).world_version == after.world_version + 1
+
+
+def test_an_untold_change_reads_as_version_zero():
+    assert ExecuteSkill.Result().world_version == 0 and ExecuteSkill.Result().goal_status == -1
