@@ -133,3 +133,20 @@ def test_goal_conditions_from_eai():
     assert met_after == len(programs[::9])            # each human program reaches its own goal
     assert met_before <= 1
     assert VirtualHomeExecutor().goal_met() is None
+
+
+@pytest.mark.parametrize("program", resources.human_programs()[::6], ids=lambda p: p.program_id)
+def test_the_world_kept_up_to_date_is_the_world_read_whole(program):
+    """Issue 26: after each step (and a failed one) the facts updated from the step's changes are
+    those of the whole state read again, and those of the recorded graph before the first step."""
+    from llm_planner_ros.profiles.virtualhome.graph import from_virtualhome_graph, with_done
+
+    graph = resources.scene_graphs(program.program_id)[0]
+    ex = VirtualHomeExecutor(graph=graph)
+    assert ex.world_state() == from_virtualhome_graph(graph)
+    for line in (*program.script[:1], "[GRAB] <food_food> (1)", *program.script[1:]):
+        ex.execute(SkillParser.parse_script(line))
+        whole = with_done(from_virtualhome_graph(ex._state.to_dict()), ex.history)
+        kept = ex.world_state()
+        assert (kept.facts - whole.facts, whole.facts - kept.facts) == (set(), set()), line
+        assert kept == whole

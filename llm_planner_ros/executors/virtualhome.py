@@ -18,7 +18,7 @@ from llm_planner_ros.core.types import ErrorType, Skill
 from llm_planner_ros.pddl import world
 from llm_planner_ros.profiles.virtualhome import bank as banks
 from llm_planner_ros.profiles.virtualhome import resources
-from llm_planner_ros.profiles.virtualhome.graph import from_virtualhome_graph, with_done
+from llm_planner_ros.profiles.virtualhome.graph import StateFacts, with_done
 from llm_planner_ros.profiles.virtualhome.vocabulary import ACTIONS, object_phrase
 
 if TYPE_CHECKING:
@@ -107,6 +107,8 @@ class VirtualHomeExecutor:
         self._graph = EnvironmentGraph(self.initial_graph)
         self._state = EnvironmentState(self._graph, self._name_equivalence, instance_selection=True)
         self._sim = ScriptExecutor(self._graph, self._name_equivalence)
+        self._facts = StateFacts(self._graph)
+        self._world: Optional[tuple[object, world.WorldState]] = None   # (a state, its world)
         self._char = next(n.id for n in self._graph.get_nodes() if n.class_name == "character")
         self._rooms = {n.id for n in self._graph.get_nodes() if n.category == "Rooms"}   # never change
         self._bank: Optional[banks.SkillBank] = None
@@ -120,8 +122,11 @@ class VirtualHomeExecutor:
         return resources.domain_text()
 
     def world_state(self) -> world.WorldState:
-        """The current state as facts over :meth:`domain_text`, with the actions done since the reset."""
-        return with_done(from_virtualhome_graph(self._state.to_dict()), self.history)
+        """The current state as facts over :meth:`domain_text`, with the actions done since the reset
+        (a step's changes applied to the world before it)."""
+        if self._world is None or self._world[0] is not self._state:
+            self._world = (self._state, with_done(self._facts.world(self._state), self.history))
+        return self._world[1]
 
     def instance_class(self, instance_id: int) -> Optional[str]:
         node = self._state.get_node(instance_id)

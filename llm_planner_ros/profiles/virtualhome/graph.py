@@ -1,11 +1,15 @@
 """VirtualHome's world as PDDL facts: :func:`from_virtualhome_graph` reads an evolving-graph
-state with the predicates of ``profiles/virtualhome/domain.pddl``; :func:`with_done` adds the
-action goals a script has done."""
+state with the predicates of ``profiles/virtualhome/domain.pddl``; :class:`StateFacts` keeps them
+up to date from one simulator state to the next; :func:`with_done` adds the action goals a script
+has done."""
 from __future__ import annotations
 
 import re
+from collections import ChainMap
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from functools import lru_cache
+from typing import Optional
 
 from llm_planner_ros.pddl.world import Atom, WorldState, object_name
 from llm_planner_ros.profiles.virtualhome.goals import signature as goal_signature
@@ -60,103 +64,247 @@ SIT_LIMITS = {"couch": 4, "bed": 4, "chair": 1, "loveseat": 2, "sofa": 4, "toile
 LIE_LIMITS = {"couch": 2, "bathtub": 2, "bed": 3, "loveseat": 2, "sofa": 2, "bench": 1}
 
 
+NodeInfo = tuple[str, Optional[str], frozenset[str], frozenset[str]]   # class, category, properties, states
+Edges = dict[tuple[int, str], frozenset[int]]                           # (from id, relation) -> to ids
+_ANY = ("ON", "INSIDE", "BETWEEN", "CLOSE", "FACING", "HOLDS_RH", "HOLDS_LH", "SITTING")
+_HOLDS = ("HOLDS_RH", "HOLDS_LH")
+
+
+class _Graph:
+    """A scene graph as the rules below read it: nodes, and edges both ways. ``base`` plus
+    ``nodes`` and ``edges`` that replace its entries (an evolving-graph state's changes)."""
+
+    def __init__(self, nodes: Mapping[int, NodeInfo], edges: Edges, base: Optional[_Graph] = None) -> None:
+        self.base = base
+        self.changed_nodes, self.changed_edges = nodes, edges
+        if base is None:
+            self.nodes: Mapping[int, NodeInfo] = nodes
+            self._out: Edges = edges
+            self._in: dict[tuple[int, str], set[int]] = {}
+            for (a, r), targets in edges.items():
+                for b in targets:
+                    self._in.setdefault((b, r), set()).add(a)
+            self._in_added: dict[tuple[int, str], set[int]] = {}
+            self._in_removed: dict[tuple[int, str], set[int]] = {}
+        else:
+            self.nodes = ChainMap(dict(nodes), base.nodes)  # type: ignore[arg-type]
+            self._out = {**base._out, **edges}
+            self._in = base._in
+            self._in_added, self._in_removed = {}, {}
+            for (a, r), targets in edges.items():
+                was = base.out(a, r)
+                for b in targets - was:
+                    self._in_added.setdefault((b, r), set()).add(a)
+                for b in was - targets:
+                    self._in_removed.setdefault((b, r), set()).add(a)
+
+    @classmethod
+    def from_dict(cls, graph: Mapping) -> _Graph:
+        """A recorded graph (``{"nodes": [...], "edges": [...]}``), its strings as they are."""
+        nodes = {n["id"]: (n["class_name"], n.get("category"), frozenset(n.get("properties", ())),
+                           frozenset(n.get("states", ()))) for n in graph["nodes"]}
+        edges: dict[tuple[int, str], set[int]] = {}
+        for e in graph["edges"]:
+            edges.setdefault((e["from_id"], e["relation_type"]), set()).add(e["to_id"])
+        return cls(nodes, {k: frozenset(v) for k, v in edges.items()})
+
+    def out(self, a: int, r: str) -> frozenset[int]:
+        return self._out.get((a, r), frozenset())
+
+    def into(self, b: int, r: str) -> set[int]:
+        key = (b, r)
+        found = self._in.get(key, set())
+        if key in self._in_added or key in self._in_removed:
+            found = (found | self._in_added.get(key, set())) - self._in_removed.get(key, set())
+        return found
+
+    def edges(self) -> Iterable[tuple[int, str, int]]:
+        for (a, r), targets in self._out.items():
+            for b in targets:
+                yield a, r, b
+
+
+class _Rules:
+    """The facts of one graph, by anchor: a node, an edge, the first object of ``reach_via``, or
+    a character's ``reachable``. Every fact has one anchor, so a change recomputes only the
+    anchors it touches."""
+
+    def __init__(self, graph: _Graph) -> None:
+        self.g = graph
+        nodes = graph.nodes
+        self.names = {i: _name(n[0], i) for i, n in nodes.items()}
+        self.rooms = {i for i, n in nodes.items() if n[1] == "Rooms"}
+        self.chars = {i for i, n in nodes.items() if n[0] == "character"}
+        self.held = {b for c in self.chars for r in _HOLDS for b in graph.out(c, r)}
+
+    def node(self, i: int) -> list[Atom]:
+        cls, _, props, states = self.g.nodes[i]
+        name = self.names[i]
+        if i in self.chars:
+            facts: list[Atom] = [(s.lower(), name) for s in states if s in ("SITTING", "LYING")]
+        else:
+            facts = [("is_room", name)] if i in self.rooms else [(p, name) for p in _affordances(cls, props)]
+            facts += [(p, name) for p in _CLASS_PROPERTIES.get(cls, ())]
+            facts += [(_STATES[s], name) for s in states if s in _STATES]
+        if i in self.held:
+            facts.append(("grabbed", name))
+        count = len(self.g.into(i, "ON"))
+        if count:
+            if count >= SIT_LIMITS.get(cls, 1):
+                facts.append(("sit_full", name))
+            if count >= LIE_LIMITS.get(cls, 1):
+                facts.append(("lie_full", name))
+        return facts
+
+    def edge(self, a: int, r: str, b: int) -> Optional[Atom]:
+        if a not in self.names or b not in self.names:
+            return None
+        na, nb = self.names[a], self.names[b]
+        if a in self.chars:
+            if r == "INSIDE" and b in self.rooms:
+                return ("inside", na, nb)
+            return {"CLOSE": ("next_to", na, nb), "FACING": ("facing", na, nb), "HOLDS_RH": ("holds_rh", na, nb),
+                    "HOLDS_LH": ("holds_lh", na, nb), "ON": ("ontop", na, nb)}.get(r)
+        if b in self.chars:
+            return ("on_char", na, nb) if r == "ON" else None
+        if r == "INSIDE":
+            if b in self.rooms:
+                return None if a in self.held else ("inside_room", na, nb)
+            return ("obj_inside", na, nb)
+        if r == "ON":
+            return ("obj_ontop", na, nb)
+        if r == "CLOSE":
+            return None if a in self.held or b in self.held else ("obj_next_to", na, nb)
+        if r == "FACING":
+            return ("obj_facing", na, nb)
+        return None
+
+    def reach_via(self, o: int) -> list[Atom]:
+        """Walking to ``o`` brings x within the loose rule through o's containers and surfaces."""
+        if o in self.chars or o in self.held or o not in self.names:
+            return []
+        out: set[int] = set()
+        for r in ("ON", "INSIDE"):
+            for sup in self.g.out(o, r):
+                if sup in self.rooms or sup in self.chars:
+                    continue
+                out |= self.g.out(sup, "CLOSE") | self.g.into(sup, "ON")
+        return [("reach_via", self.names[o], self.names[x]) for x in out
+                if x != o and x in self.names and x not in self.chars and x not in self.held and x not in self.rooms]
+
+    def reachable(self, c: int) -> list[Atom]:
+        """The simulator's loose closeness rule (_is_character_close_to), edges as they are."""
+        near = self.g.out(c, "CLOSE")
+        reach = set(near)
+        for n in near:
+            reach |= self.g.out(n, "CLOSE") | self.g.into(n, "ON")
+        return [("reachable", self.names[c], self.names[x]) for x in reach if x in self.names and x not in self.chars]
+
+    def facts(self, anchor: tuple) -> tuple[Atom, ...]:
+        kind = anchor[0]
+        if kind == "node":
+            return tuple(self.node(anchor[1]))
+        if kind == "edge":
+            a, r, b = anchor[1:]
+            fact = self.edge(a, r, b) if b in self.g.out(a, r) else None
+            return (fact,) if fact is not None else ()
+        return tuple(self.reach_via(anchor[1]) if kind == "reach_via" else self.reachable(anchor[1]))
+
+    def anchors(self) -> Iterable[tuple]:
+        for i in self.g.nodes:
+            yield ("node", i)
+            yield ("reach_via", i)
+        for a, r, b in self.g.edges():
+            yield ("edge", a, r, b)
+        for c in self.chars:
+            yield ("reachable", c)
+
+    def world(self, facts: Iterable[Atom]) -> WorldState:
+        return WorldState({self.names[i]: ("character" if i in self.chars else "object") for i in self.g.nodes},
+                          frozenset(facts), {self.names[i]: n[0] for i, n in self.g.nodes.items()},
+                          {name: i for i, name in self.names.items()})
+
+
 def from_virtualhome_graph(graph: Mapping) -> WorldState:
     """The facts of an evolving-graph state (``EnvironmentState.to_dict()`` or a recorded graph).
 
     Held objects keep no CLOSE or room facts: the simulator drops them on the next walk, so the
     model claims neither (it never states a fact the simulator may not have)."""
-    nodes = {n["id"]: n for n in graph["nodes"]}
-    names = {i: object_name(n["class_name"], i) for i, n in nodes.items()}
-    rooms = {i for i, n in nodes.items() if n.get("category") == "Rooms"}
-    chars = {i for i, n in nodes.items() if n["class_name"] == "character"}
-    objects = {names[i]: ("character" if i in chars else "object") for i in nodes}
-    facts: set[Atom] = set()
-    for i, n in nodes.items():
-        if i in chars:
-            for s in n.get("states", ()):
-                if s in ("SITTING", "LYING"):
-                    facts.add((s.lower(), names[i]))
-            continue
-        if i in rooms:
-            facts.add(("is_room", names[i]))
-        for p in _affordances(n["class_name"], frozenset(n.get("properties", ()))) if i not in rooms else ():
-            facts.add((p, names[i]))
-        for p in _CLASS_PROPERTIES.get(n["class_name"], ()):
-            facts.add((p, names[i]))
-        for s in n.get("states", ()):
-            if s in _STATES:
-                facts.add((_STATES[s], names[i]))
-    held: set[int] = set()
-    on_count: dict[int, int] = {}
-    close_edges: dict[int, set[int]] = {}   # CLOSE: from -> to
-    on_edges: dict[int, set[int]] = {}      # ON: support -> what lies on it
-    for e in graph["edges"]:
-        a, b, r = e["from_id"], e["to_id"], e["relation_type"]
-        if r in ("HOLDS_RH", "HOLDS_LH") and a in chars:
-            held.add(b)
-        elif r == "ON":
-            on_count[b] = on_count.get(b, 0) + 1
-            on_edges.setdefault(b, set()).add(a)
-        elif r == "CLOSE":
-            close_edges.setdefault(a, set()).add(b)
-    for e in graph["edges"]:
-        a, b, r = e["from_id"], e["to_id"], e["relation_type"]
-        if a not in nodes or b not in nodes:
-            continue
-        na, nb = names[a], names[b]
-        if a in chars:
-            if r == "INSIDE" and b in rooms:
-                facts.add(("inside", na, nb))
-            elif r == "CLOSE":
-                facts.add(("next_to", na, nb))
-            elif r == "FACING":
-                facts.add(("facing", na, nb))
-            elif r in ("HOLDS_RH", "HOLDS_LH"):
-                facts.add((r.lower(), na, nb))
-            elif r == "ON":
-                facts.add(("ontop", na, nb))
-        elif b in chars:
-            if r == "ON":
-                facts.add(("on_char", na, nb))
-        elif r == "INSIDE":
-            if b in rooms:
-                if a not in held:
-                    facts.add(("inside_room", na, nb))
-            else:
-                facts.add(("obj_inside", na, nb))
-        elif r == "ON":
-            facts.add(("obj_ontop", na, nb))
-        elif r == "CLOSE" and a not in held and b not in held:
-            facts.add(("obj_next_to", na, nb))
-        elif r == "FACING":
-            facts.add(("obj_facing", na, nb))
-    for i in held:
-        facts.add(("grabbed", names[i]))
-    # reach_via(o, x): walking to o brings x within the loose rule through o's containers and surfaces
-    holders: dict[int, set[int]] = {}
-    for e in graph["edges"]:
-        if e["relation_type"] in ("ON", "INSIDE") and e["to_id"] not in rooms and e["from_id"] not in chars \
-                and e["to_id"] not in chars and e["from_id"] not in held:
-            holders.setdefault(e["from_id"], set()).add(e["to_id"])
-    for o, supports in holders.items():
+    rules = _Rules(_Graph.from_dict(graph))
+    return rules.world(f for anchor in rules.anchors() for f in rules.facts(anchor))
+
+
+class StateFacts:
+    """The facts of an evolving-graph simulator's states, kept up to date from one state to the
+    next: a state is its scene graph plus changes, so only the anchors of the nodes and edges
+    that changed are computed again (the first state, or one with new nodes, is read whole)."""
+
+    def __init__(self, graph) -> None:
+        """``graph``: the ``EnvironmentGraph`` that every state of this scene changes."""
+        nodes = {n.id: _node_info(n) for n in graph.get_nodes()}
+        edges = {(a, r.name): frozenset(graph.get_node_ids_from(a, r)) for a, r in graph.get_from_pairs()}
+        self.scene = _Graph(nodes, edges)
+        self._last: Optional[tuple[_Graph, dict[tuple, tuple[Atom, ...]], WorldState]] = None
+
+    def _graph(self, state) -> _Graph:
+        keys = set(state._new_edges_from) | set(state._removed_edges_from)
+        edges = {(a, r.name): frozenset(state.get_node_ids_from(a, r)) for a, r in keys}
+        return _Graph({i: _node_info(n) for i, n in state._new_nodes.items()}, edges, self.scene)
+
+    def world(self, state) -> WorldState:
+        graph = self._graph(state)
+        rules = _Rules(graph)
+        last = self._last
+        if last is None or any(self.scene.nodes.get(i, ("",))[:2] != n[:2] for i, n in graph.changed_nodes.items()):
+            anchors = {a: rules.facts(a) for a in rules.anchors()}   # the first state, or nodes came or changed kind
+            world = rules.world(f for facts in anchors.values() for f in facts)
+        else:
+            before, anchors, was = last
+            anchors = dict(anchors)
+            gone: set[Atom] = set()
+            added: set[Atom] = set()
+            for anchor in _touched(before, graph, _Rules(before), rules):
+                gone.update(anchors.get(anchor, ()))
+                anchors[anchor] = rules.facts(anchor)
+                added.update(anchors[anchor])
+            world = replace(was, facts=(was.facts - gone) | added)
+        self._last = (graph, anchors, world)
+        return world
+
+
+@lru_cache(maxsize=65536)
+def _name(class_name: str, node_id: int) -> str:
+    return object_name(class_name, node_id)
+
+
+def _node_info(node) -> NodeInfo:
+    return (node.class_name, node.category, frozenset(p.name for p in node.properties),
+            frozenset(s.name for s in node.states))
+
+
+def _touched(before: _Graph, after: _Graph, was: _Rules, now: _Rules) -> set[tuple]:
+    """The anchors whose facts may differ between two states of one scene graph."""
+    nodes = {i for i in set(before.changed_nodes) | set(after.changed_nodes)
+             if before.nodes.get(i) != after.nodes.get(i)}
+    edges = {(a, r, b) for a, r in set(before.changed_edges) | set(after.changed_edges)
+             for b in before.out(a, r) ^ after.out(a, r)}
+    held = was.held ^ now.held
+    touched: set[tuple] = {("reachable", c) for c in now.chars}
+    touched |= {("node", i) for i in nodes | held} | {("node", b) for _, r, b in edges if r == "ON"}
+    touched |= {("edge", *e) for e in edges}
+    supports: set[int] = set()
+    for g in (before, after):
+        for h in held:   # edges of an object taken or put down, and the supports it counts on
+            touched |= {("edge", h, r, b) for r in _ANY for b in g.out(h, r)}
+            touched |= {("edge", a, r, h) for r in _ANY for a in g.into(h, r)}
+            supports |= g.into(h, "CLOSE") | g.out(h, "ON")
+    supports |= {a for a, r, _ in edges if r == "CLOSE"} | {b for _, r, b in edges if r == "ON"}
+    firsts = {a for a, r, _ in edges if r in ("ON", "INSIDE")} | held | nodes
+    for g in (before, after):
         for sup in supports:
-            for x in close_edges.get(sup, set()) | on_edges.get(sup, set()):
-                if x != o and x in names and x not in chars and x not in held and x not in rooms:
-                    facts.add(("reach_via", names[o], names[x]))
-    for c in chars:   # the simulator's loose closeness rule (_is_character_close_to), edges as they are
-        near = close_edges.get(c, set())
-        reach = set(near)
-        for n in near:
-            reach |= close_edges.get(n, set()) | on_edges.get(n, set())
-        facts.update(("reachable", names[c], names[x]) for x in reach if x in names and x not in chars)
-    for i, count in on_count.items():
-        cls = nodes[i]["class_name"]
-        if count >= SIT_LIMITS.get(cls, 1):
-            facts.add(("sit_full", names[i]))
-        if count >= LIE_LIMITS.get(cls, 1):
-            facts.add(("lie_full", names[i]))
-    return WorldState(objects, frozenset(facts), {names[i]: n["class_name"] for i, n in nodes.items()},
-                      {names[i]: i for i in nodes})
+            firsts |= g.into(sup, "ON") | g.into(sup, "INSIDE")
+    touched |= {("reach_via", o) for o in firsts}
+    return touched
 
 
 def with_done(world: WorldState, script: Iterable[str]) -> WorldState:
