@@ -41,7 +41,7 @@ class WorldState:
     def to_lines(self) -> tuple[list[str], list[str]]:
         """("name - type" lines, "(pred arg ...)" lines): the form the bridge sends over ROS."""
         return ([f"{n} - {t}" for n, t in sorted(self.objects.items())],
-                [f"({' '.join(a)})" for a in sorted(self.facts)])
+                [fact_line(a) for a in sorted(self.facts)])
 
     @classmethod
     def from_lines(cls, objects: Iterable[str], facts: Iterable[str]) -> WorldState:
@@ -53,8 +53,18 @@ class WorldState:
             m = re.fullmatch(r"(.+)_(\d+)", name)
             if m:
                 classes[name], ids[name] = m.group(1), int(m.group(2))
-        atoms = frozenset(tuple(f.strip().strip("()").split()) for f in facts if f.strip())
+        atoms = frozenset(parse_fact(f) for f in facts if f.strip())
         return cls(objs, atoms, classes, ids)
+
+
+def fact_line(atom: Atom) -> str:
+    """``(pred arg ...)``: a fact as it travels over ROS."""
+    return f"({' '.join(atom)})"
+
+
+def parse_fact(line: str) -> Atom:
+    """The inverse of :func:`fact_line`."""
+    return tuple(line.strip().strip("()").split())
 
 
 def object_name(class_name: str, node_id: int) -> str:

@@ -25,7 +25,7 @@ from llm_planner_msgs.srv import GetWorldState, ResetScene
 from llm_planner_ros.core.errors import CancelToken, ExecutorError
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
-from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.pddl.world import WorldState, parse_fact
 from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, profile_from_texts
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.liveness import PeerWatch, call_peer
@@ -118,8 +118,8 @@ class BridgeWorld:
                 or result.world_version_before != reply.world_version):
             return False
         world = self.world_state()
-        removed = {tuple(f.strip("()").split()) for f in result.facts_removed}
-        added = {tuple(f.strip("()").split()) for f in result.facts_added}
+        removed = {parse_fact(f) for f in result.facts_removed}
+        added = {parse_fact(f) for f in result.facts_added}
         if not removed <= world.facts:   # the bridge's world and this one disagree: read it again
             return False
         self._parsed = (reply, replace(world, facts=(world.facts - removed) | added))

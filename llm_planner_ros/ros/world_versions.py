@@ -15,7 +15,7 @@ from typing import Optional
 
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.srv import GetWorldState
-from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.pddl.world import WorldState, fact_line
 
 
 class WorldVersions:
@@ -62,8 +62,8 @@ class WorldVersions:
             self.version = was
             self._seen = (was, before)
         result.world_version_before, result.world_version = was, self.version
-        result.facts_added = [f"({' '.join(a)})" for a in sorted(after.facts - before.facts)]
-        result.facts_removed = [f"({' '.join(a)})" for a in sorted(before.facts - after.facts)]
+        result.facts_added = [fact_line(a) for a in sorted(after.facts - before.facts)]
+        result.facts_removed = [fact_line(a) for a in sorted(before.facts - after.facts)]
         goal = self._goal()
         result.goal_status = -1 if goal is None else int(goal)
         return result

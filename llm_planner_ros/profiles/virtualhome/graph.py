@@ -75,7 +75,6 @@ class _Graph:
     ``nodes`` and ``edges`` that replace its entries (an evolving-graph state's changes)."""
 
     def __init__(self, nodes: Mapping[int, NodeInfo], edges: Edges, base: Optional[_Graph] = None) -> None:
-        self.base = base
         self.changed_nodes, self.changed_edges = nodes, edges
         if base is None:
             self.nodes: Mapping[int, NodeInfo] = nodes
@@ -244,7 +243,7 @@ class StateFacts:
         nodes = {n.id: _node_info(n) for n in graph.get_nodes()}
         edges = {(a, r.name): frozenset(graph.get_node_ids_from(a, r)) for a, r in graph.get_from_pairs()}
         self.scene = _Graph(nodes, edges)
-        self._last: Optional[tuple[_Graph, dict[tuple, tuple[Atom, ...]], WorldState]] = None
+        self._last: Optional[tuple[_Rules, dict[tuple, tuple[Atom, ...]], WorldState]] = None
 
     def _graph(self, state) -> _Graph:
         keys = set(state._new_edges_from) | set(state._removed_edges_from)
@@ -263,12 +262,12 @@ class StateFacts:
             anchors = dict(anchors)
             gone: set[Atom] = set()
             added: set[Atom] = set()
-            for anchor in _touched(before, graph, _Rules(before), rules):
+            for anchor in _touched(before, rules):
                 gone.update(anchors.get(anchor, ()))
                 anchors[anchor] = rules.facts(anchor)
                 added.update(anchors[anchor])
             world = replace(was, facts=(was.facts - gone) | added)
-        self._last = (graph, anchors, world)
+        self._last = (rules, anchors, world)
         return world
 
 
@@ -282,8 +281,9 @@ def _node_info(node) -> NodeInfo:
             frozenset(s.name for s in node.states))
 
 
-def _touched(before: _Graph, after: _Graph, was: _Rules, now: _Rules) -> set[tuple]:
+def _touched(was: _Rules, now: _Rules) -> set[tuple]:
     """The anchors whose facts may differ between two states of one scene graph."""
+    before, after = was.g, now.g
     nodes = {i for i in set(before.changed_nodes) | set(after.changed_nodes)
              if before.nodes.get(i) != after.nodes.get(i)}
     edges = {(a, r, b) for a, r in set(before.changed_edges) | set(after.changed_edges)
