@@ -1,15 +1,20 @@
 # The two commands of the README: `make demo` and `make test`. Both set up what is missing.
 SHELL := /bin/bash
 TASK ?= Wash hands
-.PHONY: demo test docs bootstrap clean
+.PHONY: demo test docs bootstrap warm clean
 
 bootstrap:
 	@./scripts/bootstrap.sh
 
-demo: bootstrap
+# What a goal would otherwise embed (the skill banks, the default scene's conditions), into the
+# cache once; the planner node does the same before it serves, from the cache after this.
+warm: bootstrap
+	@source env.sh && python -m llm_planner_ros warm --config config/planner.yaml
+
+demo: warm
 	@source env.sh && ./scripts/demo.sh "$(TASK)"
 
-test: bootstrap docs
+test: warm docs
 	@./scripts/install_browser.sh
 	@source env.sh && ./scripts/lint.sh && python -m pytest test
 

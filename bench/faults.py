@@ -3,7 +3,7 @@ plus threads and memory of the planner node around 50 goals sent back to back by
 
     python bench/faults.py [--out bench/results]
 
-Runs the cases of test/test_faults_dds.py (each asserts its exact end state) and collects what
+Runs the cases of test/test_faults*_dds.py (each asserts its exact end state) and collects what
 each observed. Writes faults.json and faults.md.
 """
 from __future__ import annotations
@@ -28,8 +28,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "faults.jsonl"
         env = dict(os.environ, FAULTS_REPORT=str(report))
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                               str(ROOT / "test" / "test_faults_dds.py")], cwd=ROOT, env=env)
+        files = sorted(str(p) for p in (ROOT / "test").glob("test_faults*_dds.py"))
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files], cwd=ROOT,
+                              env=env)
         rows = [json.loads(line) for line in report.read_text().splitlines()] if report.exists() else []
     cases = [r for r in rows if "reason" in r]
     load = [r for r in rows if "goals" in r]

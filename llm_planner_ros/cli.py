@@ -78,7 +78,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--fixed-example", action="store_true")
     p.add_argument("--no-trajectory-correction", action="store_true")
     p.add_argument("-v", "--verbose", action="store_true")
+    w = sub.add_parser("warm", help="embed, once, what a goal would otherwise embed (the skill banks, a scene's "
+                                    "goal conditions) into the cache, as the planner node does before it serves")
+    w.add_argument("--scene", default="", help="the scene (default: the node's default_scene)")
+    w.add_argument("--config", action="append", default=[], help="YAML with settings (e.g. config/planner.yaml)")
     args = parser.parse_args(argv)
+    if args.command == "warm":
+        return warm(args)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
 
@@ -124,6 +130,24 @@ def main(argv: Optional[list[str]] = None) -> int:
     print("timing: " + ", ".join(f"{k} {v:.3f}s" if k.endswith("_s") else f"{k} {v}"
                                  for k, v in report.timings().items())
           + f"; llm {stats.tokens} tokens, {stats.tokens_per_second:.1f} tok/s")
+    return 0
+
+
+def warm(args: argparse.Namespace) -> int:
+    """``warm``: the planner node's warm-up without the node, at set-up (make demo, make test)."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        flat = load_config(args.config)
+        config = ServiceConfig.from_flat(flat, also_known=PlannerNodeParams.model_fields)
+        node = PlannerNodeParams(**{k: v for k, v in flat.items() if k in PlannerNodeParams.model_fields})
+    except (ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    service = build_service(config)
+    service.warm(args.scene or node.default_scene, config.planner.bank)
+    print(f"warm: the banks and the conditions of {args.scene or node.default_scene} are in the cache "
+          f"({time.perf_counter() - t0:.1f}s)")
     return 0
 
 

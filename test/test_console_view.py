@@ -109,15 +109,20 @@ def serving(view: ConsoleView, stack: StandInStack):
     port = server.servers[0].sockets[0].getsockname()[1]
     url = f"http://127.0.0.1:{port}"
 
+    answered: dict = {}
+
     def call(path: str, headers: dict, body: dict | None = None) -> int:
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(url + path, data=data, headers={"Content-Type": "application/json", **headers})
         try:
             with urllib.request.urlopen(req, timeout=10) as response:
+                answered["headers"] = response.headers
                 return response.status
         except urllib.error.HTTPError as exc:
+            answered["headers"] = exc.headers
             return exc.code
     call.url = url   # type: ignore[attr-defined]
+    call.answered = answered   # type: ignore[attr-defined]
     try:
         yield call
     finally:
@@ -169,6 +174,8 @@ def test_the_web_app_refuses_other_hosts_and_cross_origin_posts():
         assert call("/api/state", {}) == 200
         assert call("/api/state", {"Host": "evil.example"}) == 400
         assert call("/api/goals", {"Origin": "http://evil.example"}, {"task": "unlock the door"}) == 403
+        # the same host and port under another scheme is another origin
+        assert call("/api/goals", {"Origin": url.replace("http://", "https://")}, {"task": "unlock the door"}) == 403
         assert call("/api/goals", {"Origin": url}, {"task": "Watch TV"}) == 200
         assert stack.sent == ["Watch TV"]
         # the API takes JSON only, which a cross-site form cannot send without a preflight
@@ -179,6 +186,17 @@ def test_the_web_app_refuses_other_hosts_and_cross_origin_posts():
         except urllib.error.HTTPError as exc:
             assert exc.code == 422
         assert stack.sent == ["Watch TV"]
+
+
+def test_no_other_page_may_frame_the_console():
+    """A page on another origin must not frame the console and take the operator's click on
+    Approve (clickjacking): every answer, the page, the API and a refusal, forbids framing."""
+    with serving(ConsoleView(), StandInStack()) as call:
+        for path, headers, body, status in (("/", {}, None, 200), ("/api/state", {}, None, 200),
+                                            ("/api/goals", {"Origin": "http://evil.example"}, {"task": "x"}, 403)):
+            assert call(path, headers, body) == status
+            assert call.answered["headers"]["X-Frame-Options"] == "DENY", path
+            assert call.answered["headers"]["Content-Security-Policy"] == "frame-ancestors 'none'", path
 
 
 def test_past_goals_read_from_the_end_of_a_long_trace(tmp_path):

@@ -270,3 +270,44 @@ def test_the_warm_translator_writes_what_the_command_line_writes(tmp_path):
         thread.join(60)
     assert done and done[0].returncode == 0
     assert (tmp_path / "busy.sas").read_text() == (tmp_path / "cold.sas").read_text()
+
+
+@pytest.fixture(scope="module")
+def blow_up(tmp_path_factory):
+    """A problem whose grounding cannot fit in memory: an action over four of 150 items."""
+    from helpers.generated_profiles import write_profile
+
+    folder = write_profile(tmp_path_factory.mktemp("blowup"), items=150, places=3, seed=7, blow_up=True).parent
+    problem = (folder / "world.pddl").read_text().replace("(:goal (and))", "(:goal (and (open fridge_7)))")
+    return (folder / "domain.pddl").read_text(), problem
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm translator", "command-line translator"])
+def test_fast_downward_ends_at_its_memory_limit_and_at_the_goals_stop(blow_up, warm):
+    """Issue 35: a grounding blow-up grew Fast Downward's children to 945 MB with only the time
+    limit to end them, and a goal's cancel waited for that limit too."""
+    import threading
+    import time
+
+    from llm_planner_ros.core.errors import PlanCanceled
+
+    def solve(**kw):
+        if warm:
+            return fast_downward.solve(*blow_up, time_limit_s=120, **kw)
+        with fast_downward.TRANSLATOR._lock:   # busy: the call falls back to the command line
+            return fast_downward.solve(*blow_up, time_limit_s=120, **kw)
+    t0 = time.monotonic()
+    outcome = solve(memory_limit_mb=300)
+    assert outcome.status == "out_of_memory" and "memory limit of 300 MB" in outcome.detail, outcome
+    assert time.monotonic() - t0 < 100
+    token = CancelToken()
+    threading.Timer(1.0, token.cancel).start()
+    t0 = time.monotonic()
+    with token.active(), pytest.raises(PlanCanceled):
+        solve(memory_limit_mb=8000)
+    assert time.monotonic() - t0 < 3.0
+    t = task("1057_1")   # the translator serves the next problem as before
+    world = from_virtualhome_graph(t.graph)
+    problem = build_problem(world, ground_goal(eai_goal_spec(t.goal, t.graph), world, VOCABULARY), "virtualhome",
+                            relevant=relevant_objects)
+    assert fast_downward.solve(domain_text(), problem.text).status == "solved"

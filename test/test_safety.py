@@ -176,6 +176,28 @@ def test_trace_log_records_everything_and_survives_a_cut_line(tmp_path, smollm2,
     assert json.loads(text.splitlines()[0])["event"] == "goal"
 
 
+def test_a_secret_is_redacted_before_it_is_serialised_and_in_part(tmp_path):
+    """Issue 35: the trace redacted its JSON line, where a secret holding a quote, a backslash or a
+    non-ASCII character is already escaped and so no longer matched; and only exact values were
+    redacted, so a key echoed without its last characters leaked."""
+    from llm_planner_ros.core.secrets import register_secret
+
+    secret = 'pass"word\\with-ünïcode-0123456789'
+    register_secret(secret)
+    log = TraceLog(tmp_path / "trace.jsonl")
+    log.write("llm", prompt=f"key={secret}", samples=[{"text": secret[:-6]}, {"text": "x" + secret[7:]}],
+              nested={secret: (secret, 1)})
+    text = (tmp_path / "trace.jsonl").read_text()
+    escaped = json.dumps(secret)[1:-1]
+    for leak in (secret, escaped, secret[:12], secret[-12:], escaped[:12], escaped[-12:], "ünïcode"):
+        assert leak not in text, leak
+    record = json.loads(text)
+    assert record["prompt"] == "key=***" and record["samples"] == [{"text": "***"}, {"text": "x***"}]
+    # a short run of a secret's characters is ordinary text; a long one is a part of the secret
+    assert redact(f"{secret[:11]} and {secret[3:20]}") == f"{secret[:11]} and ***"
+    assert redact("an ordinary sentence about a password") == "an ordinary sentence about a password"
+
+
 def test_an_executor_that_raises_ends_the_goal_with_an_executor_error(smollm2, embedder, demos):
     from llm_planner_ros.core.errors import ExecutorError
 

@@ -114,3 +114,66 @@ def test_sentence_vectors_are_embedded_once_per_model_and_bounded_in_memory(embe
     blocked = tmp_path / "file"
     blocked.write_text("")
     assert SentenceVectors(embedder, blocked / "vectors").vectors(texts).shape == (3, embedder.dimension)
+
+
+def test_an_unusable_vector_cache_is_removed_and_rebuilt_never_a_fault(embedder, tmp_path):
+    """Issue 35: a truncated shard (still starting with PK) raised BadZipFile and stopped the
+    planner; a shard of another dimension was used, and every goal ended in a matmul error."""
+    from llm_planner_ros.translation.vector_store import SentenceVectors
+
+    texts = [f"The mug {i} is in the sink." for i in range(10)]
+    good = SentenceVectors.for_embedder(embedder, tmp_path).vectors(texts)
+    folder = tmp_path / "vectors" / embedder.key
+    [shard] = folder.glob("*.npz")
+    shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])
+    for name, vectors, model in (("dimension", np.ones((10, 3)), embedder.key),
+                                 ("foreign", np.ones((10, embedder.dimension)), "another-model"),
+                                 ("rows", np.ones((4, embedder.dimension)), embedder.key)):
+        np.savez(folder / f"{name}.npz", texts=np.array(texts), vectors=vectors.astype(np.float32),
+                 model=np.array(model))
+    np.savez(folder / "unnamed.npz", texts=np.array(texts), vectors=np.ones((10, embedder.dimension), np.float32))
+    again = SentenceVectors.for_embedder(embedder, tmp_path)
+    assert len(again.discarded) == 5 and list(folder.glob("*.npz")) == [], again.discarded
+    np.testing.assert_allclose(again.vectors(texts), good, atol=1e-6)
+    assert again.embedded == 10 and len(list(folder.glob("*.npz"))) == 1
+
+
+def test_embedding_stops_between_chunks_with_the_goal_and_keeps_what_it_did(embedder, tmp_path, monkeypatch):
+    """A goal that must embed many sentences or a bank ends within a chunk of its cancel (the
+    probe: 258 s), and the chunks it embedded are on disk for the next goal."""
+    from llm_planner_ros.core.errors import CancelToken, PlanCanceled
+    from llm_planner_ros.profiles.virtualhome import bank as banks
+    from llm_planner_ros.skills.bank import SkillBank
+    from llm_planner_ros.translation.translator import bank_vectors
+    from llm_planner_ros.translation.vector_store import CHUNK, SentenceVectors
+
+    monkeypatch.setenv("LLM_PLANNER_CACHE", str(tmp_path))
+    store = SentenceVectors.for_embedder(embedder, tmp_path)
+    original, calls, token = embedder.embed, [], CancelToken()
+
+    def embed(batch):
+        calls.append(len(batch))
+        if len(calls) == 2:
+            token.cancel()
+        return original(batch)
+    monkeypatch.setattr(embedder, "embed", embed)
+    many = [f"The plate {i} is on the shelf." for i in range(5 * CHUNK)]
+    with token.active(), pytest.raises(PlanCanceled):
+        store.vectors(many)
+    assert calls == [CHUNK, CHUNK]
+    fresh = SentenceVectors.for_embedder(embedder, tmp_path)
+    fresh.vectors(many[:2 * CHUNK])
+    assert fresh.embedded == 0
+    # a bank too; and a bank file that cannot be used is embedded again, not a fault
+    calls.clear()
+    token = CancelToken()
+    bank = SkillBank(banks.full_bank().skills[:4 * CHUNK])
+    with token.active(), pytest.raises(PlanCanceled):
+        bank_vectors(bank, embedder)
+    assert calls == [CHUNK, CHUNK]
+    monkeypatch.setattr(embedder, "embed", original)
+    matrix = bank_vectors(bank, embedder)
+    [path] = (tmp_path / "banks").glob("*.npy")
+    path.write_bytes(path.read_bytes()[:1000])
+    np.testing.assert_array_equal(bank_vectors(bank, embedder), matrix)
+    np.testing.assert_array_equal(np.load(path), matrix)

@@ -13,7 +13,10 @@ POST /api/approvals/{request_id} {"approve", "reason", "content_digest"}: answer
 
 Another web site open in the operator's browser must not drive the robot: a request whose Host is
 not one of ``allowed_hosts`` is refused (DNS rebinding), and so is a POST from another origin
-(the API takes JSON only, which a cross-site form cannot send, and answers no CORS preflight).
+(the API takes JSON only, which a cross-site form cannot send, and answers no CORS preflight); the
+origin must match in scheme as well as host and port. No other page may frame the console and take
+the operator's click on Approve: every response says ``X-Frame-Options: DENY`` and
+``Content-Security-Policy: frame-ancestors 'none'``.
 """
 from __future__ import annotations
 
@@ -55,6 +58,14 @@ class Answer(BaseModel):
                                 description="the digest of the content the operator saw, from the snapshot")
 
 
+_NOT_FRAMED = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"}
+
+
+def _same_origin(origin, request: Request) -> bool:
+    """The page's own origin: the same scheme, host and port as the request's."""
+    return origin.scheme == request.url.scheme and origin.netloc == request.headers.get("host")
+
+
 def create_app(view: ConsoleView, stack: StackActions,
                allowed_hosts: Sequence[str] = ("127.0.0.1", "localhost")) -> FastAPI:
     app = FastAPI(title="llm_planner_ros console", docs_url=None, redoc_url=None)
@@ -63,9 +74,12 @@ def create_app(view: ConsoleView, stack: StackActions,
     @app.middleware("http")
     async def same_origin(request: Request, call_next):
         origin = request.headers.get("origin")
-        if request.method == "POST" and origin and urlsplit(origin).netloc != request.headers.get("host"):
-            return JSONResponse({"detail": f"refused: a request from {origin}, not from this page"}, 403)
-        return await call_next(request)
+        if request.method == "POST" and origin and not _same_origin(urlsplit(origin), request):
+            response = JSONResponse({"detail": f"refused: a request from {origin}, not from this page"}, 403)
+        else:
+            response = await call_next(request)
+        response.headers.update(_NOT_FRAMED)
+        return response
 
     page = resources.files("llm_planner_ros.console").joinpath("static/index.html").read_text(encoding="utf-8")
 

@@ -1,8 +1,10 @@
 """Exceptions that end a plan; each maps to one termination reason."""
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Optional
 
 from llm_planner_ros.core.types import Skill, TerminationReason
@@ -123,3 +125,23 @@ class CancelToken:
     def check(self) -> None:
         if self.cancelled:
             raise self.error
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[CancelToken]:
+        """Within it, :func:`stop_point` checks this token: a long loop deep below a goal that is
+        handed no token (embedding a bank, a scene's conditions) still ends with the goal."""
+        token = _ACTIVE.set(self)
+        try:
+            yield self
+        finally:
+            _ACTIVE.reset(token)
+
+
+_ACTIVE: ContextVar[Optional[CancelToken]] = ContextVar("llm_planner_active_goal", default=None)
+
+
+def stop_point() -> None:
+    """Raise the active goal's stop (see :meth:`CancelToken.active`), if it has one; else nothing."""
+    token = _ACTIVE.get()
+    if token is not None:
+        token.check()

@@ -2,13 +2,18 @@
 
 A secret is the value of an environment variable whose name looks like a credential, a value
 registered by the code that reads it (the OpenAI backend registers the key it was given,
-whatever its variable is called), or text shaped like a bearer token or an API key."""
+whatever its variable is called), or text shaped like a bearer token or an API key. A part of a
+secret counts too, once it is ``PART`` characters long or longer: a server that echoes a key cut
+off by a few characters, or a key split across two lines, leaks it all the same."""
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
 from typing import Optional
+
+PART = 12   # a run of this many characters of a secret, or more, is redacted wherever it stands
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
 _SHAPED = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{8,}|(?<=Bearer )[A-Za-z0-9._~+/\-]{8,}=*", re.IGNORECASE)
@@ -32,8 +37,44 @@ def secrets() -> list[str]:
 
 
 def redact(text: str, known: Optional[list[str]] = None) -> str:
-    """``text`` with every secret replaced by ``***``; ``known``: :func:`secrets`, when the caller
-    redacts many strings at once."""
-    for value in secrets() if known is None else known:
+    """``text`` with every secret, and every run of ``PART`` or more characters of one, replaced by
+    ``***``; ``known``: :func:`secrets`, when the caller redacts many strings at once."""
+    values = tuple(secrets() if known is None else known)
+    for value in values:
         text = text.replace(value, "***")
+    parts = _parts(values)
+    if parts is not None:
+        spans: list[list[int]] = []
+        for match in parts.finditer(text):     # every start of a secret's PART-character window
+            start, end = match.start(), match.start() + PART
+            if spans and start <= spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], end)
+            else:
+                spans.append([start, end])
+        for start, end in reversed(spans):
+            text = text[:start] + "***" + text[end:]
     return _SHAPED.sub("***", text)
+
+
+def redact_all(value, known: Optional[list[str]] = None):
+    """``value`` (strings, and dicts and lists of them, nested) with every string redacted, keys
+    too: what is serialised afterwards (JSON escapes quotes, backslashes and non-ASCII) carries no
+    secret, however the serialiser would have spelled it."""
+    known = secrets() if known is None else known
+    if isinstance(value, str):
+        return redact(value, known)
+    if isinstance(value, dict):
+        return {redact_all(k, known): redact_all(v, known) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_all(v, known) for v in value]
+    return value
+
+
+@functools.lru_cache(maxsize=8)
+def _parts(values: tuple[str, ...]) -> Optional[re.Pattern]:
+    """A pattern that matches, without consuming, where any ``PART``-character window of a secret
+    begins; a run of windows that overlap or touch is a part of the secret."""
+    windows = {v[i:i + PART] for v in values if len(v) >= PART for i in range(len(v) - PART + 1)}
+    if not windows:
+        return None
+    return re.compile("(?=(?:" + "|".join(map(re.escape, sorted(windows))) + "))")

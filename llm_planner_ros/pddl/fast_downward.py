@@ -1,7 +1,11 @@
 """Fast Downward, the classical planner, through the driver that PyPI ``up-fast-downward`` bundles.
 
-One call per problem in a scratch folder, bounded by a time limit. No solution is an outcome
-with a reason (unsolvable, time-out, error), never an exception.
+One call per problem in a scratch folder, bounded by a time limit and a memory limit: each child
+(the translator, the search) is ended once its resident memory passes the limit, and its address
+space is capped a quarter above it (a Python translator at an address-space cap alone can spin on
+failing allocations instead of ending), so a grounding that blows up ends in that child, not in
+the robot computer's memory. No solution is an outcome with a reason (unsolvable, time-out, out of
+memory, error), never an exception.
 """
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import importlib
 import importlib.util
 import json
 import os
+import resource
 import select
 import subprocess
 import sys
@@ -20,11 +25,17 @@ from functools import cache
 from pathlib import Path
 from typing import Literal, Optional
 
-Status = Literal["solved", "unsolvable", "timeout", "error"]
+from llm_planner_ros.core.errors import PlanningError, stop_point
+
+Status = Literal["solved", "unsolvable", "timeout", "out_of_memory", "error"]
 
 # Exit codes of the Fast Downward driver (driver/returncodes.py)
 _UNSOLVABLE = {10, 11, 12}   # 12: search space exhausted by an incomplete search
-_TIMEOUT = {21, 23, 24}
+_TIMEOUT = {21, 23}
+_OVER_MEMORY = 99               # not Fast Downward's: the child was ended here at the memory limit
+_OUT_OF_MEMORY = {20, 22, 24, _OVER_MEMORY}   # 24: out of memory and time
+MEMORY_LIMIT_MB = 2048          # a 2-core, 4 GB robot computer: the node's ~600 MB beside it
+STOP_POLL_S = 0.1               # how often a running child looks at the goal's stop
 
 
 @dataclass(frozen=True)
@@ -66,15 +77,17 @@ def search_options(alias: str) -> tuple[str, ...]:
 
 
 def solve(domain_text: str, problem_text: str, time_limit_s: float = 10.0, alias: str = "lama-first",
-          invariants: bool = True) -> SolveOutcome:
+          invariants: bool = True, memory_limit_mb: int = MEMORY_LIMIT_MB) -> SolveOutcome:
     """Plan with Fast Downward; the plan is a tuple of ground actions ``("walk_to", "character_1", ...)``.
 
     Runs the driver's two components directly (translator, then search), which saves the
     driver's own start-up of about a second per call here; the translator runs in a child forked
     from a warm process (:class:`WarmTranslator`), which saves Python's start-up and imports.
     ``invariants``: the translator's invariant synthesis (mutex groups; multi-valued variables),
-    most of its time on a small problem; without it every fact is a binary variable."""
+    most of its time on a small problem; without it every fact is a binary variable.
+    ``memory_limit_mb`` bounds the address space of the translator and of the search, each."""
     t0 = time.perf_counter()
+    memory = memory_limit_mb << 20
     bin_dir = _downward_dir() / "builds" / "release" / "bin"
     with tempfile.TemporaryDirectory(prefix="llm_planner_fd_") as tmp:
         domain_file, problem, sas, plan = (os.path.join(tmp, n) for n in
@@ -84,14 +97,13 @@ def solve(domain_text: str, problem_text: str, time_limit_s: float = 10.0, alias
                 f.write(text)
         try:
             options = [] if invariants else ["--invariant-generation-max-candidates", "0"]
-            done = TRANSLATOR.run([domain_file, problem, "--sas-file", sas, *options], tmp, time_limit_s)
+            done = TRANSLATOR.run([domain_file, problem, "--sas-file", sas, *options], tmp, time_limit_s, memory)
             translated = time.perf_counter() - t0
             if done.returncode != 0:
-                return _failed(done, time.perf_counter() - t0, "translator", time_limit_s)
+                return _failed(done, time.perf_counter() - t0, "translator", time_limit_s, memory_limit_mb)
             with open(sas) as f:
-                done = subprocess.run([str(bin_dir / "downward"), *search_options(alias),
-                                       "--internal-plan-file", plan], stdin=f, cwd=tmp, capture_output=True,
-                                      text=True, timeout=max(0.1, time_limit_s - translated))
+                done = _run_limited([str(bin_dir / "downward"), *search_options(alias), "--internal-plan-file", plan],
+                                    tmp, max(0.1, time_limit_s - translated), memory, stdin=f)
         except subprocess.TimeoutExpired:
             return SolveOutcome("timeout", seconds=time.perf_counter() - t0, detail=f"no plan within {time_limit_s:g}s")
         seconds = time.perf_counter() - t0
@@ -101,7 +113,49 @@ def solve(domain_text: str, problem_text: str, time_limit_s: float = 10.0, alias
                 actions = tuple(tuple(line.strip().strip("()").split()) for line in f
                                 if line.strip() and not line.startswith(";"))
             return SolveOutcome("solved", actions, seconds, stats=stats)
-        return _failed(done, seconds, "search", time_limit_s, stats)
+        return _failed(done, seconds, "search", time_limit_s, memory_limit_mb, stats)
+
+
+def _resident(pid: int) -> int:
+    """A process's resident memory in bytes (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _run_limited(argv: list[str], cwd: str, time_limit_s: float, memory: int, stdin=None,
+                 env: Optional[dict[str, str]] = None) -> subprocess.CompletedProcess:
+    """``subprocess.run`` of a child ended once its resident memory passes ``memory`` bytes (exit
+    code ``_OVER_MEMORY``), at the active goal's stop point, and at its time limit; its address
+    space is capped a quarter above ``memory`` (set with ``prlimit`` as it starts: no code runs in
+    the forked child of this threaded process before ``exec``)."""
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    try:
+        try:
+            resource.prlimit(proc.pid, resource.RLIMIT_AS, (memory * 5 // 4, memory * 5 // 4))
+        except (ProcessLookupError, OSError):   # already ended: its exit code says how
+            pass
+        deadline = time.monotonic() + time_limit_s
+        while True:
+            try:
+                out, err = proc.communicate(timeout=max(0.0, min(STOP_POLL_S, deadline - time.monotonic())))
+                break
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline:
+                    raise subprocess.TimeoutExpired(argv, time_limit_s) from None
+                stop_point()
+                if _resident(proc.pid) > memory:
+                    proc.kill()
+                    out, err = proc.communicate()
+                    return subprocess.CompletedProcess(argv, _OVER_MEMORY, out, err)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def _translator_env() -> dict[str, str]:
@@ -111,19 +165,32 @@ def _translator_env() -> dict[str, str]:
 
 # The warm process: it imports the translator once, then forks a child per problem, so each
 # translation starts from the same clean state as a fresh `python -m fast_downward.translate`;
-# it kills a child past its time limit and answers one line per problem: the exit code or "timeout".
+# it kills a child past its time limit, past its memory limit or when the node says "stop", and
+# answers one line per problem: the exit code (_OVER_MEMORY at the memory limit), "timeout" or "stopped".
 _ZYGOTE = r"""
-import json, os, select, signal, sys, traceback
+import json, os, select, signal, sys, time, traceback
 signal.signal(signal.SIGINT, signal.SIG_IGN)   # a Ctrl-C is the node's to handle; stdin's end stops this
 from fast_downward.translate import options, pddl_parser
 from fast_downward.translate.main import main
+import resource
+
+def resident(pid):
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, IndexError, ValueError):
+        return 0
+
 print("ready", flush=True)
 for line in sys.stdin:
+    if line.strip() == "stop":   # a stop that crossed the answer of a child that had just ended
+        continue
     request = json.loads(line)
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
+            resource.setrlimit(resource.RLIMIT_AS, (request["memory"] * 5 // 4, request["memory"] * 5 // 4))
             os.chdir(request["cwd"])
             out = os.open("translate.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(out, 1)
@@ -145,13 +212,24 @@ for line in sys.stdin:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code)
-    child = os.pidfd_open(pid)
-    if select.select([child], [], [], request["limit"])[0]:
-        answer = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    else:
+    child, answer = os.pidfd_open(pid), None
+    deadline = time.monotonic() + request["limit"]
+    while answer is None:
+        ready = select.select([child, sys.stdin], [], [], max(0.0, min(0.1, deadline - time.monotonic())))[0]
+        if child in ready:
+            answer = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+            break
+        if sys.stdin in ready:   # "stop" from the node: the goal stopped
+            sys.stdin.readline()
+            answer = "stopped"
+        elif time.monotonic() >= deadline:
+            answer = "timeout"
+        elif resident(pid) > request["memory"]:
+            answer = request["over_memory"]
+        else:
+            continue
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
-        answer = "timeout"
     os.close(child)
     print(json.dumps(answer), flush=True)
 """
@@ -183,12 +261,17 @@ class WarmTranslator:
                 raise OSError("the warm translator did not start")
         return self._proc
 
-    def _line(self, timeout_s: float) -> str:
-        """The warm process's next line, read unbuffered (so that ``select`` sees what is left)."""
+    def _line(self, timeout_s: float, stoppable: bool = False) -> str:
+        """The warm process's next line, read unbuffered (so that ``select`` sees what is left);
+        ``stoppable``: the active goal's stop point is looked at while it waits."""
         assert self._proc is not None and self._proc.stdout is not None
         fd, data, deadline = self._proc.stdout.fileno(), b"", time.monotonic() + timeout_s
         while not data.endswith(b"\n"):
-            if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            left = deadline - time.monotonic()
+            if not select.select([fd], [], [], max(0.0, min(STOP_POLL_S, left) if stoppable else left))[0]:
+                if time.monotonic() < deadline:
+                    stop_point()
+                    continue
                 self._proc.kill()
                 raise OSError("the warm translator did not answer")
             chunk = os.read(fd, 256)
@@ -197,24 +280,31 @@ class WarmTranslator:
             data += chunk
         return data.decode().strip()
 
-    def run(self, argv: list[str], cwd: str, time_limit_s: float) -> subprocess.CompletedProcess:
+    def run(self, argv: list[str], cwd: str, time_limit_s: float,
+            memory: int = MEMORY_LIMIT_MB << 20) -> subprocess.CompletedProcess:
         """The translator's exit code and output, as ``subprocess.run`` gives them; raises
-        ``subprocess.TimeoutExpired`` past ``time_limit_s``."""
+        ``subprocess.TimeoutExpired`` past ``time_limit_s``; its address space is ``memory`` bytes."""
         if self._lock.acquire(blocking=False):
             try:
-                return self._forked(argv, cwd, time_limit_s)
+                return self._forked(argv, cwd, time_limit_s, memory)
             except OSError:
                 self._proc = None   # started again at the next call
             finally:
                 self._lock.release()
-        return subprocess.run([sys.executable, "-S", "-m", "fast_downward.translate", *argv], cwd=cwd,
-                              capture_output=True, text=True, timeout=time_limit_s, env=_translator_env())
+        return _run_limited([sys.executable, "-S", "-m", "fast_downward.translate", *argv], cwd, time_limit_s,
+                            memory, env=_translator_env())
 
-    def _forked(self, argv: list[str], cwd: str, time_limit_s: float) -> subprocess.CompletedProcess:
+    def _forked(self, argv: list[str], cwd: str, time_limit_s: float, memory: int) -> subprocess.CompletedProcess:
         proc = self._started()
         assert proc.stdin is not None
-        proc.stdin.write((json.dumps({"cwd": cwd, "argv": argv, "limit": time_limit_s}) + "\n").encode())
-        answer = json.loads(self._line(time_limit_s + 10.0))
+        proc.stdin.write((json.dumps({"cwd": cwd, "argv": argv, "limit": time_limit_s, "memory": memory,
+                                      "over_memory": _OVER_MEMORY}) + "\n").encode())
+        try:
+            answer = json.loads(self._line(time_limit_s + 10.0, stoppable=True))
+        except PlanningError:   # the goal stopped: the warm process ends the child and says so
+            proc.stdin.write(b"stop\n")
+            self._line(10.0)
+            raise
         if answer == "timeout":
             raise subprocess.TimeoutExpired(argv, time_limit_s)
         log = Path(cwd) / "translate.log"
@@ -225,11 +315,15 @@ class WarmTranslator:
 TRANSLATOR = WarmTranslator()
 
 
-def _failed(done: subprocess.CompletedProcess, seconds: float, component: str, limit: float,
+def _failed(done: subprocess.CompletedProcess, seconds: float, component: str, limit: float, memory_mb: int,
             stats: Optional[dict] = None) -> SolveOutcome:
     if done.returncode in _UNSOLVABLE:
         return SolveOutcome("unsolvable", seconds=seconds, stats=stats or {},
                             detail="the planner proved that no plan reaches the goal from this state")
+    if done.returncode in _OUT_OF_MEMORY or (done.returncode < 0 and "MemoryError" in done.stderr + done.stdout):
+        return SolveOutcome("out_of_memory", seconds=seconds, stats=stats or {},
+                            detail=f"Fast Downward's {component} ran out of its memory limit of {memory_mb} MB "
+                                   "(pddl_memory_limit_mb)")
     if done.returncode in _TIMEOUT:
         return SolveOutcome("timeout", seconds=seconds, stats=stats or {}, detail=f"no plan within {limit:g}s")
     tail = (done.stderr.strip() or done.stdout.strip()).splitlines()[-2:]

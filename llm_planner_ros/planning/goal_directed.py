@@ -22,7 +22,14 @@ from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import GoalStatus, PlanPreview, PlanResult, PlanStep, StepEvent, TerminationReason
 from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pddl.domain import load_domain
-from llm_planner_ros.pddl.goals import GoalSpec, GoalVocabulary, contradictions, ground_goal, resolve_objects
+from llm_planner_ros.pddl.goals import (
+    GoalSpec,
+    GoalVocabulary,
+    contradictions,
+    ground_goal,
+    parse_goal,
+    resolve_objects,
+)
 from llm_planner_ros.pddl.problem import PddlWorld, build_problem
 from llm_planner_ros.safety.policy import SkillPolicy
 
@@ -31,6 +38,9 @@ class GoalDirectedSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     pddl_time_limit_s: float = Field(10.0, gt=0.0, le=600.0, description="Fast Downward's limit per plan")
+    pddl_memory_limit_mb: int = Field(fast_downward.MEMORY_LIMIT_MB, ge=64, le=1 << 20,
+                                      description="Fast Downward's memory (address space) per child; past it the "
+                                                  "goal ends 'no_plan' with that reason")
     pddl_max_replans: int = Field(5, ge=0, le=100, description="new plans after a failed or surprising step")
     pddl_max_steps: int = Field(60, ge=1, le=1000, description="executed steps per goal")
     pddl_search: str = Field("astar(ff())", pattern=r"^[a-z0-9_\-\[\]\(\),=. ]+$",
@@ -81,6 +91,19 @@ class GoalDirectedPlanner:
             raise InvalidGoal("goal_conditions: method 'pddl' needs goal conditions or action goals, e.g. "
                               "goal_conditions: ['(on tv)'], action_goals: ['LOOKAT|WATCH']")
         return spec
+
+    def holds(self, lines: Sequence[str], executor: Executor) -> Optional[bool]:
+        """Whether the goal ``lines`` (a result's ``goal_conditions``: literals, and action goals as
+        ``VERB|VERB``) hold in the executor's world now; None when they cannot be read there."""
+        profile = getattr(executor, "profile", None)
+        vocabulary = (profile if profile is not None else self.builtin).goal_vocabulary()
+        try:
+            spec = parse_goal([x for x in lines if x.startswith("(")], [x for x in lines if not x.startswith("(")],
+                              vocabulary)
+            world = executor.world_state()
+            return ground_goal(spec, world, vocabulary).holds(world)
+        except InvalidGoal:
+            return None
 
     def plan(self, spec: GoalSpec, executor: Executor, on_step: StepCallback, cancel: CancelToken,
              execute: bool = True, stats: Optional[dict] = None, objects: Sequence[str] = (),
@@ -148,7 +171,7 @@ class GoalDirectedPlanner:
                                     relevant=known.relevant_objects)
             stats["problem_objects"], stats["problem_facts"] = len(problem.objects), problem.num_facts
             outcome = fast_downward.solve(domain.text, problem.text, s.pddl_time_limit_s, s.pddl_search,
-                                          s.pddl_invariants)
+                                          s.pddl_invariants, s.pddl_memory_limit_mb)
             stats["planner_s"] += outcome.seconds
             stats["plans"] += 1
             if outcome.status != "solved":

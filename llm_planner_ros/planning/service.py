@@ -52,7 +52,7 @@ from llm_planner_ros.safety.gate import Approver, SafetyGate, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.trace.log import RecordingLLM, TraceLog
 from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder, cache_root
-from llm_planner_ros.translation.translator import Embedder, SkillIndex
+from llm_planner_ros.translation.translator import Embedder, SkillIndex, bank_vectors
 from llm_planner_ros.translation.vector_store import SentenceVectors
 
 log = logging.getLogger(__name__)
@@ -169,7 +169,7 @@ class PlanningService:
                       pet_settings=pet_settings, judge=judge, heuristic_settings=heuristic_settings,
                       safety=safety, approver=approver, trace=trace, goal_directed=goal_directed,
                       policy=policy, robot_world=robot_world, world=world)
-        log.info("planner ready in %.1fs (llm %s)", time.perf_counter() - t0, service.llm.name)
+        log.info("planning service built in %.1fs (llm %s)", time.perf_counter() - t0, service.llm.name)
         return service
 
     def index_for(self, scene_id: str, kind: str, objects: Optional[Sequence[str]] = None) -> SkillIndex:
@@ -193,13 +193,15 @@ class PlanningService:
             return self._indexes[key]
 
     def _narrowed(self, objects: set[str]) -> SkillIndex:
-        """The full index's skills whose objects are all among ``objects`` (the bank
-        ``build_bank`` makes for them, in the same order), with their cached vectors."""
-        full_key: tuple[str, str, tuple[str, ...]] = ("*", "full", ())
-        if full_key not in self._indexes:
-            self._indexes[full_key] = SkillIndex(self.world.full_bank(), self.embedder)
-        full = self._indexes[full_key]
-        return full.subset([i for i, skill in enumerate(full.bank.skills) if set(skill.objects) <= objects])
+        """The full bank's skills whose objects are all among ``objects`` (the bank
+        ``build_bank`` makes for them, in the same order), with their cached vectors: read from
+        the full index when one is built, else only their rows from the full bank's file (which
+        :meth:`warm` leaves on disk)."""
+        full = self._indexes.get(("*", "full", ()))
+        bank = full.bank if full is not None else self.world.full_bank()
+        matrix = full.matrix if full is not None else bank_vectors(bank, self.embedder, mapped=True)
+        rows = [i for i, skill in enumerate(bank.skills) if set(skill.objects) <= objects]
+        return SkillIndex.rows_of(bank, matrix, rows, self.embedder)
 
     def profile_translated(self, profile: WorldProfile, robot: Executor) -> TranslatedPlanner:
         """Algorithm 1 over a profile's world: its skill bank (the world's classes, the profile's
@@ -237,10 +239,15 @@ class PlanningService:
                                                            relax_plans=s.interpret_relax_plans)
             return self._interpreted
 
-    def warm(self, scene_id: str) -> None:
-        """Build method interpret's parts and index the conditions of the built-in world's
-        ``scene_id`` as it starts, off any goal's path (after the first start ever, the vectors
-        come from disk), and start Fast Downward's warm translator."""
+    def warm(self, scene_id: str, bank: str = "scene") -> None:
+        """Embed, before the node serves, what a goal in the built-in world's ``scene_id`` would
+        otherwise embed: the skill index of ``bank``, the full bank's vectors that narrowed indexes
+        take their rows from (kept on disk, not in memory), and method interpret's conditions of
+        the scene; after the first time (or ``python -m llm_planner_ros warm`` at set-up) all of it
+        comes from the cache. Starts Fast Downward's warm translator too."""
+        self.index_for(scene_id, bank)
+        if bank == "scene":
+            bank_vectors(self.world.full_bank(), self.embedder, mapped=True)
         self.interpreted().interpreter.index(self.world.executor(scene_id, "").world_state())
         fast_downward.TRANSLATOR.start()
 
@@ -314,7 +321,8 @@ class PlanningService:
         on_step = recorded
         t0 = time.perf_counter()
         try:
-            result = self._plan(request, on_step, cancel, report, executor, on_plan)
+            with cancel.active():   # long loops below that take no token stop with the goal too
+                result = self._plan(request, on_step, cancel, report, executor, on_plan)
         except BaseException as exc:
             skill = getattr(exc, "interrupted_skill", None)
             if skill is not None:   # the skill that ran when the goal ended is one of its steps
@@ -358,6 +366,7 @@ class PlanningService:
         result = self.runners[goal.method].plan(GoalRun(goal, on_step, cancel, gate, report, policy, on_plan))
         if not req.execute:
             t0 = time.perf_counter()
+            result = withhold_refused(result, policy, world.skill_problem)
             result = check_plan(result, lambda: world.plan_model(req))
             report.times.extra["check_s"] = time.perf_counter() - t0
         if self.safety.dry_run and request.execute:
@@ -388,11 +397,32 @@ class PlanningService:
                 break
         planned.executing = True
         planned.executed = all(st.executed for st in planned.steps)
-        goal = gate.goal_met()
-        if goal:
+        # the goal is judged as the method judges it without approval: its own conditions where
+        # it has them (given or interpreted), else the executor's
+        met = self.goal_directed.holds(planned.goal_conditions, gate) if planned.goal_conditions else gate.goal_met()
+        planned.goal_status = GoalStatus.UNKNOWN if met is None else (GoalStatus.MET if met else GoalStatus.NOT_MET)
+        if planned.termination_reason is not TerminationReason.CORRECTIONS_EXHAUSTED:
+            ran = f"{len(planned.steps)} approved steps executed"
+            planned.termination_reason = TerminationReason.GOAL_REACHED if met else TerminationReason.END_OF_PLAN
+            planned.detail = {True: f"{ran}; the goal holds", False: f"{ran}, but the goal does not hold after them",
+                              None: f"{ran}; whether the goal holds is unknown"}[met]
+        elif met:
             planned.termination_reason = TerminationReason.GOAL_REACHED
-        planned.goal_status = GoalStatus.UNKNOWN if goal is None else (GoalStatus.MET if goal else GoalStatus.NOT_MET)
         return planned
+
+
+def withhold_refused(result: PlanResult, policy: SkillPolicy, skill_problem) -> PlanResult:
+    """A plan-only answer passes the policy as an executed one does: a skill the policy refuses is
+    never handed back as the plan. The plan ends before it, and the goal ends ``no_plan`` naming it."""
+    for step in result.steps:
+        why = policy.list_refusal(step.skill) or skill_problem(step.skill)
+        if why:
+            result.steps = result.steps[:step.index - 1]
+            result.termination_reason = TerminationReason.NO_PLAN
+            result.detail = (f"step {step.index} {step.skill.script() or step.skill.text!r} is withheld: {why}; "
+                             f"the plan stops before it; {result.detail}")
+            break
+    return result
 
 
 class ProfileSkills:

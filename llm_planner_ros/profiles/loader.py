@@ -10,7 +10,9 @@ field-named errors. A profile is validated once, against its domain, with clear 
 """
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -28,6 +30,8 @@ from llm_planner_ros.pddl.problem import RelevantObjects, whole_world
 from llm_planner_ros.pddl.semantics import DomainDef, PddlError, read_domain, read_problem
 
 _SLOT = re.compile(r"\{(\d+)\}")
+MAX_PROFILE_BYTES = 1 << 20   # a profile's YAML, and its domain: words and examples, not a world
+MAX_WORLD_BYTES = 16 << 20    # a reference world (a building's objects and facts)
 
 
 class ProfileError(ValueError):
@@ -262,10 +266,18 @@ def _spec(text: str, where: str) -> ProfileFile:
         raise ProfileError(f"{where}: not a profile (a YAML mapping): {exc}") from None
 
 
+def _bounded(what: str, size: int, limit: int, where: str) -> None:
+    """A profile is untrusted input: one too large to validate quickly is refused unread."""
+    if size > limit:
+        raise ProfileError(f"{where}: its {what} is {size:,} bytes; the limit is {limit:,} "
+                           "(a profile holds words and example goals; a world's facts come with its state)")
+
+
 def load_profile(path: Path | str) -> WorldProfile:
     """Read and validate a profile file (raises :class:`ProfileError` naming what is wrong)."""
     path = Path(path)
     try:
+        _bounded("profile", path.stat().st_size, MAX_PROFILE_BYTES, str(path))
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ProfileError(f"{path}: {exc}") from None
@@ -282,6 +294,9 @@ def profile_from_texts(text: str, domain_text: str, world_text: str = "", where:
                        worlds: Optional[Mapping[str, str]] = None) -> WorldProfile:
     """A profile from its file's text and its domain's (what a robot sends over GetWorldState).
     ``worlds``: the scenes it offers (name -> problem text), which examples may name."""
+    for what, part, limit in (("profile", text, MAX_PROFILE_BYTES), ("domain", domain_text, MAX_PROFILE_BYTES),
+                              ("world", world_text, MAX_WORLD_BYTES)):
+        _bounded(what, len(part.encode("utf-8", "surrogatepass")), limit, where)
     spec = _spec(text, where)
     try:
         domain = read_domain(domain_text)
@@ -292,6 +307,30 @@ def profile_from_texts(text: str, domain_text: str, world_text: str = "", where:
     if unknown:
         raise ProfileError(f"{where}: examples name worlds the profile does not offer: {', '.join(unknown[:5])}")
     return WorldProfile(spec, domain_text, domain, world_text, text, dict(worlds or {}))
+
+
+def validated_profile(text: str, domain_text: str, where: str = "profile") -> WorldProfile:
+    """:func:`profile_from_texts` of a robot's reply, validated once per text: the same texts give
+    the same profile, or raise the same :class:`ProfileError`, without validating them again."""
+    key = hashlib.sha256(f"{len(text)}:{text}{domain_text}{where}".encode("utf-8", "surrogatepass")).digest()
+    with _validated_lock:
+        known = _validated.get(key)
+    if known is None:
+        try:
+            known = profile_from_texts(text, domain_text, where=where)
+        except ProfileError as exc:
+            known = exc
+        with _validated_lock:
+            _validated[key] = known
+            while len(_validated) > 8:
+                _validated.pop(next(iter(_validated)))
+    if isinstance(known, ProfileError):
+        raise ProfileError(str(known))
+    return known
+
+
+_validated: dict[bytes, WorldProfile | ProfileError] = {}
+_validated_lock = threading.Lock()
 
 
 def find_profile(name_or_path: str) -> WorldProfile:

@@ -41,7 +41,7 @@ from llm_planner_ros.core.types import ErrorType
 from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.profiles import load_world
-from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, profile_from_texts
+from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, validated_profile
 from llm_planner_ros.profiles.virtualhome import resources
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.liveness import publish_heartbeat
@@ -51,6 +51,10 @@ from llm_planner_ros.ros.spin import spin_node
 from llm_planner_ros.ros.wait import wait_for
 from llm_planner_ros.ros.world_versions import WorldVersions
 from llm_planner_ros.safety.policy import SkillPolicy
+
+
+class RobotWorldUnread(RuntimeError):
+    """The robot's world (its profile, its objects) cannot be read: no skill can be checked."""
 
 
 class BridgeParams(BaseModel):
@@ -201,11 +205,22 @@ class ExecutorBridgeNode(Node):
 
     def _run(self, goal_handle: ServerGoalHandle, stop: CancelToken) -> ExecuteSkill.Result:
         skill = conversions.skill_from_msg(goal_handle.request.skill)
-        why = self._refusal(skill)
+        try:
+            why = self._refusal(skill)
+        except RobotWorldUnread as exc:   # no world to check against: nothing is sent
+            self.get_logger().warning(f"not sent {skill.script() or skill.text!r}: {exc}")
+            goal_handle.succeed()
+            return executor_error(f"{exc}; nothing was sent")
         if why:   # the last hop: nothing the policy refuses reaches the robot, whoever sent it
             self.get_logger().warning(f"refused {skill.script() or skill.text!r}: {why}")
             goal_handle.succeed()
             return refused(why)
+        if stop.cancelled:   # cancelled while it was checked: it never reaches the robot
+            self.get_logger().info(f"cancelled {skill.script()} before it was sent")
+            goal_handle.canceled()
+            result = executor_error(f"{skill.script()} was cancelled before it was sent; nothing ran")
+            result.observation = "cancelled: nothing was sent"
+            return result
         if self._sim is not None:
             return self._sim.execute(goal_handle, stop)
         assert self._robot is not None
@@ -224,7 +239,8 @@ class ExecutorBridgeNode(Node):
         return executor_error(outcome.message)
 
     def _refusal(self, skill) -> str:
-        """The policy's refusal, instance ids checked in the backend's world."""
+        """The policy's refusal, instance ids checked in the backend's world. Raises
+        :class:`RobotWorldUnread` when the robot's world cannot be read."""
         if self._sim is not None:
             return self.policy.refusal(skill, load_world().skill_problem, self._sim.instance_class)
         try:
@@ -238,19 +254,21 @@ class ExecutorBridgeNode(Node):
             return f"not admissible: its instance ids cannot be checked: {exc}"
 
     def _robot_profile(self) -> Optional[WorldProfile]:
-        """The robot's world profile, read once from its GetWorldState (and again after a reset);
-        None, the built-in world, for a robot that sends none or serves no GetWorldState."""
+        """The robot's world profile, read from its GetWorldState once it is valid (and again after
+        a reset); None for a robot whose reply holds no profile (a VirtualHome robot: the built-in
+        world). Never another world in place of the robot's: while its profile is invalid
+        (:class:`ProfileError`, each text validated once) or its world cannot be read
+        (:class:`RobotWorldUnread`), every skill is refused, and the robot is asked again."""
         if self._robot_profile_read:
             return self._robot_profile_cache
         reply = self._robot_world_state(GetWorldState.Request(include_domain=True, domain_only=True),
                                         GetWorldState.Response())
-        self._robot_profile_read, self._robot_profile_cache = True, None
         if not reply.success:
-            self.get_logger().warning(f"no profile from the robot ({reply.message}): checking skills against "
-                                      "the built-in world")
-        elif reply.profile:
-            self._robot_profile_cache = profile_from_texts(reply.profile, reply.domain, where="the robot's profile")
-        return self._robot_profile_cache
+            raise RobotWorldUnread(f"the robot's world cannot be read: {reply.message}")
+        profile = validated_profile(reply.profile, reply.domain, where="the robot's profile") \
+            if reply.profile else None
+        self._robot_profile_read, self._robot_profile_cache = True, profile
+        return profile
 
     def _robot_instance_class(self, instance_id: int) -> Optional[str]:
         """The class of an instance id on the robot: from its world's objects, asked again for an

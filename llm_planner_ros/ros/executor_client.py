@@ -26,7 +26,7 @@ from llm_planner_ros.core.errors import CancelToken, ExecutorError
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
 from llm_planner_ros.pddl.world import WorldState, parse_fact
-from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, profile_from_texts
+from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, validated_profile
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.liveness import PeerWatch, call_peer
 from llm_planner_ros.ros.skill_action import SkillActionClient
@@ -80,7 +80,7 @@ class BridgeWorld:
         if not response.success:
             raise ExecutorError(f"the executor cannot report its world: {response.message}")
         try:
-            self._profile = profile_from_texts(response.profile, response.domain, where="the executor's profile") \
+            self._profile = validated_profile(response.profile, response.domain, where="the executor's profile") \
                 if response.profile else None
         except ProfileError as exc:
             raise ExecutorError(str(exc)) from None

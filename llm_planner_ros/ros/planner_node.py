@@ -136,7 +136,9 @@ class PlannerNode(Node):
                 goal_conditions=list(ctx.state.goal_conditions) if ctx.state is not None else [])))
 
     def destroy_node(self) -> None:
-        self._server.destroy()
+        server = getattr(self, "_server", None)   # absent when the planner failed to start
+        if server is not None:
+            server.destroy()
         super().destroy_node()
 
     # -- goal admission -------------------------------------------------------------------
@@ -410,8 +412,7 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
     service.approver = RosApprover(node, lambda: service.safety.approval_timeout_s, goal_info, node.awaiting)
     if config.safety.dry_run:
         node.get_logger().warning("dry_run: skills run in the in-process simulator; nothing reaches the bridge")
-    service.index_for(params.default_scene, config.planner.bank)   # embed the default bank before serving
-    service.warm(params.default_scene)                              # and method interpret's conditions
+    service.warm(params.default_scene, config.planner.bank)   # no goal embeds a bank or a scene
     node.get_logger().info(f"planner ready: {service.llm.name}" + (f"; trace in {trace_path}" if trace_path else ""))
     return service
 

@@ -5,6 +5,7 @@ at once): the node's ``shutdown_goals`` runs first, while the executor still spi
 get their goals' results before the node goes away."""
 from __future__ import annotations
 
+import logging
 import signal
 import sys
 import threading
@@ -24,6 +25,36 @@ from llm_planner_ros.ros.params import ParameterError, use_command_line
 RESULT_GRACE_S = 0.5   # after the last goal ends: time for the executor to send its result
 
 
+class RosLogHandler(logging.Handler):
+    """The package's Python log records (a progress line from the ROS-free core: embedding a
+    bank, a damaged cache shard) through the node's ROS logger, so they are not lost."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(logging.INFO)
+        self.logger = rclpy.logging.get_logger(name)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = f"{record.name.rsplit('.', 1)[-1]}: {record.getMessage()}"
+            if record.levelno >= logging.ERROR:
+                self.logger.error(text)
+            elif record.levelno >= logging.WARNING:
+                self.logger.warning(text)
+            else:
+                self.logger.info(text)
+        except Exception:
+            self.handleError(record)
+
+
+def forward_package_logs(name: str) -> None:
+    """Route ``llm_planner_ros``'s Python logging (INFO and above) to the ROS logger ``name``; once."""
+    package = logging.getLogger("llm_planner_ros")
+    if not any(isinstance(h, RosLogHandler) for h in package.handlers):
+        package.addHandler(RosLogHandler(name))
+        package.setLevel(logging.INFO)
+        package.propagate = False
+
+
 def spin_node(factory: Callable[[], Node], name: str, args: Optional[list[str]] = None,
               num_threads: int = 4) -> int:
     """0 on shutdown; 2 for an invalid parameter or a parameter file that sets nothing for the
@@ -37,6 +68,7 @@ def spin_node(factory: Callable[[], Node], name: str, args: Optional[list[str]] 
     spinner: Optional[threading.Thread] = None
     try:
         use_command_line(sys.argv if args is None else args)   # its --params-file arguments are checked
+        forward_package_logs(name)
         node = factory()
         executor = NodeExecutor(num_threads=num_threads)
         executor.add_node(node)

@@ -43,6 +43,10 @@ class SkillPolicy(BaseModel):
         problem = skill_problem(skill) or instance_problem(skill, instance_class)
         if problem:
             return f"not admissible: {problem}"
+        return self.list_refusal(skill)
+
+    def list_refusal(self, skill: Skill) -> str:
+        """Why the allow and deny lists refuse ``skill``'s action or one of its objects, or ""."""
         if not self.action_allowed(skill.action):
             return f"the action {skill.action} is not allowed on this robot"
         for name in skill.objects:

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.secrets import redact
+from llm_planner_ros.core.secrets import redact, redact_all, secrets
 from llm_planner_ros.core.types import PlanResult, PlanStep, StepEvent
 from llm_planner_ros.llm.base import Completion, SamplingParams
 
@@ -43,7 +43,8 @@ class TraceLog:
 
     def write(self, event: str, **fields: Any) -> None:
         record = {"t": time.time(), "trace": getattr(self._local, "trace_id", ""), "event": event, **_plain(fields)}
-        line = redact(json.dumps(record, default=str))
+        known = secrets()
+        line = json.dumps(redact_all(record, known), default=lambda v: redact(str(v), known))
         with self._lock, open(self.path, "a", encoding="utf-8") as f:
             f.write(line + "\n")
             f.flush()

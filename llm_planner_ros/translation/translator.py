@@ -5,7 +5,7 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Optional, Protocol
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -13,6 +13,7 @@ from threadpoolctl import ThreadpoolController
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.skills.bank import SkillBank
 from llm_planner_ros.translation.onnx_embedder import cache_root
+from llm_planner_ros.translation.vector_store import embed_in_chunks
 
 log = logging.getLogger(__name__)
 
@@ -85,45 +86,61 @@ class Int8Search:
         return [np.flatnonzero(row >= t - 2.0 * b) for row, t, b in zip(approx, nth, bound)]
 
 
+def bank_vectors(bank: SkillBank, embedder: Embedder, use_cache: bool = True, mapped: bool = False) -> np.ndarray:
+    """The bank's embedding matrix, one row per skill: from the cache (``mapped``: mapped from the
+    file, so that only the rows used are read), else embedded a chunk at a time with the active
+    goal's stop point between chunks, and cached. A cached file that cannot be used (unreadable,
+    another shape or dimension) is logged, removed and embedded again: the cache never ends a goal."""
+    path = cache_root() / "banks" / f"{embedder.key}-{bank.digest}.npy"
+    if use_cache and path.exists():
+        try:
+            matrix = np.load(path, mmap_mode="r" if mapped else None)
+            dimension = getattr(embedder, "dimension", None)
+            if matrix.ndim != 2 or matrix.shape[0] != len(bank) or (dimension and matrix.shape[1] != dimension):
+                raise ValueError(f"it holds {matrix.shape} vectors for {len(bank)} skills of dimension {dimension}")
+            return matrix
+        except Exception as exc:
+            log.warning("bank embeddings %s are unusable and were removed (%s: %s); embedding the bank again",
+                        path, type(exc).__name__, exc)
+            path.unlink(missing_ok=True)
+    log.info("embedding %d skills (cached at %s)", len(bank), path)
+    parts = [vectors for _, vectors in embed_in_chunks(embedder, bank.texts)]
+    matrix = np.concatenate(parts) if parts else np.zeros((0, getattr(embedder, "dimension", None) or 1), np.float32)
+    if use_cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
+        np.save(tmp, matrix)
+        tmp.replace(path)
+    return matrix
+
+
 class SkillIndex:
-    """A bank with its embedding matrix; embeddings are cached on disk by bank and model.
-    Banks above ``coarse_threshold`` skills are searched in two stages: int8 candidates, then an
-    exact fp32 re-rank, which returns the same top skills as a brute-force fp32 search."""
+    """A bank with its embedding matrix (:func:`bank_vectors`, or ``matrix`` given, one row per
+    skill). Banks above ``coarse_threshold`` skills are searched in two stages: int8 candidates,
+    then an exact fp32 re-rank, which returns the same top skills as a brute-force fp32 search."""
 
     coarse_threshold = 4096
 
-    def __init__(self, bank: SkillBank, embedder: Embedder, use_cache: bool = True) -> None:
+    def __init__(self, bank: SkillBank, embedder: Embedder, use_cache: bool = True,
+                 matrix: Optional[np.ndarray] = None) -> None:
         self.bank = bank
         self.embedder = embedder
-        path = cache_root() / "banks" / f"{embedder.key}-{bank.digest}.npy"
-        if use_cache and path.exists():
-            self.matrix = np.load(path)
-        else:
-            log.info("embedding %d skills (cached at %s)", len(bank), path)
-            self.matrix = embedder.embed(bank.texts)
-            if use_cache:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
-                np.save(tmp, self.matrix)
-                tmp.replace(path)
+        self.matrix = np.ascontiguousarray(matrix if matrix is not None else bank_vectors(bank, embedder, use_cache))
         if self.matrix.shape[0] != len(bank):
-            raise ValueError(f"cached bank embeddings at {path} have {self.matrix.shape[0]} rows, "
-                             f"the bank has {len(bank)}")
-        self._prepare()
-
-    def _prepare(self) -> None:
+            raise ValueError(f"{self.matrix.shape[0]} vectors for a bank of {len(bank)} skills")
         self._transposed = np.ascontiguousarray(self.matrix.T)
         self._coarse = Int8Search(self.matrix) if len(self.bank) > self.coarse_threshold else None
 
+    @classmethod
+    def rows_of(cls, bank: SkillBank, matrix: np.ndarray, rows: Sequence[int] | np.ndarray,
+                embedder: Embedder) -> SkillIndex:
+        """An index over some of ``bank``'s skills, with their rows of ``matrix`` (the bank's)."""
+        rows = np.asarray(sorted({int(r) for r in rows}), dtype=np.int64)
+        return cls(SkillBank(tuple(bank.skills[i] for i in rows)), embedder, matrix=matrix[rows])
+
     def subset(self, rows: Sequence[int] | np.ndarray) -> SkillIndex:
         """An index over some of this bank's skills, reusing their embeddings."""
-        rows = np.asarray(sorted({int(r) for r in rows}), dtype=np.int64)
-        sub = object.__new__(SkillIndex)
-        sub.bank = SkillBank(tuple(self.bank.skills[i] for i in rows))
-        sub.embedder = self.embedder
-        sub.matrix = np.ascontiguousarray(self.matrix[rows])
-        sub._prepare()
-        return sub
+        return SkillIndex.rows_of(self.bank, self.matrix, rows, self.embedder)
 
     def similarities(self, queries: np.ndarray) -> np.ndarray:
         """Exact cosine similarity of each query row to every skill (rows are unit vectors)."""

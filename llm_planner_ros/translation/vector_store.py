@@ -8,6 +8,13 @@ the shards' sentences when it opens, and a vector when it is first asked for (fr
 file mapped into memory: only the rows asked for are read); at most
 ``max_entries`` vectors stay in memory, the least recently used going first (one evicted is
 read from its shard again).
+
+The cache is a speed-up, never a fault: a shard that cannot be read (truncated, not a zip),
+that holds another model's vectors or vectors of another dimension, or whose rows do not match
+its sentences, is logged once, removed, and its sentences are embedded again when asked for.
+Embedding many new sentences goes in chunks (:func:`embed_in_chunks`) with the active goal's
+stop point between them: a goal that is cancelled while it embeds ends within a chunk's time,
+and what it embedded is stored for the next one.
 """
 from __future__ import annotations
 
@@ -19,15 +26,23 @@ import tempfile
 import threading
 import zipfile
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
+from llm_planner_ros.core.errors import stop_point
+
 log = logging.getLogger(__name__)
 
 _MERGE_AT = 32     # shards on disk before an opening store merges them into one
+CHUNK = 64         # sentences embedded between two stop points (about 0.1-0.3 s on one thread)
+_STORE_AT = 2048   # new vectors kept in memory before they are written as a shard
+
+
+class ForeignShard(ValueError):
+    """A shard this store must not use: another model's, another dimension's, or malformed."""
 
 
 class SentenceVectors:
@@ -42,8 +57,9 @@ class SentenceVectors:
         self._mapped: dict[Path, np.ndarray] = {}          # shard -> its vectors, mapped from the file
         self._lock = threading.Lock()
         self.embedded = 0            # sentences this process had to embed
+        self.discarded: list[str] = []   # shards found unusable, with why
         if folder is not None and folder.is_dir():
-            _merge(folder)
+            self._merge()
             self._scan()
 
     @classmethod
@@ -56,7 +72,8 @@ class SentenceVectors:
         return len(self._memory)
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """One row per text: from memory, else from disk, else embedded (and stored)."""
+        """One row per text: from memory, else from disk, else embedded (and stored); a cancelled
+        goal ends it between two chunks, with the chunks embedded so far stored."""
         with self._lock:
             wanted = [t for t in dict.fromkeys(texts) if t not in self._memory]
             found = self._read(wanted)
@@ -64,11 +81,18 @@ class SentenceVectors:
                 self._scan()             # shards other processes wrote since
                 found.update(self._read([t for t in wanted if t not in found]))
             missing = [t for t in wanted if t not in found]
-            if missing:
-                fresh = self.embedder.embed(missing)
-                self.embedded += len(missing)
-                found.update(zip(missing, fresh))
-                self._store(missing, fresh)
+            if len(missing) > CHUNK:
+                log.info("embedding %d new sentences (kept in %s)", len(missing), self.folder or "memory")
+            pending: list[tuple[list[str], np.ndarray]] = []
+            try:
+                for chunk, fresh in embed_in_chunks(self.embedder, missing):
+                    self.embedded += len(chunk)
+                    found.update(zip(chunk, fresh))
+                    pending.append((chunk, fresh))
+                    if sum(len(c) for c, _ in pending) >= _STORE_AT:
+                        self._store_all(pending)
+            finally:   # a cancelled goal's work is kept too
+                self._store_all(pending)
             rows = []
             for t in texts:
                 v = found[t] if t in found else self._memory.pop(t)
@@ -94,9 +118,10 @@ class SentenceVectors:
                 if vectors is None:
                     vectors = self._mapped[shard] = _map_vectors(shard)
                 out.update((t, np.array(vectors[row])) for t, row in wanted)
-            except (OSError, ValueError, KeyError, IndexError) as exc:   # merged away by another process, or damaged
-                log.debug("shard %s unreadable: %s", shard, exc)
+            except FileNotFoundError:     # merged away by another process
                 self._forget(shard)
+            except Exception as exc:      # damaged since it was scanned
+                self._discard(shard, exc)
         return out
 
     def _scan(self) -> None:
@@ -106,18 +131,79 @@ class SentenceVectors:
             if shard in self._seen:
                 continue
             try:
-                with np.load(shard) as data:
-                    texts = data["texts"].tolist()
-            except (OSError, ValueError, KeyError) as exc:
-                log.debug("skipped %s: %s", shard, exc)
+                texts = self._open(shard)
+            except FileNotFoundError:     # merged away by another process since the listing
+                continue
+            except Exception as exc:      # truncated, not a zip, foreign: never the node's end
+                self._discard(shard, exc)
                 continue
             self._seen.add(shard)
             self._where.update((t, (shard, i)) for i, t in enumerate(texts))
+
+    def _open(self, shard: Path) -> list[str]:
+        """The shard's sentences, once it is known to hold this embedder's vectors, one per sentence."""
+        with np.load(shard) as data:
+            texts = data["texts"].tolist()
+            model = str(data["model"]) if "model" in data.files else None
+        key = getattr(self.embedder, "key", None)
+        if model != key:
+            raise ForeignShard(f"it holds the vectors of model {model!r}, not {key!r}")
+        rows = _map_vectors(shard).shape
+        dimension = getattr(self.embedder, "dimension", None)
+        if len(rows) != 2 or rows[0] != len(texts) or (dimension and rows[1] != dimension):
+            raise ForeignShard(f"its vectors are {rows} for {len(texts)} sentences of dimension {dimension}")
+        return texts
+
+    def _discard(self, shard: Path, why: Exception) -> None:
+        """An unusable shard: logged once, removed (its sentences are embedded again when asked)."""
+        self._forget(shard)
+        self.discarded.append(f"{shard.name}: {type(why).__name__}: {why}")
+        log.warning("sentence vectors %s are unusable and were removed (%s: %s); they are embedded again "
+                    "when needed", shard, type(why).__name__, why)
+        shard.unlink(missing_ok=True)
+
+    def _merge(self) -> None:
+        """Many shards into one, the others removed (unusable ones too)."""
+        assert self.folder is not None
+        shards = sorted(self.folder.glob("*.npz"))
+        if len(shards) <= _MERGE_AT:
+            return
+        texts: list[str] = []
+        vectors: list[np.ndarray] = []
+        seen: set[str] = set()
+        for shard in shards:
+            try:
+                held = self._open(shard)
+                with np.load(shard) as data:
+                    rows = [(i, t) for i, t in enumerate(held) if t not in seen]
+                    vectors.append(data["vectors"][[i for i, _ in rows]])
+            except FileNotFoundError:
+                continue
+            except Exception as exc:
+                self._discard(shard, exc)
+                continue
+            texts += [t for _, t in rows]
+            seen.update(t for _, t in rows)
+        if not vectors:
+            return
+        try:
+            merged = self.folder / f"{_name(texts)}.npz"
+            _write(merged, texts, np.concatenate(vectors), self.embedder.key)
+            for shard in shards:
+                if shard != merged:
+                    shard.unlink(missing_ok=True)
+        except (OSError, ValueError) as exc:
+            log.warning("vector shards in %s not merged: %s", self.folder, exc)
 
     def _forget(self, shard: Path) -> None:
         self._seen.discard(shard)
         self._mapped.pop(shard, None)
         self._where = {t: w for t, w in self._where.items() if w[0] != shard}
+
+    def _store_all(self, pending: list[tuple[list[str], np.ndarray]]) -> None:
+        if pending:
+            self._store([t for c, _ in pending for t in c], np.concatenate([v for _, v in pending]))
+            pending.clear()
 
     def _store(self, texts: list[str], vectors: np.ndarray) -> None:
         if self.folder is None:
@@ -125,7 +211,7 @@ class SentenceVectors:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             shard = self.folder / f"{_name(texts)}.npz"
-            _write(shard, texts, vectors)
+            _write(shard, texts, vectors, self.embedder.key)
         except OSError as exc:      # a read-only or full disk costs speed, never a goal
             log.warning("sentence vectors not stored in %s: %s", self.folder, exc)
             return
@@ -133,37 +219,19 @@ class SentenceVectors:
         self._where.update((t, (shard, i)) for i, t in enumerate(texts))
 
 
+def embed_in_chunks(embedder, texts: Sequence[str], chunk: int = CHUNK) -> Iterator[tuple[list[str], np.ndarray]]:
+    """``embedder.embed`` over ``texts`` a chunk at a time, the active goal's stop point before
+    each: (texts, vectors) per chunk."""
+    for start in range(0, len(texts), chunk):
+        stop_point()
+        part = list(texts[start:start + chunk])
+        yield part, embedder.embed(part)
+
+
 def _name(texts: list[str]) -> str:
     """A shard's name says what it holds, so that a name never changes its rows (another process
     may hold a shard's row numbers while this one merges)."""
     return hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
-
-
-def _merge(folder: Path) -> None:
-    """Many shards into one, the others removed."""
-    shards = sorted(folder.glob("*.npz"))
-    if len(shards) <= _MERGE_AT:
-        return
-    texts: list[str] = []
-    vectors: list[np.ndarray] = []
-    seen: set[str] = set()
-    for shard in shards:
-        try:
-            with np.load(shard) as data:
-                rows = [(i, t) for i, t in enumerate(data["texts"].tolist()) if t not in seen]
-                vectors.append(data["vectors"][[i for i, _ in rows]])
-        except (OSError, ValueError, KeyError):
-            continue
-        texts += [t for _, t in rows]
-        seen.update(t for _, t in rows)
-    try:
-        merged = folder / f"{_name(texts)}.npz"
-        _write(merged, texts, np.concatenate(vectors))
-        for shard in shards:
-            if shard != merged:
-                shard.unlink(missing_ok=True)
-    except (OSError, ValueError) as exc:
-        log.warning("vector shards in %s not merged: %s", folder, exc)
 
 
 def _map_vectors(shard: Path) -> np.ndarray:
@@ -190,8 +258,8 @@ def _map_vectors(shard: Path) -> np.ndarray:
     return np.memmap(shard, dtype=dtype, mode="r", shape=shape, offset=offset, order="F" if fortran else "C")
 
 
-def _write(path: Path, texts: list[str], vectors: np.ndarray) -> None:
+def _write(path: Path, texts: list[str], vectors: np.ndarray, model: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     with os.fdopen(fd, "wb") as f:
-        np.savez(f, texts=np.array(texts), vectors=np.asarray(vectors, dtype=np.float32))
+        np.savez(f, texts=np.array(texts), vectors=np.asarray(vectors, dtype=np.float32), model=np.array(model))
     os.replace(tmp, path)

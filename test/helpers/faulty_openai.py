@@ -54,8 +54,13 @@ class FaultyOpenAIServer:
             time.sleep(self.slow_s)
         n = int(body.get("n") or 1)
         text = {"empty": "", "overlong": "walk " * 2000}.get(mode, " Walk to kitchen\n")
-        if mode == "echo_key_in_text":   # a completion that says the key back, with a 200
-            text = f" Walk to kitchen {h.headers.get('Authorization', '').removeprefix('Bearer ')}\n"
+        if mode.startswith("say:"):   # a scripted completion
+            text = f" {mode[4:]}\n"
+        if mode.startswith("echo_key_in_text"):   # a completion that says the key back, with a 200
+            key = h.headers.get("Authorization", "").removeprefix("Bearer ")
+            if mode == "echo_key_in_text_cut":    # ... cut off, as a completion that hit its limit
+                key = key[:-6]
+            text = f" Walk to kitchen {key}\n"
         if h.path.endswith("/chat/completions"):
             choices = [{"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": "stop",
                         "logprobs": None} for i in range(n)]
