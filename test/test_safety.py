@@ -176,7 +176,7 @@ def test_trace_log_records_everything_and_survives_a_cut_line(tmp_path, smollm2,
     assert json.loads(text.splitlines()[0])["event"] == "goal"
 
 
-def test_a_secret_is_redacted_before_it_is_serialised_and_in_part(tmp_path):
+def test_a_secret_is_redacted_before_it_is_serialised_and_in_part(tmp_path, monkeypatch):
     """Issue 35: the trace redacted its JSON line, where a secret holding a quote, a backslash or a
     non-ASCII character is already escaped and so no longer matched; and only exact values were
     redacted, so a key echoed without its last characters leaked."""
@@ -196,6 +196,15 @@ def test_a_secret_is_redacted_before_it_is_serialised_and_in_part(tmp_path):
     # a short run of a secret's characters is ordinary text; a long one is a part of the secret
     assert redact(f"{secret[:11]} and {secret[3:20]}") == f"{secret[:11]} and ***"
     assert redact("an ordinary sentence about a password") == "an ordinary sentence about a password"
+
+
+def test_a_secret_that_is_a_path_is_redacted_whole_never_in_part(monkeypatch):
+    """A variable named like a credential may hold a folder (ROS_SECURITY_KEYSTORE, which the
+    security docs set): it is replaced whole, and other paths that share its first 12 characters
+    stay as they are."""
+    monkeypatch.setenv("ROS_SECURITY_KEYSTORE", "/home/robot/llm_keys")
+    assert redact("keys in /home/robot/llm_keys") == "keys in ***"
+    assert redact("the trace is /home/robot/.ros/llm_planner_ros") == "the trace is /home/robot/.ros/llm_planner_ros"
 
 
 def test_an_executor_that_raises_ends_the_goal_with_an_executor_error(smollm2, embedder, demos):

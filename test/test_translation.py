@@ -131,11 +131,15 @@ def test_an_unusable_vector_cache_is_removed_and_rebuilt_never_a_fault(embedder,
                                  ("rows", np.ones((4, embedder.dimension)), embedder.key)):
         np.savez(folder / f"{name}.npz", texts=np.array(texts), vectors=vectors.astype(np.float32),
                  model=np.array(model))
-    np.savez(folder / "unnamed.npz", texts=np.array(texts), vectors=np.ones((10, embedder.dimension), np.float32))
+    # a shard written before shards named their model: used, as its dimension fits this model's
+    legacy = np.ones((1, embedder.dimension), np.float32) / np.sqrt(embedder.dimension)
+    np.savez(folder / "legacy.npz", texts=np.array(["an old sentence"]), vectors=legacy)
     again = SentenceVectors.for_embedder(embedder, tmp_path)
-    assert len(again.discarded) == 5 and list(folder.glob("*.npz")) == [], again.discarded
+    assert len(again.discarded) == 4 and [p.name for p in folder.glob("*.npz")] == ["legacy.npz"], again.discarded
     np.testing.assert_allclose(again.vectors(texts), good, atol=1e-6)
-    assert again.embedded == 10 and len(list(folder.glob("*.npz"))) == 1
+    assert again.embedded == 10 and len(list(folder.glob("*.npz"))) == 2
+    np.testing.assert_array_equal(again.vectors(["an old sentence"]), legacy)
+    assert again.embedded == 10
 
 
 def test_embedding_stops_between_chunks_with_the_goal_and_keeps_what_it_did(embedder, tmp_path, monkeypatch):

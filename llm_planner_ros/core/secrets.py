@@ -3,8 +3,8 @@
 A secret is the value of an environment variable whose name looks like a credential, a value
 registered by the code that reads it (the OpenAI backend registers the key it was given,
 whatever its variable is called), or text shaped like a bearer token or an API key. A part of a
-secret counts too, once it is ``PART`` characters long or longer: a server that echoes a key cut
-off by a few characters, or a key split across two lines, leaks it all the same."""
+key-like secret counts too, once it is ``PART`` characters long or longer: a server that echoes a
+key cut off by a few characters, or a key split across two lines, leaks it all the same."""
 from __future__ import annotations
 
 import functools
@@ -37,20 +37,21 @@ def secrets() -> list[str]:
 
 
 def redact(text: str, known: Optional[list[str]] = None) -> str:
-    """``text`` with every secret, and every run of ``PART`` or more characters of one, replaced by
-    ``***``; ``known``: :func:`secrets`, when the caller redacts many strings at once."""
+    """``text`` with every secret, and every run of ``PART`` or more characters of a key-like
+    secret, replaced by ``***``; ``known``: :func:`secrets`, when the caller redacts many strings
+    at once."""
     values = tuple(secrets() if known is None else known)
     for value in values:
         text = text.replace(value, "***")
-    parts = _parts(values)
-    if parts is not None:
+    windows = _windows(values)
+    if windows and len(text) >= PART:
         spans: list[list[int]] = []
-        for match in parts.finditer(text):     # every start of a secret's PART-character window
-            start, end = match.start(), match.start() + PART
-            if spans and start <= spans[-1][1]:
-                spans[-1][1] = max(spans[-1][1], end)
-            else:
-                spans.append([start, end])
+        for start in range(len(text) - PART + 1):   # every start of a secret's PART-character window
+            if text[start:start + PART] in windows:
+                if spans and start <= spans[-1][1]:
+                    spans[-1][1] = start + PART
+                else:
+                    spans.append([start, start + PART])
         for start, end in reversed(spans):
             text = text[:start] + "***" + text[end:]
     return _SHAPED.sub("***", text)
@@ -71,10 +72,11 @@ def redact_all(value, known: Optional[list[str]] = None):
 
 
 @functools.lru_cache(maxsize=8)
-def _parts(values: tuple[str, ...]) -> Optional[re.Pattern]:
-    """A pattern that matches, without consuming, where any ``PART``-character window of a secret
-    begins; a run of windows that overlap or touch is a part of the secret."""
-    windows = {v[i:i + PART] for v in values if len(v) >= PART for i in range(len(v) - PART + 1)}
-    if not windows:
-        return None
-    return re.compile("(?=(?:" + "|".join(map(re.escape, sorted(windows))) + "))")
+def _windows(values: tuple[str, ...]) -> frozenset[str]:
+    """Every ``PART``-character window of the key-like secrets among ``values``: a run of windows
+    that overlap or touch in a text is a part of a secret. Not of a path, a URL or text with
+    spaces (a variable named like a credential that holds a keystore's folder, say: a part of it
+    is ordinary text), nor of one over 512 characters (a PEM block is replaced whole)."""
+    keys = [v for v in values if PART <= len(v) <= 512 and not v.startswith(("/", "~", "."))
+            and "://" not in v and not any(c.isspace() for c in v)]
+    return frozenset(v[i:i + PART] for v in keys for i in range(len(v) - PART + 1))

@@ -125,6 +125,13 @@ def _resident(pid: int) -> int:
         return 0
 
 
+def _address_space_cap(memory: int) -> int:
+    """A quarter above ``memory``, never above the hard limit this process already has (a
+    service's LimitAS, a container's ulimit), which a child may not raise."""
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    return memory * 5 // 4 if hard == resource.RLIM_INFINITY else min(memory * 5 // 4, hard)
+
+
 def _run_limited(argv: list[str], cwd: str, time_limit_s: float, memory: int, stdin=None,
                  env: Optional[dict[str, str]] = None) -> subprocess.CompletedProcess:
     """``subprocess.run`` of a child ended once its resident memory passes ``memory`` bytes (exit
@@ -135,9 +142,10 @@ def _run_limited(argv: list[str], cwd: str, time_limit_s: float, memory: int, st
                             env=env)
     try:
         try:
-            resource.prlimit(proc.pid, resource.RLIMIT_AS, (memory * 5 // 4, memory * 5 // 4))
-        except (ProcessLookupError, OSError):   # already ended: its exit code says how
-            pass
+            cap = _address_space_cap(memory)
+            resource.prlimit(proc.pid, resource.RLIMIT_AS, (cap, cap))
+        except (OSError, ValueError):   # already ended (its exit code says how), or not allowed: the check
+            pass                        # of resident memory below still holds
         deadline = time.monotonic() + time_limit_s
         while True:
             try:
@@ -168,11 +176,26 @@ def _translator_env() -> dict[str, str]:
 # it kills a child past its time limit, past its memory limit or when the node says "stop", and
 # answers one line per problem: the exit code (_OVER_MEMORY at the memory limit), "timeout" or "stopped".
 _ZYGOTE = r"""
-import json, os, select, signal, sys, time, traceback
+import ctypes, json, os, select, signal, sys, time, traceback
 signal.signal(signal.SIGINT, signal.SIG_IGN)   # a Ctrl-C is the node's to handle; stdin's end stops this
 from fast_downward.translate import options, pddl_parser
 from fast_downward.translate.main import main
 import resource
+LIBC = ctypes.CDLL(None, use_errno=True)
+pending = b""   # what the node sent and no line took yet (read with os.read: select sees the rest)
+
+def line(block):
+    # the node's next line; None when block is false and no whole line has come
+    global pending
+    while b"\n" not in pending:
+        if not block and not select.select([0], [], [], 0)[0]:
+            return None
+        chunk = os.read(0, 65536)
+        if not chunk:
+            raise SystemExit(0)   # the node closed the pipe
+        pending += chunk
+    text, pending = pending.split(b"\n", 1)
+    return text.decode()
 
 def resident(pid):
     try:
@@ -182,15 +205,18 @@ def resident(pid):
         return 0
 
 print("ready", flush=True)
-for line in sys.stdin:
-    if line.strip() == "stop":   # a stop that crossed the answer of a child that had just ended
+while True:
+    text = line(True)
+    if text.strip() == "stop":   # a stop that crossed the answer of a child that had just ended
         continue
-    request = json.loads(line)
+    request = json.loads(text)
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
-            resource.setrlimit(resource.RLIMIT_AS, (request["memory"] * 5 // 4, request["memory"] * 5 // 4))
+            LIBC.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG: this child ends with the warm process
+            cap = request["address_space"]
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
             os.chdir(request["cwd"])
             out = os.open("translate.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             os.dup2(out, 1)
@@ -215,12 +241,12 @@ for line in sys.stdin:
     child, answer = os.pidfd_open(pid), None
     deadline = time.monotonic() + request["limit"]
     while answer is None:
-        ready = select.select([child, sys.stdin], [], [], max(0.0, min(0.1, deadline - time.monotonic())))[0]
+        waiting = b"\n" in pending
+        ready = [] if waiting else select.select([child, 0], [], [], max(0.0, min(0.1, deadline - time.monotonic())))[0]
         if child in ready:
             answer = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
             break
-        if sys.stdin in ready:   # "stop" from the node: the goal stopped
-            sys.stdin.readline()
+        if (waiting or 0 in ready) and line(False) is not None:   # "stop" from the node: the goal stopped
             answer = "stopped"
         elif time.monotonic() >= deadline:
             answer = "timeout"
@@ -270,7 +296,8 @@ class WarmTranslator:
             left = deadline - time.monotonic()
             if not select.select([fd], [], [], max(0.0, min(STOP_POLL_S, left) if stoppable else left))[0]:
                 if time.monotonic() < deadline:
-                    stop_point()
+                    if stoppable:
+                        stop_point()
                     continue
                 self._proc.kill()
                 raise OSError("the warm translator did not answer")
@@ -298,12 +325,16 @@ class WarmTranslator:
         proc = self._started()
         assert proc.stdin is not None
         proc.stdin.write((json.dumps({"cwd": cwd, "argv": argv, "limit": time_limit_s, "memory": memory,
-                                      "over_memory": _OVER_MEMORY}) + "\n").encode())
+                                      "address_space": _address_space_cap(memory), "over_memory": _OVER_MEMORY})
+                          + "\n").encode())
         try:
             answer = json.loads(self._line(time_limit_s + 10.0, stoppable=True))
         except PlanningError:   # the goal stopped: the warm process ends the child and says so
-            proc.stdin.write(b"stop\n")
-            self._line(10.0)
+            try:
+                proc.stdin.write(b"stop\n")
+                self._line(10.0)
+            except OSError:     # gone or silent: ended (its child with it), started again next time
+                proc.kill()
             raise
         if answer == "timeout":
             raise subprocess.TimeoutExpired(argv, time_limit_s)

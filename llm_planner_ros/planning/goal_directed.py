@@ -15,7 +15,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from llm_planner_ros.core.errors import CancelToken, InvalidGoal
+from llm_planner_ros.core.errors import CancelToken, ExecutorError, InvalidGoal
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import PlanCallback, StepCallback, no_preview
 from llm_planner_ros.core.request import PlanRequest
@@ -102,7 +102,7 @@ class GoalDirectedPlanner:
                               vocabulary)
             world = executor.world_state()
             return ground_goal(spec, world, vocabulary).holds(world)
-        except InvalidGoal:
+        except (InvalidGoal, ExecutorError):
             return None
 
     def plan(self, spec: GoalSpec, executor: Executor, on_step: StepCallback, cancel: CancelToken,

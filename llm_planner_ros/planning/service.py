@@ -366,7 +366,7 @@ class PlanningService:
         result = self.runners[goal.method].plan(GoalRun(goal, on_step, cancel, gate, report, policy, on_plan))
         if not req.execute:
             t0 = time.perf_counter()
-            result = withhold_refused(result, policy, world.skill_problem)
+            result = withhold_refused(result, policy)
             result = check_plan(result, lambda: world.plan_model(req))
             report.times.extra["check_s"] = time.perf_counter() - t0
         if self.safety.dry_run and request.execute:
@@ -404,18 +404,20 @@ class PlanningService:
         if planned.termination_reason is not TerminationReason.CORRECTIONS_EXHAUSTED:
             ran = f"{len(planned.steps)} approved steps executed"
             planned.termination_reason = TerminationReason.GOAL_REACHED if met else TerminationReason.END_OF_PLAN
-            planned.detail = {True: f"{ran}; the goal holds", False: f"{ran}, but the goal does not hold after them",
-                              None: f"{ran}; whether the goal holds is unknown"}[met]
+            said = {True: f"{ran}; the goal holds", False: f"{ran}, but the goal does not hold after them",
+                    None: f"{ran}; whether the goal holds is unknown"}[met]
+            planned.detail = f"{said} (planned: {planned.detail.replace('; not executed', '')})"
         elif met:
             planned.termination_reason = TerminationReason.GOAL_REACHED
         return planned
 
 
-def withhold_refused(result: PlanResult, policy: SkillPolicy, skill_problem) -> PlanResult:
-    """A plan-only answer passes the policy as an executed one does: a skill the policy refuses is
-    never handed back as the plan. The plan ends before it, and the goal ends ``no_plan`` naming it."""
+def withhold_refused(result: PlanResult, policy: SkillPolicy) -> PlanResult:
+    """A plan-only answer passes the policy's lists as an executed one does: a skill on an action
+    or object the policy refuses is never handed back as the plan. The plan ends before it, and
+    the goal ends ``no_plan`` naming it (admissibility is the plan check's: ``check_plan``)."""
     for step in result.steps:
-        why = policy.list_refusal(step.skill) or skill_problem(step.skill)
+        why = policy.list_refusal(step.skill)
         if why:
             result.steps = result.steps[:step.index - 1]
             result.termination_reason = TerminationReason.NO_PLAN

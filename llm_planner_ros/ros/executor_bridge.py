@@ -291,7 +291,7 @@ class ExecutorBridgeNode(Node):
         answer = wait_for(self._robot_world.call_async(request), p.robot_timeout_s)
         if answer is None:
             response.success = False
-            response.message = f"the robot did not report its world within {p.robot_timeout_s:.0f}s"
+            response.message = f"the robot did not answer for its world within {p.robot_timeout_s:.0f}s"
             return response
         return answer
 

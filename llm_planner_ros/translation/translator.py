@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional, Protocol
@@ -89,8 +90,9 @@ class Int8Search:
 def bank_vectors(bank: SkillBank, embedder: Embedder, use_cache: bool = True, mapped: bool = False) -> np.ndarray:
     """The bank's embedding matrix, one row per skill: from the cache (``mapped``: mapped from the
     file, so that only the rows used are read), else embedded a chunk at a time with the active
-    goal's stop point between chunks, and cached. A cached file that cannot be used (unreadable,
-    another shape or dimension) is logged, removed and embedded again: the cache never ends a goal."""
+    goal's stop point between chunks, and cached. A damaged cached file (truncated, another shape
+    or dimension) is logged, removed and embedded again; a cache that cannot be read or written
+    costs time, never a goal."""
     path = cache_root() / "banks" / f"{embedder.key}-{bank.digest}.npy"
     if use_cache and path.exists():
         try:
@@ -99,18 +101,24 @@ def bank_vectors(bank: SkillBank, embedder: Embedder, use_cache: bool = True, ma
             if matrix.ndim != 2 or matrix.shape[0] != len(bank) or (dimension and matrix.shape[1] != dimension):
                 raise ValueError(f"it holds {matrix.shape} vectors for {len(bank)} skills of dimension {dimension}")
             return matrix
-        except Exception as exc:
+        except (ValueError, EOFError) as exc:   # damaged
             log.warning("bank embeddings %s are unusable and were removed (%s: %s); embedding the bank again",
                         path, type(exc).__name__, exc)
             path.unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("bank embeddings %s cannot be read (%s); embedding the bank", path, exc)
     log.info("embedding %d skills (cached at %s)", len(bank), path)
     parts = [vectors for _, vectors in embed_in_chunks(embedder, bank.texts)]
     matrix = np.concatenate(parts) if parts else np.zeros((0, getattr(embedder, "dimension", None) or 1), np.float32)
     if use_cache:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp.npy")
-        np.save(tmp, matrix)
-        tmp.replace(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npy")
+            with os.fdopen(fd, "wb") as f:
+                np.save(f, matrix)
+            os.replace(tmp, path)
+        except OSError as exc:   # a read-only or full disk
+            log.warning("bank embeddings not cached at %s: %s", path, exc)
     return matrix
 
 

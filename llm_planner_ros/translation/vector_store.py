@@ -9,9 +9,11 @@ file mapped into memory: only the rows asked for are read); at most
 ``max_entries`` vectors stay in memory, the least recently used going first (one evicted is
 read from its shard again).
 
-The cache is a speed-up, never a fault: a shard that cannot be read (truncated, not a zip),
-that holds another model's vectors or vectors of another dimension, or whose rows do not match
-its sentences, is logged once, removed, and its sentences are embedded again when asked for.
+The cache is a speed-up, never a fault: a shard that is damaged (truncated, not a zip), that
+holds another model's vectors or vectors of another dimension, or whose rows do not match its
+sentences, is logged once, removed, and its sentences are embedded again when asked for; one
+that cannot be read for another reason (no memory, too many open files) is skipped, not removed.
+A shard names its model; one written before shards did is used when its dimension fits.
 Embedding many new sentences goes in chunks (:func:`embed_in_chunks`) with the active goal's
 stop point between them: a goal that is cancelled while it embeds ends within a chunk's time,
 and what it embedded is stored for the next one.
@@ -45,10 +47,14 @@ class ForeignShard(ValueError):
     """A shard this store must not use: another model's, another dimension's, or malformed."""
 
 
+_DAMAGED = (ValueError, KeyError, IndexError, EOFError, zipfile.BadZipFile)   # ForeignShard too
+
+
 class SentenceVectors:
     def __init__(self, embedder, folder: Optional[Path] = None, max_entries: int = 20_000) -> None:
         """``folder``: where this embedder's shards live (None: memory only)."""
         self.embedder = embedder
+        self.key = getattr(embedder, "key", "")   # the model whose vectors the shards hold
         self.folder = folder
         self.max_entries = max_entries
         self._memory: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -118,10 +124,8 @@ class SentenceVectors:
                 if vectors is None:
                     vectors = self._mapped[shard] = _map_vectors(shard)
                 out.update((t, np.array(vectors[row])) for t, row in wanted)
-            except FileNotFoundError:     # merged away by another process
-                self._forget(shard)
-            except Exception as exc:      # damaged since it was scanned
-                self._discard(shard, exc)
+            except (OSError, *_DAMAGED) as exc:   # merged away by another process, or damaged since
+                self._unusable(shard, exc)
         return out
 
     def _scan(self) -> None:
@@ -131,36 +135,41 @@ class SentenceVectors:
             if shard in self._seen:
                 continue
             try:
-                texts = self._open(shard)
-            except FileNotFoundError:     # merged away by another process since the listing
-                continue
-            except Exception as exc:      # truncated, not a zip, foreign: never the node's end
-                self._discard(shard, exc)
+                texts, _ = self._open(shard)
+            except (OSError, *_DAMAGED) as exc:   # truncated, not a zip, foreign: never the node's end
+                self._unusable(shard, exc)
                 continue
             self._seen.add(shard)
             self._where.update((t, (shard, i)) for i, t in enumerate(texts))
 
-    def _open(self, shard: Path) -> list[str]:
-        """The shard's sentences, once it is known to hold this embedder's vectors, one per sentence."""
+    def _open(self, shard: Path) -> tuple[list[str], np.ndarray]:
+        """The shard's sentences and its vectors (mapped), once it is known to hold this embedder's
+        vectors, one per sentence; raises ForeignShard when it does not."""
         with np.load(shard) as data:
             texts = data["texts"].tolist()
             model = str(data["model"]) if "model" in data.files else None
-        key = getattr(self.embedder, "key", None)
-        if model != key:
-            raise ForeignShard(f"it holds the vectors of model {model!r}, not {key!r}")
-        rows = _map_vectors(shard).shape
+        if model is not None and model != self.key:
+            raise ForeignShard(f"it holds the vectors of model {model!r}, not {self.key!r}")
+        vectors = _map_vectors(shard)
         dimension = getattr(self.embedder, "dimension", None)
-        if len(rows) != 2 or rows[0] != len(texts) or (dimension and rows[1] != dimension):
-            raise ForeignShard(f"its vectors are {rows} for {len(texts)} sentences of dimension {dimension}")
-        return texts
+        if vectors.ndim != 2 or len(vectors) != len(texts) or (dimension and vectors.shape[1] != dimension):
+            raise ForeignShard(f"its vectors are {vectors.shape} for {len(texts)} sentences of dimension "
+                               f"{dimension}")
+        return texts, vectors
 
-    def _discard(self, shard: Path, why: Exception) -> None:
-        """An unusable shard: logged once, removed (its sentences are embedded again when asked)."""
+    def _unusable(self, shard: Path, why: Exception) -> None:
+        """A shard that cannot be used: gone (merged away by another process) is forgotten; damaged
+        or foreign is logged once and removed (its sentences are embedded again when asked); any
+        other error (no memory, too many open files) is logged and the shard skipped, kept."""
         self._forget(shard)
-        self.discarded.append(f"{shard.name}: {type(why).__name__}: {why}")
-        log.warning("sentence vectors %s are unusable and were removed (%s: %s); they are embedded again "
-                    "when needed", shard, type(why).__name__, why)
-        shard.unlink(missing_ok=True)
+        if isinstance(why, FileNotFoundError):
+            return
+        damaged = isinstance(why, _DAMAGED)
+        if damaged:
+            self.discarded.append(f"{shard.name}: {type(why).__name__}: {why}")
+            shard.unlink(missing_ok=True)
+        log.warning("sentence vectors %s are unusable and were %s (%s: %s); they are embedded again when needed",
+                    shard, "removed" if damaged else "skipped", type(why).__name__, why)
 
     def _merge(self) -> None:
         """Many shards into one, the others removed (unusable ones too)."""
@@ -171,25 +180,24 @@ class SentenceVectors:
         texts: list[str] = []
         vectors: list[np.ndarray] = []
         seen: set[str] = set()
+        taken: list[Path] = []
         for shard in shards:
             try:
-                held = self._open(shard)
-                with np.load(shard) as data:
-                    rows = [(i, t) for i, t in enumerate(held) if t not in seen]
-                    vectors.append(data["vectors"][[i for i, _ in rows]])
-            except FileNotFoundError:
+                held, mapped = self._open(shard)
+                rows = [(i, t) for i, t in enumerate(held) if t not in seen]
+                vectors.append(np.array(mapped[[i for i, _ in rows]]))
+            except (OSError, *_DAMAGED) as exc:
+                self._unusable(shard, exc)
                 continue
-            except Exception as exc:
-                self._discard(shard, exc)
-                continue
+            taken.append(shard)
             texts += [t for _, t in rows]
             seen.update(t for _, t in rows)
         if not vectors:
             return
         try:
             merged = self.folder / f"{_name(texts)}.npz"
-            _write(merged, texts, np.concatenate(vectors), self.embedder.key)
-            for shard in shards:
+            _write(merged, texts, np.concatenate(vectors), self.key)
+            for shard in taken:
                 if shard != merged:
                     shard.unlink(missing_ok=True)
         except (OSError, ValueError) as exc:
@@ -211,7 +219,7 @@ class SentenceVectors:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             shard = self.folder / f"{_name(texts)}.npz"
-            _write(shard, texts, vectors, self.embedder.key)
+            _write(shard, texts, vectors, self.key)
         except OSError as exc:      # a read-only or full disk costs speed, never a goal
             log.warning("sentence vectors not stored in %s: %s", self.folder, exc)
             return
