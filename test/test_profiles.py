@@ -276,3 +276,24 @@ def test_interpret_on_a_profile_without_examples_is_zero_shot_and_says_so(smollm
     assert result.detail.startswith("zero-shot (the mobile_manipulator profile has no example goals)"), result.detail
     assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
     assert ("open", "fridge_7") in executor.world.state
+
+
+def test_a_profile_too_large_to_validate_quickly_is_refused_unread(tmp_path):
+    """Issue 35: a valid profile holding one 50 MB example took 14.5 s and 181 MB to validate. A
+    profile, its domain and its world are bounded; a larger one is refused by its size alone."""
+    from llm_planner_ros.profiles.loader import MAX_PROFILE_BYTES, MAX_WORLD_BYTES, profile_from_texts
+
+    source = shipped("mobile_manipulator")
+    for name in ("profile.yaml", "domain.pddl", "world.pddl"):
+        shutil.copy(source.parent / name, tmp_path / name)
+    load_profile(tmp_path / "profile.yaml")
+    for name, limit in (("domain.pddl", MAX_PROFILE_BYTES), ("world.pddl", MAX_WORLD_BYTES),
+                        ("profile.yaml", MAX_PROFILE_BYTES)):
+        original = (tmp_path / name).read_text()
+        with open(tmp_path / name, "a") as f:
+            f.write(";" + "x" * limit + "\n" if name.endswith(".pddl") else "#" + "x" * limit + "\n")
+        with pytest.raises(ProfileError, match=f"the limit is {limit:,}"):
+            load_profile(tmp_path / "profile.yaml")
+        (tmp_path / name).write_text(original)
+    with pytest.raises(ProfileError, match=f"its profile is .* bytes; the limit is {MAX_PROFILE_BYTES:,}"):
+        profile_from_texts(source.read_text() + "#" * MAX_PROFILE_BYTES, (source.parent / "domain.pddl").read_text())

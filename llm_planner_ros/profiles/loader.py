@@ -283,8 +283,12 @@ def load_profile(path: Path | str) -> WorldProfile:
         raise ProfileError(f"{path}: {exc}") from None
     spec = _spec(text, str(path))
     try:
+        _bounded("domain", (path.parent / spec.domain).stat().st_size, MAX_PROFILE_BYTES, str(path))
         domain_text = (path.parent / spec.domain).read_text(encoding="utf-8")
-        world_text = (path.parent / spec.world).read_text(encoding="utf-8") if spec.world else ""
+        world_text = ""
+        if spec.world:
+            _bounded("world", (path.parent / spec.world).stat().st_size, MAX_WORLD_BYTES, str(path))
+            world_text = (path.parent / spec.world).read_text(encoding="utf-8")
     except OSError as exc:
         raise ProfileError(f"{path}: {exc}") from None
     return profile_from_texts(text, domain_text, world_text, str(path))
