@@ -181,3 +181,17 @@ def test_embedding_stops_between_chunks_with_the_goal_and_keeps_what_it_did(embe
     path.write_bytes(path.read_bytes()[:1000])
     np.testing.assert_array_equal(bank_vectors(bank, embedder), matrix)
     np.testing.assert_array_equal(np.load(path), matrix)
+
+
+def test_a_cache_file_is_written_whole_or_not_at_all(tmp_path):
+    """A write that fails (a full disk) leaves neither the file nor its temporary behind."""
+    from llm_planner_ros.translation.vector_store import written_atomically
+
+    with pytest.raises(OSError):
+        with written_atomically(tmp_path / "bank.npy") as f:
+            f.write(b"half")
+            raise OSError("no space left on device")
+    assert list(tmp_path.iterdir()) == []
+    with written_atomically(tmp_path / "bank.npy") as f:
+        f.write(b"whole")
+    assert [p.name for p in tmp_path.iterdir()] == ["bank.npy"] and (tmp_path / "bank.npy").read_bytes() == b"whole"

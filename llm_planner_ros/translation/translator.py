@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional, Protocol
@@ -14,7 +12,7 @@ from threadpoolctl import ThreadpoolController
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.skills.bank import SkillBank
 from llm_planner_ros.translation.onnx_embedder import cache_root
-from llm_planner_ros.translation.vector_store import embed_in_chunks
+from llm_planner_ros.translation.vector_store import embed_in_chunks, written_atomically
 
 log = logging.getLogger(__name__)
 
@@ -113,10 +111,8 @@ def bank_vectors(bank: SkillBank, embedder: Embedder, use_cache: bool = True, ma
     if use_cache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp.npy")
-            with os.fdopen(fd, "wb") as f:
+            with written_atomically(path) as f:
                 np.save(f, matrix)
-            os.replace(tmp, path)
         except OSError as exc:   # a read-only or full disk
             log.warning("bank embeddings not cached at %s: %s", path, exc)
     return matrix

@@ -20,6 +20,7 @@ and what it embedded is stored for the next one.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -30,7 +31,7 @@ import zipfile
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Optional
+from typing import IO, Optional
 
 import numpy as np
 
@@ -267,7 +268,19 @@ def _map_vectors(shard: Path) -> np.ndarray:
 
 
 def _write(path: Path, texts: list[str], vectors: np.ndarray, model: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
+    with written_atomically(path) as f:
         np.savez(f, texts=np.array(texts), vectors=np.asarray(vectors, dtype=np.float32), model=np.array(model))
-    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def written_atomically(path: Path) -> Iterator[IO[bytes]]:
+    """A file that appears at ``path`` whole, once written (a reader never sees half of it), or
+    not at all: a failed write leaves no temporary file behind."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
