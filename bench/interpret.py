@@ -1,47 +1,81 @@
 """The product's case: the task sentence alone, on all of EAI's programs.
 
-    python bench/interpret.py [--per-task N] [--rows interpret embeddings] [--jobs 2] [--set KEY=VALUE ...]
-        [--out bench/results]
+    python bench/interpret.py [--per-task N] [--rows interpret embeddings] [--model NAME ...]
+        [--tasks-split all|dev|test] [--jobs 2] [--set KEY=VALUE ...] [--out bench/results]
 
 Rows (setting "task text only": the planner gets the task label, e.g. "Watch TV", nothing else;
 demonstrations of the program's own task are held out by its label):
-  interpret              method interpret with the embedded LLM (SmolLM2-135M), fallback as configured
-  interpret, embeddings  the conditions nearest the task text, no LLM (the baseline)
+  interpret              method interpret with the embedded LLM (--model), fallback as configured: the
+                         model chooses the goal among candidate conditions (interpret_choose)
+  interpret, free text (before issue 36)  interpret_choose false: the model writes the end state in
+                         free text, its sentences translated to conditions by embeddings (the route
+                         before issue 36), beside the row above
+  interpret, LLM only    the model's conditions alone, without those nearest the task text
+  interpret, embeddings only  the conditions nearest the task text, no LLM (the baseline)
   oracle goal, class level  EAI's annotated goal said as class-level sentences (what a perfect
                          interpretation could reach through binding and planning: the ceiling)
   ..., paraphrased       the task in other words (PARAPHRASES), on --paraphrase-per-task programs of
                          each task; "paraphrased again": a second phrasing (PARAPHRASES_AGAIN), written
                          before anything was tuned, never tuned on
+Models (--model: names of the registry MODELS, llm_planner_ros/llm/models.py; default: the default
+model alone, as before): each row whose interpretation runs the LLM runs once per model, named
+"<row> [<model>]" when more than one model is given or the model is not the default (e.g.
+"interpret [qwen2.5-coder-1.5b]"), else "<row>". The rows without an LLM interpretation (embeddings
+only, the oracle) run once under their own name with the default model's settings (their fallback,
+interpret_fallback, plans with the default model). A model that is not shipped is fetched first
+(python -m llm_planner_ros model fetch NAME), or given as a file with --set llm_model_path=FILE
+(with one --model only: the file serves every row).
+A row's settings, each later one winning over the earlier ones: (1) the model's: llm_model, its
+registry context as llm_context (4096 for the Qwen models; so that it holds with llm_model_path
+too, which otherwise takes llm_context as set) and the registry's settings for the model; (2) --set,
+for every row; (3) the row's own keys, so that a row stays what its name says. --set llm_model is
+refused: the model is --model's. Each row's merged settings are in interpret.json.
+Tasks (--tasks-split): EAI's 26 task titles sorted alphabetically; dev = the titles at even
+positions (0, 2, ...; 13 titles, 174 programs), test = those at odd positions (13 titles, 168
+programs), all (the default) = every title. Choose settings on dev, report them on test. The
+paraphrased rows take their programs from the same titles.
 After the rows, the tasks beyond EAI's titles (evaluation/beyond_eai.py: conditions that must and must not appear,
-or an absent object that must be named) run on scene 1 as it starts (--no-beyond skips them).
+or an absent object that must be named) run on scene 1 as it starts, once per model, with the interpret row's
+settings (--no-beyond skips them).
 Each program is scored by EAI's goal conditions on the simulator. The loss is split by stage:
 interpretation (empty / already holds / no plan -> fallback), goal reached but not EAI's, and
 execution. Condition-level precision / recall / F1 compare the interpreted class-level literals
-with the annotated ones. Writes interpret.json and interpret.md; one process per --jobs.
+with the annotated ones. Per row: the median seconds per goal (whole goal) and the mean seconds of
+the model's answer (interpret_llm_s) and of its choice among the candidates (interpret_menu_s).
+EAI's goal-interpretation scorer runs where every program of the chosen titles ran (no --per-task):
+on all 342, or on a split's programs (the 15 shipped answers then scored on the same programs).
+Writes interpret.json and interpret.md; one process per --jobs.
 """
 from __future__ import annotations
 
 import argparse
+import gc
+import hashlib
 import json
 import os
+import re
 import statistics
 import sys
 import time
 from collections import Counter
 from multiprocessing import Pool
 from pathlib import Path
+from typing import Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from llm_planner_ros.evaluation.beyond_eai import BEYOND, BeyondTask  # noqa: E402
-from llm_planner_ros.evaluation.eai import eai_tasks, select_tasks  # noqa: E402
+from llm_planner_ros.evaluation.eai import EaiTask, eai_tasks, select_tasks  # noqa: E402
+from llm_planner_ros.llm.models import DEFAULT_MODEL, MODELS  # noqa: E402
 
-ROWS = {"interpret": {}, "interpret, LLM only": {"interpret_from": "llm"},
+ROWS = {"interpret": {}, "interpret, free text (before issue 36)": {"interpret_choose": False},
+        "interpret, LLM only": {"interpret_from": "llm"},
         "interpret, embeddings only": {"interpret_from": "text"}, "oracle goal, class level": None,
         "interpret, paraphrased": {}, "interpret, embeddings only, paraphrased": {"interpret_from": "text"},
         "interpret, paraphrased again": {},
         "interpret, embeddings only, paraphrased again": {"interpret_from": "text"}}
+SPLITS = ("all", "dev", "test")
 # How else a person might ask for each of EAI's tasks (written for this benchmark; scored against
 # the same programs' goal conditions, demonstrations held out by the program's task label).
 PARAPHRASES = {
@@ -81,34 +115,80 @@ def phrasing(row: str) -> str:
     return next((p for p in sorted(PHRASINGS, key=len, reverse=True) if row.endswith(", " + p)), "")
 
 
-_service = {}
+def uses_llm(row: str) -> bool:
+    """Whether the row's interpretation runs the LLM (so that it runs once per model)."""
+    settings = ROWS[row]
+    return settings is not None and settings.get("interpret_from") != "text"
 
 
-def _beyond(case: BeyondTask) -> dict:
-    """One task beyond EAI's titles through the service, executed on scene 1 as it starts."""
-    from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
-    from llm_planner_ros.wiring import ServiceConfig, build_service
+def row_name(row: str, model: Optional[str], models: list[str]) -> str:
+    """``row`` with ``model`` appended where more than one model runs or it is not the default."""
+    return row if model is None or models == [DEFAULT_MODEL] else f"{row} [{model}]"
 
-    if "beyond" not in _service:
-        _service["beyond"] = build_service(ServiceConfig.from_flat(dict(SETTINGS)))
-    return case.run(_service["beyond"], VirtualHomeExecutor())
+
+def split_titles(tasks: list[EaiTask], split: str) -> list[str]:
+    """The task titles of ``split``: all, or those at even (dev) / odd (test) positions when sorted."""
+    titles = sorted({t.task for t in tasks})
+    return {"all": titles, "dev": titles[0::2], "test": titles[1::2]}[split]
 
 
 SETTINGS: dict = {}   # --set, for every row (the worker processes are forked after it is filled)
 
 
-def _run(job: tuple[str, int]) -> dict:
+def model_settings(model: Optional[str]) -> dict:
+    """The settings that select ``model`` (None: none, the default model's); --set wins over them."""
+    if model is None:
+        return {}
+    entry = MODELS[model]
+    return {"llm_model": model, "llm_context": entry.context, **entry.settings}
+
+
+def row_settings(row: str, model: Optional[str]) -> dict:
+    """A row's settings: the model's, then --set, then the row's own keys, each winning over the earlier."""
+    return {**model_settings(model), **SETTINGS, **(ROWS[row] or {})}
+
+
+_service: dict = {}
+
+
+def _service_for(model: Optional[str], key: str, settings: dict):
+    """The service of ``key`` (a row, or "beyond") with ``model``, built once per process. The jobs
+    come model by model, so the services of another model are dropped (one model's LLMs in memory)."""
+    from llm_planner_ros.wiring import ServiceConfig, build_service
+
+    if (model, key) not in _service:
+        stale = [k for k in _service if k[0] != model]
+        for k in stale:
+            del _service[k]
+        if stale:
+            gc.collect()
+        _service[model, key] = build_service(ServiceConfig.from_flat(settings))
+    return _service[model, key]
+
+
+def _beyond(job: tuple[Optional[str], BeyondTask]) -> dict:
+    """One task beyond EAI's titles through the service (the interpret row's settings with the
+    model), executed on scene 1 as it starts."""
+    from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+
+    model, case = job
+    service = _service_for(model, "beyond", row_settings("interpret", model))
+    return {"model": model, **case.run(service, VirtualHomeExecutor())}
+
+
+def _run(job: tuple[str, str, Optional[str], int]) -> dict:
     from llm_planner_ros.core.errors import CancelToken
     from llm_planner_ros.core.request import parse_request
     from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
     from llm_planner_ros.profiles.virtualhome.examples import class_level, eai_program_goals
-    from llm_planner_ros.wiring import ServiceConfig, build_service
 
-    row, i = job
+    name, row, model, i = job
     task = eai_tasks()[i]
     executor = VirtualHomeExecutor(graph=task.graph, goal=task.goal)
     annotated = eai_program_goals()[i]     # the same order as eai_tasks()
     truth = set(annotated.literals)
+    seconds: dict = {}
+    head = dict(row=name, base_row=row, model=model, identifier=task.identifier, task=task.task)
     t0 = time.perf_counter()
     if ROWS[row] is None:
         from llm_planner_ros.interpretation.conditions import spec_of
@@ -123,24 +203,25 @@ def _run(job: tuple[str, int]) -> dict:
         said = set(annotated.sentences)
         conditions = [c for c in render_conditions(world) if c.text in said]
         if not conditions:
-            return dict(row=row, identifier=task.identifier, task=task.task, goal_met=False, executed=False,
-                        termination="empty", stage="empty goal", interpreted=[], truth=sorted(truth), wall_s=0.0)
+            return dict(head, goal_met=False, executed=False, termination="empty", stage="empty goal",
+                        interpreted=[], truth=sorted(truth), wall_s=0.0, seconds=seconds)
         spec = InstancePrior(eai_program_goals()).bind(spec_of(conditions), world, [task.task])
         vh = load_world()
         gate = SafetyGate(executor, SkillPolicy(), SafetySettings(), vh.skill_problem)
         result = GoalDirectedPlanner(vh).plan(spec, gate, lambda e: None, CancelToken())
         interpreted, detail, fell_back = sorted(truth), result.detail, False
     else:
-        if row not in _service:
-            _service[row] = build_service(ServiceConfig.from_flat({**SETTINGS, **ROWS[row]}))
+        service = _service_for(model, row, row_settings(row, model))
         said = PHRASINGS[phrasing(row)][task.task] if phrasing(row) else task.task
         request = parse_request(task=said, method="interpret", execute=True,
                                 options={"hold_out_tasks": [task.task]})
-        result, report = _service[row].plan_with_report(request, lambda e: None, CancelToken(), executor)
+        result, report = service.plan_with_report(request, lambda e: None, CancelToken(), executor)
         world = executor.world_state()
         interpreted = [class_level(line, world) if line.startswith("(") else line
                        for line in report.stats.get("interpreted", [])]
         detail, fell_back = result.detail, "fell back to" in result.detail
+        seconds = {k: v for k, v in report.stats.items()   # interpret_llm_s, interpret_menu_s, ...
+                   if k.startswith("interpret_") and k.endswith("_s") and isinstance(v, (int, float))}
     met = bool(executor.goal_met())
     if met:
         stage = "reached"
@@ -152,9 +233,9 @@ def _run(job: tuple[str, int]) -> dict:
         stage = "planning: no plan"
     else:
         stage = f"execution: {result.termination_reason.value}"
-    return dict(row=row, identifier=task.identifier, task=task.task, goal_met=met, executed=result.executed,
-                termination=result.termination_reason.value, stage=stage, interpreted=sorted(set(interpreted)),
-                truth=sorted(truth), detail=detail[:400], wall_s=time.perf_counter() - t0)
+    return dict(head, goal_met=met, executed=result.executed, termination=result.termination_reason.value,
+                stage=stage, interpreted=sorted(set(interpreted)), truth=sorted(truth), detail=detail[:400],
+                wall_s=time.perf_counter() - t0, seconds=seconds)
 
 
 def prf(records: list[dict]) -> dict:
@@ -166,30 +247,110 @@ def prf(records: list[dict]) -> dict:
     return {"precision": p, "recall": rc, "f1": 2 * p * rc / (p + rc) if p + rc else 0.0}
 
 
-def eai_scores(records: list[dict], rows: list[str], chosen: list, out: Path) -> dict:
-    """EAI's goal-interpretation scorer on this project's interpreted goals (only where every
-    program ran) and on the 15 shipped answers (scored once, cached)."""
-    from llm_planner_ros.evaluation import eai
+def mean_seconds(records: list[dict], key: str) -> Optional[float]:
+    """The mean of a stage's seconds (e.g. interpret_llm_s) over the records that have it."""
+    values = [r["seconds"][key] for r in records if key in r.get("seconds", {})]
+    return statistics.mean(values) if values else None
 
-    if len(chosen) != len(eai_tasks()):
+
+def scorer_name(row: str) -> str:
+    """A row's name as EAI's scorer takes it (a file name, <name>_outputs.json), e.g.
+    "this_project_interpret_embeddings_only", "this_project_interpret_qwen2.5-coder-1.5b"."""
+    return "this_project_" + re.sub(r"[^A-Za-z0-9.-]+", "_", row).strip("_")
+
+
+def eai_scores(records: list[dict], rows: list[str], chosen: list, out: Path) -> dict:
+    """EAI's goal-interpretation scorer on this project's interpreted goals of ``rows`` (by
+    :func:`scorer_name`; only where every program of the chosen titles ran) and on the 15
+    shipped answers to the same programs (scored once, cached)."""
+    from llm_planner_ros.evaluation import eai
+    from llm_planner_ros.profiles.virtualhome.resources import package_root
+
+    ids = {t.identifier for t in chosen}
+    titles = {t.task for t in chosen}
+    if not rows or ids != {t.identifier for t in eai_tasks() if t.task in titles}:
         return {}
-    responses = {f"this project: {row}".replace(",", "").replace(" ", "_").replace(":", ""):
-                 [{"identifier": r["identifier"], "llm_output": eai.goal_answer(r["interpreted"])}
-                  for r in records if r["row"] == row] for row in rows}
-    cache = out / "cache" / "goal_interpretation_anchors.json"
+    names = {row: scorer_name(row) for row in rows}
+    if len(set(names.values())) != len(names):
+        raise ValueError(f"rows that EAI's scorer cannot tell apart: {sorted(names.values())}")
+    responses = {names[row]: [{"identifier": r["identifier"], "llm_output": eai.goal_answer(r["interpreted"])}
+                              for r in records if r["row"] == row] for row in rows}
+    everything = len(ids) == len(eai_tasks())
+    tag = "" if everything else "_" + hashlib.sha1("\n".join(sorted(ids)).encode()).hexdigest()[:12]
+    cache = out / "cache" / f"goal_interpretation_anchors{tag}.json"
     if cache.exists():
         anchors = json.loads(cache.read_text())
-    else:
+    elif everything:
         anchors = eai.score_goal_interpretation({}, eai.shipped_goal_models())
+    else:   # the shipped answers to the same programs
+        shipped = package_root() / "llm_response" / "goal_interpretation"
+        anchors = eai.score_goal_interpretation(
+            {m: [a for a in json.loads((shipped / f"{m}_outputs.json").read_text()) if a["identifier"] in ids]
+             for m in eai.shipped_goal_models()})
+    if not cache.exists():
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps(anchors, indent=1))
     return {**anchors, **eai.score_goal_interpretation(responses)}
 
 
+def check_settings(parser: argparse.ArgumentParser, models: list[str], runs: list[tuple], beyond: bool) -> None:
+    """Refuse what would make a row's name lie, a setting that does not exist, or a model that is
+    not there, before any process starts."""
+    from llm_planner_ros.core.errors import LLMError
+    from llm_planner_ros.llm.models import model_file
+    from llm_planner_ros.wiring import ServiceConfig, SettingsError
+
+    if "llm_model" in SETTINGS:
+        parser.error("--set llm_model: name the model with --model")
+    if "llm_model_path" in SETTINGS and len(models) > 1:
+        parser.error("--set llm_model_path gives one file for every row: give one --model with it, or fetch "
+                     "the models (python -m llm_planner_ros model fetch NAME)")
+    if SETTINGS.get("llm_backend", "embedded") != "embedded" and models != [DEFAULT_MODEL]:
+        parser.error("--model picks the embedded backend's model; --set llm_backend is not embedded")
+    used = {model for _, row, model in runs if ROWS[row] is not None} | (set(models) if beyond else set())
+    for model in used:
+        try:
+            ServiceConfig.from_flat(row_settings("interpret", model))
+            for _, row, m in runs:
+                if m == model and ROWS[row] is not None:
+                    ServiceConfig.from_flat(row_settings(row, model))
+        except SettingsError as exc:
+            parser.error(f"--set: {exc}")
+    if "llm_model_path" not in SETTINGS and SETTINGS.get("llm_backend", "embedded") == "embedded":
+        for model in sorted(m for m in used if m is not None):
+            try:
+                model_file(model)
+            except LLMError as exc:
+                parser.error(str(exc))
+
+
+def model_label(row: str, model: Optional[str]) -> str:
+    """The table's model column: the model the row's interpretation runs, or none (with its fallback's)."""
+    path = SETTINGS.get("llm_model_path")
+
+    def named(m: str) -> str:
+        return f"{m} ({Path(path).name})" if path else m
+    if ROWS[row] is None:
+        return "none"
+    if model is not None:
+        return named(model)
+    fallback = row_settings(row, None).get("interpret_fallback", "reprompt")
+    return "none" if fallback == "none" else f"none (fallback: {named(DEFAULT_MODEL)})"
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog="\n".join(__doc__.splitlines()[2:]))
     parser.add_argument("--per-task", type=int, default=None, help="programs per task (default: all 342)")
-    parser.add_argument("--rows", nargs="*", default=list(ROWS), choices=list(ROWS))
+    parser.add_argument("--rows", nargs="*", default=list(ROWS), choices=list(ROWS), metavar="ROW",
+                        help="the rows (default: all): " + "; ".join(f'"{r}"' for r in ROWS))
+    parser.add_argument("--model", nargs="+", default=[DEFAULT_MODEL], choices=list(MODELS), metavar="NAME",
+                        help=f"the planning models, each running every row that runs the LLM (choices: "
+                             f"{', '.join(MODELS)}; default: {DEFAULT_MODEL})")
+    parser.add_argument("--tasks-split", choices=SPLITS, default="all",
+                        help="EAI's task titles sorted alphabetically: dev = those at even positions, test = "
+                             "those at odd positions (choose settings on dev, report on test); default all")
     parser.add_argument("--paraphrase-per-task", type=int, default=3,
                         help="programs per task for the paraphrased rows "
                              "(compared with the same programs worded as EAI)")
@@ -198,50 +359,74 @@ def main() -> None:
                         help="skip the tasks beyond EAI's titles (BEYOND)")
     parser.add_argument("--out", type=Path, default=Path("bench/results"))
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
-                        help="settings for every row, e.g. llm_model_path=/path/model.Q8_0.gguf")
+                        help="settings for every row, over the model's and under the row's own, "
+                             "e.g. interpret_choose_beta=0.2 or llm_model_path=/path/model.gguf (one --model)")
     args = parser.parse_args()
     SETTINGS.update(kv.split("=", 1) for kv in args.set)
+    models = list(dict.fromkeys(args.model))
+    # what runs: (name, row, model); the rows without an LLM interpretation once, the others per model
+    runs = [(row, row, None) for row in args.rows if not uses_llm(row)]
+    runs += [(row_name(row, m, models), row, m) for m in models for row in args.rows if uses_llm(row)]
+    check_settings(parser, models, runs, args.beyond)
+    order = {row: k for k, row in enumerate(args.rows)}
+    shown = sorted(runs, key=lambda run: order[run[1]])   # the table: each row's models side by side
     tasks = list(eai_tasks())
-    chosen = select_tasks(tasks, per_task=args.per_task) if args.per_task else tasks
+    titles = split_titles(tasks, args.tasks_split)
+    names = titles if args.tasks_split != "all" else ()
+    chosen = select_tasks(tasks, names, per_task=args.per_task) if args.per_task or names else tasks
     index = {t.identifier: i for i, t in enumerate(tasks)}
-    fewer = select_tasks(tasks, per_task=args.paraphrase_per_task)
-    jobs = [(row, index[t.identifier]) for row in args.rows
+    fewer = select_tasks(tasks, names, per_task=args.paraphrase_per_task)
+    jobs = [(name, row, model, index[t.identifier]) for name, row, model in runs   # model by model
             for t in (fewer if phrasing(row) else chosen)]
     t0 = time.perf_counter()
     with Pool(args.jobs) as pool:
         records = pool.map(_run, jobs, chunksize=1)
-        beyond = pool.map(_beyond, BEYOND, chunksize=len(BEYOND)) if args.beyond else []
+        beyond = pool.map(_beyond, [(m, case) for m in models for case in BEYOND],
+                          chunksize=len(BEYOND)) if args.beyond else []
     wall = time.perf_counter() - t0
     summary = {}
-    for row in args.rows:
-        rs = [r for r in records if r["row"] == row]
-        summary[row] = {"programs": len(rs), "success": statistics.mean(r["goal_met"] for r in rs),
-                        "executable": statistics.mean(r["executed"] for r in rs),
-                        "median_s": statistics.median(r["wall_s"] for r in rs),
-                        "stages": dict(Counter(r["stage"] for r in rs).most_common()),
-                        "per_task": {t: f"{sum(r['goal_met'] for r in rs if r['task'] == t)}/"
-                                        f"{sum(1 for r in rs if r['task'] == t)}"
-                                     for t in dict.fromkeys(r["task"] for r in rs)},
-                        **prf(rs)}
-        if phrasing(row):   # the same programs as EAI words them
+    for name, row, model in shown:
+        rs = [r for r in records if r["row"] == name]
+        summary[name] = {"row": row, "model": model,
+                         "settings": row_settings(row, model) if ROWS[row] is not None else {},
+                         "programs": len(rs), "success": statistics.mean(r["goal_met"] for r in rs),
+                         "executable": statistics.mean(r["executed"] for r in rs),
+                         "median_s": statistics.median(r["wall_s"] for r in rs),
+                         "interpret_llm_s": mean_seconds(rs, "interpret_llm_s"),
+                         "interpret_menu_s": mean_seconds(rs, "interpret_menu_s"),
+                         "stages": dict(Counter(r["stage"] for r in rs).most_common()),
+                         "per_task": {t: f"{sum(r['goal_met'] for r in rs if r['task'] == t)}/"
+                                         f"{sum(1 for r in rs if r['task'] == t)}"
+                                      for t in dict.fromkeys(r["task"] for r in rs)},
+                         **prf(rs)}
+        if phrasing(row):   # the same programs as EAI words them (the same model)
             base = row[:-len(", " + phrasing(row))]
             ids = {r["identifier"] for r in rs}
-            same = [r for r in records if r["row"] == base and r["identifier"] in ids]
-            summary[row]["as_eai_words_it"] = statistics.mean(r["goal_met"] for r in same) if same else None
+            same = [r for r in records if r["base_row"] == base and r["model"] == model and r["identifier"] in ids]
+            summary[name]["as_eai_words_it"] = statistics.mean(r["goal_met"] for r in same) if same else None
     args.out.mkdir(parents=True, exist_ok=True)
-    scored = eai_scores(records, [row for row in args.rows if not phrasing(row)], chosen, args.out)
-    (args.out / "interpret.json").write_text(json.dumps({"wall_s": wall, "jobs": args.jobs, "summary": summary,
-                                                         "eai_goal_scorer": scored, "records": records,
-                                                         "beyond_eai": beyond}, indent=1))
-    lines = [f"# Task text only: {len(chosen)} programs, {wall:.0f} s with {args.jobs} processes", "",
-             "| row | programs | success | executable | condition P | R | F1 | median s/goal |",
-             "|---|---|---|---|---|---|---|---|"]
-    for row, s in summary.items():
+    scored = eai_scores(records, [name for name, row, _ in shown if not phrasing(row)], chosen, args.out)
+    for name, s in summary.items():
+        if scorer_name(name) in scored:
+            s["eai_goal_scorer"] = scored[scorer_name(name)]
+    (args.out / "interpret.json").write_text(json.dumps(
+        {"wall_s": wall, "jobs": args.jobs, "models": models, "set": SETTINGS, "tasks_split": args.tasks_split,
+         "titles": titles, "summary": summary, "eai_goal_scorer": scored, "records": records,
+         "beyond_eai": beyond}, indent=1))
+    told = f" ({args.tasks_split} titles: {', '.join(titles)})" if args.tasks_split != "all" else ""
+    lines = [f"# Task text only: {len(chosen)} programs{told}, {wall:.0f} s with {args.jobs} processes", ""]
+    if SETTINGS:
+        lines += ["--set " + " ".join(f"{k}={v}" for k, v in SETTINGS.items()), ""]
+    lines += ["| row | model | programs | success | executable | condition P | R | F1 | median s/goal | "
+              "LLM s (mean) | menu s (mean) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, s in summary.items():
         same = f" (same programs as EAI words them: {s['as_eai_words_it']:.1%})" if s.get("as_eai_words_it") else ""
-        lines.append(f"| {row} | {s['programs']} | {s['success']:.1%}{same} | {s['executable']:.1%} | "
-                     f"{s['precision']:.2f} | {s['recall']:.2f} | {s['f1']:.2f} | {s['median_s']:.2f} |")
-    for row, s in summary.items():
-        lines += ["", f"## {row}: where programs end", ""]
+        llm_s, menu_s = (f"{s[k]:.2f}" if s[k] is not None else "—" for k in ("interpret_llm_s", "interpret_menu_s"))
+        lines.append(f"| {name} | {model_label(s['row'], s['model'])} | {s['programs']} | {s['success']:.1%}{same} | "
+                     f"{s['executable']:.1%} | {s['precision']:.2f} | {s['recall']:.2f} | {s['f1']:.2f} | "
+                     f"{s['median_s']:.2f} | {llm_s} | {menu_s} |")
+    for name, s in summary.items():
+        lines += ["", f"## {name}: where programs end", ""]
         lines += [f"- {stage}: {n}" for stage, n in s["stages"].items()]
         lines += ["", "per task: " + ", ".join(f"{t} {v}" for t, v in s["per_task"].items())]
     if scored:
@@ -253,10 +438,12 @@ def main() -> None:
         for name, m in sorted(scored.items(), key=lambda kv: -kv[1]["all_f1"]):
             lines.append(f"| {name} | {m['node_f1']:.1f} | {m['edge_f1']:.1f} | {m['action_f1']:.1f} | "
                          f"{m['all_precision']:.1f} | {m['all_recall']:.1f} | {m['all_f1']:.1f} |")
-    if beyond:
-        lines += ["", f"## Tasks beyond EAI's titles (scene 1 as it starts): {sum(b['passed'] for b in beyond)} of "
-                      f"{len(beyond)} pass", "", "| task | passes | interpreted goal | why not |", "|---|---|---|---|"]
-        for b in beyond:
+    for model in models if beyond else []:
+        ran = [b for b in beyond if b["model"] == model]
+        lines += ["", f"## Tasks beyond EAI's titles (scene 1 as it starts){row_name('', model, models)}: "
+                      f"{sum(b['passed'] for b in ran)} of {len(ran)} pass", "",
+                  "| task | passes | interpreted goal | why not |", "|---|---|---|---|"]
+        for b in ran:
             why = (f"does not name the absent {b['absent']} ({b['termination']})" if b["absent"] and not b["passed"]
                    else "; ".join([f"lacks {m}" for m in b["missing"]] + [f"has {w}" for w in b["wrong"]]))
             lines.append(f"| {b['task']} | {'yes' if b['passed'] else 'no'} | {', '.join(b['goal'])} | {why} |")

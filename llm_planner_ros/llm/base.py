@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Optional, Protocol
 
 from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.llm.constraint import LiteralConstraint
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,9 @@ class SamplingParams:
     seed: Optional[int] = None
     logprobs: bool = False   # a server is asked for token log-probs only where a ranking uses them
     stop_at_repeat: bool = False   # end where a sentence is said again (split_sentences drops the rest)
+    # write only admitted literals (a grammar or JSON schema) where the backend can; read the
+    # answer with constraint.parse either way (Completion.constrained says which it was)
+    constraint: Optional[LiteralConstraint] = None
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,7 @@ class Completion:
     text: str
     token_logprobs: Optional[tuple[float, ...]] = None  # None where the backend gives none
     finish_reason: str = "stop"
+    constrained: bool = False   # written under params.constraint (False: a plain answer, to validate)
 
     @property
     def mean_logprob(self) -> float:

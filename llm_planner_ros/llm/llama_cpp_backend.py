@@ -12,6 +12,12 @@ earlier one (the demonstration, the steps so far) starts from the state of the l
 prefix. Because every prompt is split at the same places whatever ran before, a state loaded from
 the cache is bit for bit the one evaluation would produce: the same goal, seed and settings give
 the same plan, first or after other goals. Each of the k samples starts from the evaluated prompt.
+
+Under ``params.constraint`` each sample is drawn under the constraint's grammar (GBNF): 0.3.36's
+``LlamaGrammar`` only holds the text, and ``generate`` builds a new sampler chain (penalties,
+grammar, then greedy or the random samplers) on every call, so every sample starts from the
+grammar's first state; nothing needs resetting. Log-probs stay the model's own (the raw logits'),
+not those renormalised over what the grammar allows.
 """
 from __future__ import annotations
 
@@ -30,6 +36,7 @@ import numpy as np
 
 from llm_planner_ros.core.errors import CancelToken, LLMError, PromptTooLong
 from llm_planner_ros.llm.base import SENTENCE_END, Completion, SamplingParams, UsageStats, cut_at_stop, said_again
+from llm_planner_ros.llm.constraint import LiteralConstraint
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +122,27 @@ class LlamaCppBackend:
         self.prompt_cache_mb = prompt_cache_mb
         self._states = PromptStates(prompt_cache_mb * 1_000_000)
         self._newline: dict[int, bool] = {}
+        self._grammars: OrderedDict[LiteralConstraint, Any] = OrderedDict()   # LlamaGrammar, checked
+
+    GRAMMARS_KEPT = 8
+
+    def grammar(self, constraint: LiteralConstraint) -> Any:
+        """The constraint's ``LlamaGrammar``, parsed once by llama.cpp to check it (0.3.36's
+        ``LlamaGrammar.from_string`` does not, and a grammar that does not parse would be added
+        to the sampler chain as a null sampler); the last few are kept."""
+        grammar = self._grammars.get(constraint)
+        if grammar is not None:
+            self._grammars.move_to_end(constraint)
+            return grammar
+        gbnf = constraint.gbnf()
+        sampler = self._llama_cpp.llama_sampler_init_grammar(self.llm._model.vocab, gbnf.encode("utf-8"), b"root")
+        if not sampler:
+            raise LLMError(f"llama.cpp does not parse the grammar of {constraint!r}")
+        self._llama_cpp.llama_sampler_free(sampler)
+        grammar = self._grammars[constraint] = self._llama_cpp.LlamaGrammar.from_string(gbnf, verbose=False)
+        while len(self._grammars) > self.GRAMMARS_KEPT:
+            self._grammars.popitem(last=False)
+        return grammar
 
     def _save(self) -> PromptState:
         ctx = self.llm.ctx
@@ -137,6 +165,12 @@ class LlamaCppBackend:
         if ends is None:
             ends = self._newline[token] = b"\n" in self.llm.detokenize([token])
         return ends
+
+    def _ends_generation(self, token: int) -> bool:
+        """Whether ``token`` is one of the model's end-of-generation tokens. A finished grammar
+        allows each of them (SmolLM2's greedy pick is then ``<|endoftext|>``, not its EOS
+        ``<|im_end|>``); llama.cpp's server stops at any."""
+        return bool(self._llama_cpp.llama_vocab_is_eog(self.llm._model.vocab, token))
 
     def _evaluate(self, tokens: list[int], cancel: Optional[CancelToken] = None) -> PromptState:
         """The state after evaluating ``tokens`` line by line, from the longest cached prefix;
@@ -252,16 +286,17 @@ class LlamaCppBackend:
         out = []
         with self._lock:
             started = time.perf_counter()
+            grammar = None if params.constraint is None else self.grammar(params.constraint)
             prompt_state = self._evaluate(tokens, cancel)
             for i in range(n):
                 seed = (params.seed if params.seed is not None else self.seed) + i
                 self._load(prompt_state)   # every sample from the same evaluated prompt
-                out.append(self._sample(tokens, params, seed, cancel))
+                out.append(self._sample(tokens, params, seed, cancel, grammar))
             self.stats.record(out, started)
         return out
 
     def _sample(self, prompt_tokens: list[int], params: SamplingParams, seed: int,
-                cancel: Optional[CancelToken]) -> Completion:
+                cancel: Optional[CancelToken], grammar: Any = None) -> Completion:
         self.llm.set_seed(seed)
         text = b""
         logprobs: list[float] = []
@@ -270,11 +305,11 @@ class LlamaCppBackend:
                                 top_k=0 if params.temperature > 0 else 40, min_p=0.0,
                                 frequency_penalty=params.frequency_penalty,
                                 presence_penalty=params.presence_penalty,
-                                repeat_penalty=params.repetition_penalty, reset=True)
+                                repeat_penalty=params.repetition_penalty, reset=True, grammar=grammar)
         for token in gen:
             if cancel is not None:
                 cancel.check()
-            if token == self.eos:
+            if token == self.eos or (grammar is not None and self._ends_generation(token)):
                 finish = "stop"
                 break
             piece = self.llm.detokenize([token])
@@ -293,4 +328,5 @@ class LlamaCppBackend:
                 break
         gen.close()
         decoded, _ = cut_at_stop(text.decode("utf-8", errors="replace"), params.stop)
-        return Completion(text=decoded, token_logprobs=tuple(logprobs), finish_reason=finish)
+        return Completion(text=decoded, token_logprobs=tuple(logprobs), finish_reason=finish,
+                          constrained=grammar is not None)

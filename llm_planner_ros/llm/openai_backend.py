@@ -4,6 +4,16 @@ Uses the completions API with ``logprobs`` where the server has it; the chat API
 asking for log-probs and reporting none (NaN mean log-prob) where the server gives none.
 Retries with back-off are the client's own (``max_retries``); the key comes from an environment
 variable and is never logged.
+
+Under ``params.constraint`` the request carries the constraint as the ``constraint`` setting
+says: ``grammar``, its GBNF in the body's ``grammar`` field (llama.cpp's servers, llama-cpp-python's
+``llama_cpp.server`` on both the completions and the chat API); ``json_schema``, its JSON schema as
+the chat API's ``response_format`` (OpenAI's structured outputs, vLLM, llama.cpp's ``llama-server``;
+then llama-cpp-python's own spelling, ``{"type": "json_object", "schema": ...}``, where a server
+refuses the first); ``none``, nothing. A server that refuses the field (HTTP 400/422 naming it) is
+sent the plain prompt from then on, learnt once as for ``n``; each :class:`Completion` says whether
+it was ``constrained``. A server that ignores a field it does not know, without refusing it,
+cannot be told apart: the caller reads every answer with the constraint's ``parse`` either way.
 """
 from __future__ import annotations
 
@@ -14,11 +24,13 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any, Literal, Optional
 
 from llm_planner_ros.core.errors import CancelToken, LLMError, PromptTooLong
 from llm_planner_ros.core.secrets import redact, register_secret
 from llm_planner_ros.llm.base import Completion, SamplingParams, UsageStats, cut_at_stop
+from llm_planner_ros.llm.constraint import LiteralConstraint
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +41,18 @@ CHAT_SYSTEM = ("Continue the user's text exactly where it stops. Write only the 
 class OpenAIBackend:
     def __init__(self, base_url: str, model: str, *, api: Literal["completions", "chat"] = "completions",
                  api_key_env: str = "OPENAI_API_KEY", timeout_s: float = 60.0, max_retries: int = 2,
-                 concurrency: int = 4) -> None:
-        """``concurrency`` bounds the requests in flight when the server ignores ``n``."""
+                 concurrency: int = 4, constraint: Literal["grammar", "json_schema", "none"] = "grammar") -> None:
+        """``concurrency`` bounds the requests in flight when the server ignores ``n``;
+        ``constraint``: how a :class:`LiteralConstraint` is sent (see the module's docstring)."""
         import openai
 
         if not model:
             raise LLMError("the OpenAI-compatible backend needs a model name (openai_model)")
+        if constraint not in ("grammar", "json_schema", "none"):
+            raise LLMError(f"unknown constraint setting {constraint!r}: grammar, json_schema or none")
+        if constraint == "json_schema" and api != "chat":
+            raise LLMError("a JSON schema constraint goes through the chat API (response_format): "
+                           "set openai_api: chat, or use the grammar constraint")
         self._openai = openai
         key = os.environ.get(api_key_env) or "not-needed"
         register_secret(key)   # a server's error may echo it
@@ -48,6 +66,9 @@ class OpenAIBackend:
         self.concurrency = concurrency
         self.honours_n: Optional[bool] = None   # learnt from the first request for n > 1
         self.takes_extra: Optional[bool] = None  # repeat_penalty, top_k, min_p: False once refused
+        self.constraint = constraint
+        self.takes_constraint: Optional[bool] = None   # True once sent and taken, False once refused
+        self._form = 0   # the spelling of the constraint now sent (json_schema has two)
         self._pool: Optional[ThreadPoolExecutor] = None
 
     def complete(self, prompt: str, n: int, params: SamplingParams,
@@ -147,23 +168,68 @@ class OpenAIBackend:
 
     def _request(self, prompt: str, n: int, params: SamplingParams, seed: Optional[int],
                  messages: Optional[list[dict]] = None) -> list[Completion]:
-        common: dict[str, Any] = dict(model=self.model, n=n, temperature=params.temperature, top_p=params.top_p,
-                      frequency_penalty=params.frequency_penalty, presence_penalty=params.presence_penalty,
-                      max_tokens=params.max_tokens, stop=list(params.stop)[:4], seed=seed)
-        if self.takes_extra is not False:   # what the embedded backend samples with, sent explicitly
-            common["extra_body"] = {"repeat_penalty": params.repetition_penalty,
-                                    "repetition_penalty": params.repetition_penalty,
-                                    "top_k": 0 if params.temperature > 0 else 40, "min_p": 0.0}
-        try:
-            return self._create(prompt, messages, params, common)
-        except _ExtraRefused as exc:
-            self.takes_extra = False
-            log.info("%s refuses llama.cpp's sampling fields (%s): sending the standard ones only", self.name, exc)
-            del common["extra_body"]
-            return self._create(prompt, messages, params, common)
+        """One request; sent again without what the server refuses (llama.cpp's sampling fields,
+        the constraint), which is learnt."""
+        chat = not (self.api == "completions" and messages is None)
+        while True:
+            form = self._form
+            constraint = self._constraint_fields(params.constraint, chat, form)
+            json_mode = "response_format" in constraint
+            extra: dict[str, Any] = {}
+            if self.takes_extra is not False:   # what the embedded backend samples with, sent explicitly
+                extra = {"repeat_penalty": params.repetition_penalty,
+                         "repetition_penalty": params.repetition_penalty,
+                         "top_k": 0 if params.temperature > 0 else 40, "min_p": 0.0}
+            if "grammar" in constraint:
+                extra["grammar"] = constraint.pop("grammar")
+            common: dict[str, Any] = dict(
+                model=self.model, n=n, temperature=params.temperature, top_p=params.top_p,
+                frequency_penalty=params.frequency_penalty, presence_penalty=params.presence_penalty,
+                max_tokens=params.max_tokens, seed=seed, **constraint)
+            if not json_mode:   # a JSON answer may break lines: it ends where its object does
+                common["stop"] = list(params.stop)[:4]
+            if extra:
+                common["extra_body"] = extra
+            constrained = json_mode or "grammar" in extra
+            try:
+                out = self._create(prompt, messages, params, common, constrained)
+            except _Refused as exc:
+                if exc.constraint:
+                    self._form = max(self._form, form + 1)
+                    if not self._constraint_fields(params.constraint, chat, self._form):
+                        self.takes_constraint = False
+                        log.info("%s refuses the constraint (%s): sending plain prompts, whose answers "
+                                 "are validated", self.name, exc)
+                    else:
+                        log.info("%s refuses the constraint's first spelling (%s): trying the next one",
+                                 self.name, exc)
+                else:
+                    self.takes_extra = False
+                    log.info("%s refuses llama.cpp's sampling fields (%s): sending the standard ones only",
+                             self.name, exc)
+                continue
+            if constrained:
+                self.takes_constraint = True
+                out = [replace(c, constrained=True) for c in out]
+            return out
+
+    def _constraint_fields(self, constraint: Optional[LiteralConstraint], chat: bool, form: int) -> dict[str, Any]:
+        """The request's fields for ``constraint`` in spelling ``form``; none where there is none
+        left to try."""
+        if constraint is None or self.constraint == "none" or self.takes_constraint is False:
+            return {}
+        if self.constraint == "grammar":
+            return {"grammar": constraint.gbnf()} if form == 0 else {}
+        if not chat:
+            return {}
+        schema = constraint.json_schema()
+        forms = [{"type": "json_schema", "json_schema": {"name": "goal", "schema": schema, "strict": True}},
+                 {"type": "json_object", "schema": schema}]   # llama-cpp-python's server
+        return {"response_format": forms[form]} if form < len(forms) else {}
 
     def _create(self, prompt: str, messages: Optional[list[dict]], params: SamplingParams,
-                common: dict[str, Any]) -> list[Completion]:
+                common: dict[str, Any], constrained: bool = False) -> list[Completion]:
+        json_mode = "response_format" in common
         try:
             if self.api == "completions" and messages is None:
                 resp = self.client.completions.create(prompt=prompt, logprobs=1 if params.logprobs else None,
@@ -173,11 +239,18 @@ class OpenAIBackend:
                 messages=messages or [{"role": "system", "content": CHAT_SYSTEM},  # type: ignore[arg-type]
                                       {"role": "user", "content": prompt}],
                 logprobs=params.logprobs or None, **common)
-            return [self._from_chat(c, params) for c in resp.choices]
+            return [self._from_chat(c, params, cut=not json_mode) for c in resp.choices]
         except self._openai.APIStatusError as exc:
-            if exc.status_code in (400, 422) and "extra_body" in common and _EXTRA.search(str(exc.message)):
-                raise _ExtraRefused(_short(exc.message)) from None
-            if exc.status_code == 400 and _CONTEXT.search(str(exc.message)):
+            message = str(exc.message)
+            # llama-cpp-python's server answers a request its schema refuses with 500, "validation error"
+            refused = exc.status_code in (400, 422) or (exc.status_code == 500 and _INVALID.search(message))
+            if refused:
+                extra = "extra_body" in common and any(k != "grammar" for k in common["extra_body"])
+                if constrained and (_CONSTRAINT.search(message) or (not extra and _EXTRA.search(message))):
+                    raise _Refused(_short(message), constraint=True) from None
+                if extra and _EXTRA.search(message):
+                    raise _Refused(_short(message), constraint=False) from None
+            if exc.status_code == 400 and _CONTEXT.search(message):
                 raise PromptTooLong(f"{self.name}: the prompt does not fit the model's context: "
                                     f"{_short(exc.message)}") from None
             raise LLMError(f"{self.name}: HTTP {exc.status_code}: {_short(exc.message)}") from None
@@ -203,8 +276,8 @@ class OpenAIBackend:
                           finish_reason="stop" if stopped else (choice.finish_reason or "stop"))
 
     @staticmethod
-    def _from_chat(choice, params: SamplingParams) -> Completion:
-        text, stopped = cut_at_stop(choice.message.content or "", params.stop)
+    def _from_chat(choice, params: SamplingParams, cut: bool = True) -> Completion:
+        text, stopped = cut_at_stop(choice.message.content or "", params.stop if cut else ())
         lps = None
         if choice.logprobs is not None and choice.logprobs.content:
             lps = tuple(float(t.logprob) for t in choice.logprobs.content)
@@ -212,11 +285,17 @@ class OpenAIBackend:
                           finish_reason="stop" if stopped else (choice.finish_reason or "stop"))
 
 
-class _ExtraRefused(Exception):
-    """The server refused the sampling fields beyond OpenAI's own."""
+class _Refused(Exception):
+    """The server refused the sampling fields beyond OpenAI's own, or the constraint."""
+
+    def __init__(self, message: str, constraint: bool) -> None:
+        super().__init__(message)
+        self.constraint = constraint
 
 
 _EXTRA = re.compile(r"unrecognized|unexpected|unknown|not permitted|extra", re.I)
+_INVALID = re.compile(r"validation error", re.I)
+_CONSTRAINT = re.compile(r"grammar|response_format|json_schema|json_object|structured output", re.I)
 _CONTEXT = re.compile(r"context length|context window|maximum context|too many tokens|prompt is too long", re.I)
 
 

@@ -60,6 +60,23 @@ class GoalDirectedSettings(BaseModel):
     interpret_examples: int = Field(3, ge=0, le=10, description="method interpret: other tasks' goals shown")
     interpret_orient: bool = Field(True, description="method interpret: the LLM judges which way a relation "
                                                      "between two objects goes (its likelier sentence)")
+    interpret_choose: bool = Field(True, description="method interpret: the model adds to the conditions it said "
+                                   "the best of the candidates (nearest the task text, of the nearest examples, "
+                                   "written), each scored cos + beta * its mean token log-prob")
+    interpret_choose_beta: float = Field(0.1, ge=0.0, le=10.0, description="method interpret: weight of the "
+                                         "model's log-prob against the cosine (0: the embeddings alone)")
+    interpret_choose_margin: float = Field(0.1, ge=0.0, le=10.0, description="method interpret: candidates "
+                                           "within this score of the best may be added")
+    interpret_choose_keep: float = Field(0.3, ge=0.0, le=10.0, description="method interpret: a condition the "
+                                         "LLM said is kept within this score of the best candidate")
+    interpret_choose_added: int = Field(2, ge=0, le=32, description="method interpret: candidates added at most")
+    interpret_choose_text: int = Field(12, ge=0, le=200, description="method interpret: candidates nearest the "
+                                       "task text")
+    interpret_write_literals: int = Field(0, ge=0, le=16, description="method interpret: the model also writes up "
+                                          "to this many literals under the world's grammar, which join the "
+                                          "candidates (0: off)")
+    interpret_written_bonus: float = Field(0.0, ge=0.0, le=10.0, description="method interpret: added to the "
+                                           "score of a candidate the model wrote")
     interpret_relax_plans: int = Field(6, ge=0, le=50, description="method interpret: when the interpreted goal has "
                                        "no plan, plan-only runs at most, each without one condition, to find "
                                        "which to give up (besides one run per condition alone)")

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 if TYPE_CHECKING:
     from llm_planner_ros.profiles.loader import WorldProfile
@@ -34,7 +34,10 @@ from llm_planner_ros.core.types import (
     TerminationReason,
 )
 from llm_planner_ros.interpretation.interpreter import Completion, GoalInterpreter, InstancePrior
+from llm_planner_ros.interpretation.literals import LiteralWriter
+from llm_planner_ros.interpretation.menu import MenuSettings
 from llm_planner_ros.llm.base import LLMBackend
+from llm_planner_ros.llm.models import DEFAULT_MODEL, MODELS, model_file
 from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pet.judges import SubtaskJudge
 from llm_planner_ros.pet.session import PetFactory, PetSettings
@@ -65,9 +68,15 @@ class BackendSettings(BaseModel):
 
     llm_backend: Literal["embedded", "openai"] = Field(
         "embedded", description="embedded: a GGUF model in-process; openai: any OpenAI-compatible server")
-    llm_model_path: str = Field("", description="GGUF file for the embedded backend; empty = SmolLM2-135M-Instruct")
+    llm_model: str = Field(DEFAULT_MODEL, description="embedded model by its name in the registry "
+                                                      "(llm/models.py; `python -m llm_planner_ros model list`); "
+                                                      "llm_model_path, when set, wins")
+    llm_model_path: str = Field("", description="GGUF file for the embedded backend; empty = the file of llm_model")
     llm_threads: int = Field(1, ge=1, le=64, description="CPU threads of the embedded LLM")
-    llm_context: int = Field(2048, ge=256, le=32768, description="context length of the embedded LLM")
+    llm_context: int = Field(2048, ge=256, le=32768,
+                             description="context length of the embedded LLM; where no setting gives it, "
+                                         "llm_model's own (2048 for the default model; a node and "
+                                         "config/planner.yaml give every setting)")
     llm_prompt_cache_mb: int = Field(64, ge=0, le=65536,
                                      description="embedded LLM: memory for evaluated prompt lines reused by later "
                                                  "prompts; 0 = evaluate every prompt from its start")
@@ -83,6 +92,13 @@ class BackendSettings(BaseModel):
     embedding_precision: Literal["fp32", "int8"] = Field("fp32", description="int8 is faster, less faithful")
     embedding_threads: int = Field(1, ge=1, le=64)
 
+    @field_validator("llm_model")
+    @classmethod
+    def _known_model(cls, name: str) -> str:
+        if name not in MODELS:
+            raise ValueError(f"unknown model {name!r}; known models: {', '.join(MODELS)}")
+        return name
+
 
 def build_llm(cfg: BackendSettings) -> LLMBackend:
     if cfg.llm_backend == "openai":
@@ -91,10 +107,14 @@ def build_llm(cfg: BackendSettings) -> LLMBackend:
         return OpenAIBackend(cfg.openai_base_url, cfg.openai_model, api=cfg.openai_api,
                              api_key_env=cfg.openai_api_key_env, timeout_s=cfg.openai_timeout_s,
                              max_retries=cfg.openai_max_retries, concurrency=cfg.openai_concurrency)
-    from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend, smollm2_path
+    from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend
 
-    path = Path(cfg.llm_model_path) if cfg.llm_model_path else smollm2_path()
-    return LlamaCppBackend(path, n_ctx=cfg.llm_context, n_threads=cfg.llm_threads,
+    if cfg.llm_model_path:
+        path, n_ctx = Path(cfg.llm_model_path), cfg.llm_context
+    else:
+        path = model_file(cfg.llm_model)
+        n_ctx = cfg.llm_context if "llm_context" in cfg.model_fields_set else MODELS[cfg.llm_model].context
+    return LlamaCppBackend(path, n_ctx=n_ctx, n_threads=cfg.llm_threads,
                            prompt_cache_mb=cfg.llm_prompt_cache_mb)
 
 
@@ -254,11 +274,16 @@ class PlanningService:
     def _interpreter(self, demos, conditions, mutex, completion: Optional[Completion] = None) -> GoalInterpreter:
         """A goal interpreter with the settings of method interpret."""
         s = self.goal_directed.settings
+        menu = MenuSettings(beta=s.interpret_choose_beta, margin=s.interpret_choose_margin,
+                            keep=s.interpret_choose_keep, added=s.interpret_choose_added,
+                            text_candidates=s.interpret_choose_text, written_bonus=s.interpret_written_bonus)
+        writer = LiteralWriter(self.llm, s.interpret_write_literals) if s.interpret_write_literals else None
         return GoalInterpreter(self.llm, self.embedder, demos, conditions, threshold=s.interpret_threshold,
                                num_examples=s.interpret_examples, completion=completion,
                                with_task_text=s.interpret_from == "llm_and_text", text_margin=s.interpret_text_margin,
                                mutex=mutex, orient=s.interpret_orient, store=self._sentence_vectors(),
-                               scenes=s.interpret_scenes_in_memory, answers=s.interpret_answers_in_memory)
+                               scenes=s.interpret_scenes_in_memory, answers=s.interpret_answers_in_memory,
+                               menu=menu if s.interpret_choose else None, writer=writer)
 
     def _sentence_vectors(self) -> SentenceVectors:
         """The condition sentences' vectors, one store for every interpreter, on disk in the cache."""
