@@ -30,14 +30,19 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, NamedTuple, Optional
 
-LITERAL = re.compile(r"\([^()]*\)")
+LITERAL = re.compile(r"\(\s*not\s*\([^()]*\)\s*\)|\([^()]*\)")
+_NEGATED = re.compile(r"\(\s*not\s*(\([^()]*\))\s*\)")
 _WORDS = re.compile(r"[^\s()]+")
 
 
 def canonical(literal: str) -> Optional[str]:
-    """``literal`` as ``(word word ...)`` with single spaces; None where it is no literal (no
-    parentheses around it, nested ones, or no word inside)."""
+    """``literal`` as ``(word word ...)`` or ``(not (word word ...))`` with single spaces; None
+    where it is no literal (no parentheses around it, other nesting, or no word inside)."""
     text = literal.strip()
+    negated = _NEGATED.fullmatch(text)
+    if negated:
+        atom = canonical(negated.group(1))
+        return f"(not {atom})" if atom else None
     if len(text) < 3 or text[0] != "(" or text[-1] != ")" or "(" in text[1:-1] or ")" in text[1:-1]:
         return None
     words = text[1:-1].split()

@@ -41,6 +41,10 @@ class Interpret:
                                    on_plan=run.on_plan)
         report.stats["interpreted"] = planned.interpretation.lines()
         report.stats["said"] = planned.interpretation.sentences
+        if planned.interpretation.menu:   # the model's scores, best first: why the goal is what it is
+            report.stats["menu"] = [s.why() for s in planned.interpretation.menu[:8]]
+        if planned.interpretation.written:
+            report.stats["written"] = planned.interpretation.written
         report.times.extra["interpret_s"] = time.perf_counter() - t0
         if world.zero_shot:
             planned.fallback = planned.fallback and f"{planned.fallback} ({world.zero_shot})"

@@ -1,0 +1,126 @@
+"""Issue 36: the model contributes in the world's own terms. A grammar built from a profile's world
+admits its literals and nothing else; the real embedded model writes under it and through the
+real llama_cpp.server; the model scores a menu of the world's conditions, which adds to and
+filters its free-text goal; zero-shot, the best-scored candidate is the goal."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
+from llm_planner_ros.interpretation.conditions import Condition, ConditionIndex
+from llm_planner_ros.interpretation.literals import LiteralWriter, writable
+from llm_planner_ros.interpretation.menu import MenuSettings, Scored, choose
+from llm_planner_ros.llm.constraint import LiteralConstraint
+from llm_planner_ros.profiles.conditions import profile_conditions
+from llm_planner_ros.profiles.loader import load_profile, shipped
+from llm_planner_ros.profiles.skills import reference_world
+
+
+@pytest.fixture(scope="module")
+def robot():
+    profile = load_profile(shipped("mobile_manipulator"))
+    return profile, reference_world(profile)
+
+
+@pytest.fixture(scope="module")
+def index(robot, embedder):
+    profile, world = robot
+    return ConditionIndex(profile_conditions(profile, world), embedder)
+
+
+def test_the_grammar_of_a_profiles_world_admits_exactly_its_predicates_arities_and_objects(robot, index, smollm2):
+    profile, world = robot
+    constraint = LiteralConstraint.of(writable(index))
+    arity = dict(profile.domain.predicates)
+    classes = set(world.classes.values())
+    admitted = set(constraint.literals)
+    assert admitted == {lit for c in index.conditions for lit in c.literals}
+    for literal in admitted:
+        words = literal.removeprefix("(not ").strip("()").split()
+        assert words[0] in arity and len(words) - 1 == arity[words[0]], literal
+        assert set(words[1:]) <= classes, literal
+    assert "(open fridge)" in constraint and "(not (open cupboard))" in constraint
+    for outside in ("(open fridge cupboard)", "(fly fridge)", "(open spaceship)", "(open robot)"):
+        assert outside not in constraint and constraint.parse(outside) == []
+    smollm2.grammar(constraint)   # llama.cpp's own parser accepts it (an LLMError otherwise)
+
+
+def test_the_embedded_models_literals_under_the_grammar_parse_to_the_worlds_conditions(index, smollm2):
+    written, conditions = LiteralWriter(smollm2).write("Open the fridge", index, [])
+    constraint = LiteralConstraint.of(writable(index))
+    assert written and all(lit in constraint for lit in written), written
+    assert conditions and all(set(c.literals) <= set(written) for c in conditions)
+
+
+def test_the_openai_path_sends_the_grammar_to_llama_cpp_server(index, openai_server):
+    from llm_planner_ros.llm.openai_backend import OpenAIBackend
+
+    backend = OpenAIBackend(openai_server, "smollm2")
+    written, conditions = LiteralWriter(backend).write("Open the fridge", index, [])
+    assert backend.takes_constraint is True
+    constraint = LiteralConstraint.of(writable(index))
+    assert written and all(lit in constraint for lit in written), written
+
+
+@pytest.fixture(scope="module")
+def openai_server():
+    import socket
+    import sys
+
+    from helpers.processes import NodeProcess
+    from llm_planner_ros.llm.llama_cpp_backend import smollm2_path
+
+    pytest.importorskip("llama_cpp.server.app")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()),
+            "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx", "2048"]
+    with NodeProcess(argv, ready="Uvicorn running", timeout=60):
+        yield f"http://127.0.0.1:{port}/v1"
+
+
+def _scored(text: str, literal: str, score: float) -> Scored:
+    return Scored(Condition(text, (literal,)), 0.0, 0.0, score, ("text",))
+
+
+def test_the_menu_adds_what_scores_near_the_best_and_drops_what_was_said_far_below_it():
+    on = _scored("The tv is on.", "(switched_on tv)", 0.80)
+    off = _scored("The tv is off.", "(not (switched_on tv))", 0.78)
+    near = _scored("I am at the tv.", "(at robot tv)", 0.72)
+    far = _scored("The cup is in the fridge.", "(in cup fridge)", 0.30)
+    ranked = [on, off, near, far]
+    settings = MenuSettings(margin=0.1, keep=0.3, added=2)
+    # said: the far one (dropped: 0.5 below the best) and the near one (kept); the best is added,
+    # the one contradicting it is not, and nothing below the margin is
+    chosen = choose([far.condition, near.condition], ranked, settings)
+    assert chosen == [near.condition, on.condition]
+    assert choose([], ranked, MenuSettings(margin=0.1, keep=0.3, added=0)) == []
+    assert choose([far.condition], ranked, MenuSettings(keep=9.0, added=1)) == [far.condition, on.condition]
+
+
+def test_zero_shot_the_goal_is_the_best_scored_condition(tmp_path, smollm2, embedder, demos):
+    """Issue 36: with the profile's examples removed, the interpreted goal is the example's goal,
+    nothing missing and nothing extra (before: the free text's conditions, most of them wrong)."""
+    from llm_planner_ros.core.errors import CancelToken
+    from llm_planner_ros.core.request import parse_request
+    from llm_planner_ros.core.settings import PlannerSettings
+    from llm_planner_ros.core.types import TerminationReason
+    from llm_planner_ros.planning.service import PlanningService
+
+    shutil.copytree(shipped("mobile_manipulator").parent, tmp_path / "mm")
+    path = tmp_path / "mm" / "profile.yaml"
+    path.write_text(path.read_text().split("examples:")[0])
+    executor = PddlWorldExecutor(load_profile(path))
+    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
+                              executor_factory=lambda scene, task: executor, robot_world=lambda executes: executor)
+    for task, goal in (("Put the apple in the fridge", "(in apple_15 fridge_7)"),
+                       ("Turn on the light", "(switched_on lamp_10)"),
+                       ("Put the cup in the cupboard", "(in cup_13 cupboard_8)")):
+        executor.reset()
+        result = service.plan(parse_request(task=task, method="interpret", execute=True), lambda e: None,
+                              CancelToken())
+        assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+        assert result.goal_conditions == [goal], result.detail
