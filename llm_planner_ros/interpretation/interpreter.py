@@ -45,7 +45,7 @@ class Interpretation:
     conditions: list[Condition]                # translated and free of contradictions
     dropped: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)
-    turned: list[str] = field(default_factory=list)   # relations the LLM turned round, or why none was
+    turned: list[str] = field(default_factory=list)   # relations the LLM turned round, or what it could not judge
     seconds: dict[str, float] = field(default_factory=dict)   # by stage: index_s, llm_s, orient_s, menu_s
     menu: list[Scored] = field(default_factory=list)   # the candidates the model scored, best first
     written: list[str] = field(default_factory=list)   # literals the model wrote under the world's grammar
@@ -285,7 +285,9 @@ class GoalInterpreter:
             found.written, written = self.writer.write(task, index, examples, cancel)
         menu = candidates(found.conditions, index, task, self.menu.text_candidates,
                           [d.sentences for d in examples], written)
-        found.menu = score(menu, index, task, lambda texts: self._logprobs(prompt, texts, cancel), self.menu)
+        found.menu, why_not = score(menu, index, task, lambda texts: self._logprobs(prompt, texts, cancel), self.menu)
+        if why_not:
+            found.turned.append(why_not)
         # without demonstrations a model's free text has no form to follow (the 135M model writes
         # "100%."): what it said is a candidate like any other, kept only as the best
         settings = self.menu if self.demos else replace(self.menu, keep=0.0)

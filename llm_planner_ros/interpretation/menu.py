@@ -66,18 +66,22 @@ def candidates(said: Sequence[Condition], index: ConditionIndex, task: str, k_te
 
 
 def score(menu: dict[Condition, list[str]], index: ConditionIndex, task: str,
-          logprobs_of: Callable[[list[str]], list[tuple[float, ...]]], settings: MenuSettings) -> list[Scored]:
-    """Every candidate scored, best first; ``logprobs_of``: the model's token log-probs of each
-    sentence as the end state. A backend without log-probs scores by the cosine alone."""
+          logprobs_of: Callable[[list[str]], list[tuple[float, ...]]], settings: MenuSettings
+          ) -> tuple[list[Scored], str]:
+    """Every candidate scored, best first, and "" or why the model could not score them;
+    ``logprobs_of``: the model's token log-probs of each sentence as the end state. A backend
+    without them scores by the cosine alone."""
     conditions = list(menu)
     cosines = index.similarity(task, conditions)
+    why_not = ""
     try:
         logprobs = [float(np.mean(lp)) if lp else 0.0 for lp in logprobs_of([" " + c.text for c in conditions])]
-    except LLMError:
+    except LLMError as exc:
         logprobs = [0.0] * len(conditions)
+        why_not = f"candidates scored by the cosine alone: {exc}"
     out = [Scored(c, cos, lp, cos + settings.beta * lp + settings.written_bonus * ("written" in menu[c]),
                   tuple(menu[c])) for c, cos, lp in zip(conditions, cosines, logprobs)]
-    return sorted(out, key=lambda s: -s.score)
+    return sorted(out, key=lambda s: -s.score), why_not
 
 
 def choose(said: Sequence[Condition], ranked: Sequence[Scored], settings: MenuSettings,
