@@ -49,6 +49,7 @@ class Interpretation:
     seconds: dict[str, float] = field(default_factory=dict)   # by stage: index_s, llm_s, orient_s, menu_s
     menu: list[Scored] = field(default_factory=list)   # the candidates the model scored, best first
     written: list[str] = field(default_factory=list)   # literals the model wrote under the world's grammar
+    added: list[Condition] = field(default_factory=list)   # conditions the menu added to what was said
 
     @property
     def spec(self) -> GoalSpec:
@@ -291,7 +292,9 @@ class GoalInterpreter:
         # without demonstrations a model's free text has no form to follow (the 135M model writes
         # "100%."): what it said is a candidate like any other, kept only as the best
         settings = self.menu if self.demos else replace(self.menu, keep=0.0)
+        said = set(found.conditions)
         found.conditions = choose(found.conditions, found.menu, settings, self.mutex)
+        found.added = [c for c in found.conditions if c not in said]
         found.seconds["menu_s"] = time.perf_counter() - t0
 
     def _logprobs(self, prompt: str, texts: list[str], cancel: Optional[CancelToken]) -> list[tuple[float, ...]]:

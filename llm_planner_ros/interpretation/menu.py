@@ -12,6 +12,7 @@ the nearest demonstrations' goals that the scene has, and literals the model wro
 world's grammar (:mod:`llm_planner_ros.interpretation.literals`)."""
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Optional
@@ -25,7 +26,7 @@ from llm_planner_ros.interpretation.conditions import Condition, ConditionIndex,
 @dataclass(frozen=True)
 class Scored:
     condition: Condition
-    cosine: float          # to the task text
+    cosine: float          # to the task text (plus the bonus of a written candidate)
     logprob: float         # the model's mean token log-prob of the condition's sentence as the end state
     score: float           # cosine + beta * logprob
     sources: tuple[str, ...]   # why it is a candidate: said, text, example, written
@@ -42,6 +43,7 @@ class MenuSettings:
     keep: float = 0.3            # what was said is kept within this score of the best candidate
     added: int = 2               # candidates added at most
     text_candidates: int = 12    # candidates nearest the task text
+    first: int = 6               # the nearest candidates scored first (the rest only where within reach)
     written_bonus: float = 0.0   # added to a candidate the model also wrote as a literal (agreement)
 
 
@@ -70,17 +72,29 @@ def score(menu: dict[Condition, list[str]], index: ConditionIndex, task: str,
           ) -> tuple[list[Scored], str]:
     """Every candidate scored, best first, and "" or why the model could not score them;
     ``logprobs_of``: the model's token log-probs of each sentence as the end state. A backend
-    without them scores by the cosine alone."""
+    without them scores by the cosine alone. A score is at most the cosine (plus the bonus), so
+    the model scores the ``first`` nearest candidates, then only those that could still come within
+    reach of the best; the rest stay unscored (-inf: neither kept nor added)."""
     conditions = list(menu)
-    cosines = index.similarity(task, conditions)
+    bound = {c: cos + settings.written_bonus * ("written" in menu[c])
+             for c, cos in zip(conditions, index.similarity(task, conditions))}
+    order = sorted(conditions, key=lambda c: -bound[c])
+    reach = max(settings.keep, settings.margin)
+    scores: dict[Condition, tuple[float, float]] = {}   # condition -> (logprob, score)
     why_not = ""
-    try:
-        logprobs = [float(np.mean(lp)) if lp else 0.0 for lp in logprobs_of([" " + c.text for c in conditions])]
-    except LLMError as exc:
-        logprobs = [0.0] * len(conditions)
-        why_not = f"candidates scored by the cosine alone: {exc}"
-    out = [Scored(c, cos, lp, cos + settings.beta * lp + settings.written_bonus * ("written" in menu[c]),
-                  tuple(menu[c])) for c, cos, lp in zip(conditions, cosines, logprobs)]
+
+    def rate(batch: list[Condition]) -> None:
+        nonlocal why_not
+        try:
+            said = [float(np.mean(lp)) if lp else 0.0 for lp in logprobs_of([" " + c.text for c in batch])]
+        except LLMError as exc:
+            said = [0.0] * len(batch)
+            why_not = f"candidates scored by the cosine alone: {exc}"
+        scores.update((c, (lp, bound[c] + settings.beta * lp)) for c, lp in zip(batch, said))
+    rate(order[:settings.first])
+    top = max((sc for _, sc in scores.values()), default=0.0)
+    rate([c for c in order[settings.first:] if bound[c] >= top - reach])
+    out = [Scored(c, bound[c], *scores.get(c, (math.nan, -math.inf)), tuple(menu[c])) for c in conditions]
     return sorted(out, key=lambda s: -s.score), why_not
 
 

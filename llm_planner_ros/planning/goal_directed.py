@@ -72,6 +72,9 @@ class GoalDirectedSettings(BaseModel):
     interpret_choose_added: int = Field(2, ge=0, le=32, description="method interpret: candidates added at most")
     interpret_choose_text: int = Field(12, ge=0, le=200, description="method interpret: candidates nearest the "
                                        "task text")
+    interpret_added_time_s: float = Field(2.0, gt=0.0, le=600.0, description="method interpret: Fast Downward's "
+                                          "limit for a goal with conditions the model's choice added; without a "
+                                          "plan in it, they are given up first")
     interpret_write_literals: int = Field(0, ge=0, le=16, description="method interpret: the model also writes up "
                                           "to this many literals under the world's grammar, which join the "
                                           "candidates (0: off)")
@@ -124,14 +127,16 @@ class GoalDirectedPlanner:
 
     def plan(self, spec: GoalSpec, executor: Executor, on_step: StepCallback, cancel: CancelToken,
              execute: bool = True, stats: Optional[dict] = None, objects: Sequence[str] = (),
-             policy: Optional[SkillPolicy] = None, on_plan: PlanCallback = no_preview) -> PlanResult:
+             policy: Optional[SkillPolicy] = None, on_plan: PlanCallback = no_preview,
+             time_limit_s: Optional[float] = None) -> PlanResult:
         """Plan for ``spec`` from the executor's current world; with ``execute``, run the plan
         through ``executor`` (a safety gate) and re-plan on surprises. ``objects`` (instances or
         classes) limits what the plan may use; ``policy`` takes the actions and objects it refuses
         out of the domain and the problem before planning. ``stats`` collects timings. ``on_plan``
         gets each plan before its first skill, and the plan with each condition's state after
-        every step."""
+        every step. ``time_limit_s``: Fast Downward's limit per plan, where shorter than the setting."""
         s = self.settings
+        limit = s.pddl_time_limit_s if time_limit_s is None else min(time_limit_s, s.pddl_time_limit_s)
         stats = stats if stats is not None else {}
         stats.update(planner_s=0.0, plans=0, problem_objects=0, problem_facts=0)
         profile = getattr(executor, "profile", None)
@@ -187,7 +192,7 @@ class GoalDirectedPlanner:
             problem = build_problem(world, goal, domain.name, allowed=allowed, excluded=excluded,
                                     relevant=known.relevant_objects)
             stats["problem_objects"], stats["problem_facts"] = len(problem.objects), problem.num_facts
-            outcome = fast_downward.solve(domain.text, problem.text, s.pddl_time_limit_s, s.pddl_search,
+            outcome = fast_downward.solve(domain.text, problem.text, limit, s.pddl_search,
                                           s.pddl_invariants, s.pddl_memory_limit_mb)
             stats["planner_s"] += outcome.seconds
             stats["plans"] += 1

@@ -35,16 +35,19 @@ class InterpretedPlan:
 
 class InterpretedGoalPlanner:
     def __init__(self, interpreter: GoalInterpreter, prior: InstancePrior, goal_directed: GoalDirectedPlanner,
-                 vocabulary: GoalVocabulary, use_llm: bool = True, relax_plans: int = 6) -> None:
+                 vocabulary: GoalVocabulary, use_llm: bool = True, relax_plans: int = 6,
+                 added_time_s: Optional[float] = None) -> None:
         """``vocabulary``: what goals may say in the world planned over; ``relax_plans``: plan-only
         runs at most, each without one condition, when the interpreted goal has no plan (besides
-        one run per condition alone)."""
+        one run per condition alone); ``added_time_s``: the planner's limit while the goal holds
+        conditions the model's choice added, which are given up first, together."""
         self.interpreter = interpreter
         self.prior = prior
         self.goal_directed = goal_directed
         self.use_llm = use_llm
         self.vocabulary = vocabulary
         self.relax_plans = relax_plans
+        self.added_time_s = added_time_s
 
     def plan(self, task: str, executor: Executor, on_step: StepCallback, cancel: CancelToken,
              execute: bool = True, stats: Optional[dict] = None, hold_out: Sequence[str] = (),
@@ -78,10 +81,17 @@ class InterpretedGoalPlanner:
 
             def report(event: StepEvent, lines: tuple[str, ...] = lines) -> None:
                 on_step(replace(event, goal_conditions=lines))
+            added = [c for c in found.added if c in conditions]
             result = self.goal_directed.plan(spec, executor, report, cancel, execute=execute, stats=stats,
-                                             policy=policy, on_plan=on_plan)
+                                             policy=policy, on_plan=on_plan,
+                                             time_limit_s=self.added_time_s if added else None)
             if result.termination_reason is not TerminationReason.NO_PLAN or result.steps or len(conditions) == 1:
                 break
+            if added and len(added) < len(conditions):   # what the choice added goes first, together
+                for c in added:
+                    conditions.remove(c)
+                    dropped.append(f"{c.text} (added by the model's choice; no plan with it)")
+                continue
             # give up conditions so that a plan exists, at a bounded cost: first those that have no
             # plan even alone (one plan-only run each, once); then the least certain one whose loss
             # lets a plan exist (the last kept first: completions, then lower cosines), trying at

@@ -256,7 +256,8 @@ class PlanningService:
                                                 Completion(goals, mutex=vocabulary.mutex))
                 self._interpreted = InterpretedGoalPlanner(interpreter, InstancePrior(goals), self.goal_directed,
                                                            vocabulary, use_llm=s.interpret_from != "text",
-                                                           relax_plans=s.interpret_relax_plans)
+                                                           relax_plans=s.interpret_relax_plans,
+                                                           added_time_s=s.interpret_added_time_s)
             return self._interpreted
 
     def warm(self, scene_id: str, bank: str = "scene") -> None:
@@ -307,7 +308,8 @@ class PlanningService:
                                                 lambda w: profile_conditions(profile, w), vocabulary.mutex)
                 self._profile_interpreters[profile.text] = InterpretedGoalPlanner(
                     interpreter, InstancePrior(()), self.goal_directed, vocabulary,
-                    use_llm=s.interpret_from != "text", relax_plans=s.interpret_relax_plans)
+                    use_llm=s.interpret_from != "text", relax_plans=s.interpret_relax_plans,
+                    added_time_s=s.interpret_added_time_s)
             return self._profile_interpreters[profile.text]
 
     def record_unplanned(self, goal_id: str, request: dict, termination: str, detail: str) -> None:
