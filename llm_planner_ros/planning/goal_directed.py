@@ -62,7 +62,8 @@ class GoalDirectedSettings(BaseModel):
                                                      "between two objects goes (its likelier sentence)")
     interpret_choose: bool = Field(True, description="method interpret: the model adds to the conditions it said "
                                    "the best of the candidates (nearest the task text, of the nearest examples, "
-                                   "written), each scored cos + beta * its mean token log-prob")
+                                   "written), each scored cos + beta * its mean token log-prob (with "
+                                   "interpret_from llm_and_text)")
     interpret_choose_beta: float = Field(0.1, ge=0.0, le=10.0, description="method interpret: weight of the "
                                          "model's log-prob against the cosine (0: the embeddings alone)")
     interpret_choose_margin: float = Field(0.1, ge=0.0, le=10.0, description="method interpret: candidates "

@@ -284,7 +284,8 @@ class PlanningService:
                                with_task_text=s.interpret_from == "llm_and_text", text_margin=s.interpret_text_margin,
                                mutex=mutex, orient=s.interpret_orient, store=self._sentence_vectors(),
                                scenes=s.interpret_scenes_in_memory, answers=s.interpret_answers_in_memory,
-                               menu=menu if s.interpret_choose else None, writer=writer)
+                               menu=menu if s.interpret_choose and s.interpret_from == "llm_and_text" else None,
+                               writer=writer)
 
     def _sentence_vectors(self) -> SentenceVectors:
         """The condition sentences' vectors, one store for every interpreter, on disk in the cache."""
