@@ -52,3 +52,22 @@ def demos(embedder):
     from llm_planner_ros.profiles import load_world
 
     return DemonstrationBank(load_world().demonstrations(), embedder)
+
+
+@pytest.fixture(scope="module")
+def openai_server():
+    """The real llama_cpp.server on the shipped GGUF (one per test module that asks for it)."""
+    import socket
+    import sys
+
+    from helpers.processes import NodeProcess
+    from llm_planner_ros.llm.llama_cpp_backend import smollm2_path
+
+    pytest.importorskip("llama_cpp.server.app")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()),
+            "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx", "2048"]
+    with NodeProcess(argv, ready="Uvicorn running", timeout=60):
+        yield f"http://127.0.0.1:{port}/v1"

@@ -11,14 +11,11 @@ import time
 from dataclasses import replace
 
 import pytest
-import test_llm_backends
 
 from helpers.faulty_openai import FaultyOpenAIServer
 from llm_planner_ros.core.errors import LLMError
 from llm_planner_ros.llm.base import SamplingParams
 from llm_planner_ros.llm.constraint import LiteralConstraint, canonical
-
-openai_server = test_llm_backends.openai_server   # the real llama_cpp.server on the shipped GGUF
 
 LITERALS = ("(on television)", "(off television)", "(on light)", "(off light)",
             "(holds_rh character remote_control)", "(sitting character sofa)",

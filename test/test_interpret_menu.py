@@ -64,24 +64,6 @@ def test_the_openai_path_sends_the_grammar_to_llama_cpp_server(index, openai_ser
     assert written and all(lit in constraint for lit in written), written
 
 
-@pytest.fixture(scope="module")
-def openai_server():
-    import socket
-    import sys
-
-    from helpers.processes import NodeProcess
-    from llm_planner_ros.llm.llama_cpp_backend import smollm2_path
-
-    pytest.importorskip("llama_cpp.server.app")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()),
-            "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx", "2048"]
-    with NodeProcess(argv, ready="Uvicorn running", timeout=60):
-        yield f"http://127.0.0.1:{port}/v1"
-
-
 def _scored(text: str, literal: str, score: float) -> Scored:
     return Scored(Condition(text, (literal,)), 0.0, 0.0, score, ("text",))
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import math
 import socket
-import sys
 from dataclasses import replace
 
 import pytest
 
-from helpers.processes import NodeProcess
 from llm_planner_ros.core.errors import CancelToken, LLMError, PlanCanceled, PromptTooLong
 from llm_planner_ros.llm.base import SamplingParams
 from llm_planner_ros.llm.llama_cpp_backend import smollm2_path
@@ -72,16 +70,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def openai_server():
-    pytest.importorskip("llama_cpp.server.app")
-    port = free_port()
-    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path()),
-            "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx", "2048"]
-    with NodeProcess(argv, ready="Uvicorn running", timeout=60):
-        yield f"http://127.0.0.1:{port}/v1"
 
 
 def test_openai_completions_with_logprobs_and_n(openai_server):
@@ -231,7 +219,7 @@ def test_the_same_goal_gives_the_same_plan_whatever_ran_before(embedder, demos):
     reuses the evaluated lines of the first."""
     from llm_planner_ros.core.request import parse_request
     from llm_planner_ros.core.settings import PlannerSettings
-    from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend, smollm2_path
+    from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend
     from llm_planner_ros.planning.service import PlanningService
 
     def service() -> PlanningService:

@@ -37,7 +37,7 @@ def test_the_shipped_mobile_manipulator_profile_validates():
     (("{skill: CLOSE,", "{skill: OPEN,"), "skill OPEN is also actions.open_door's"),
     (("name: mobile_manipulator", "name: Mobile Manipulator"), "name: String should match pattern"),
     (("agent: robot_1", "agent: robot_1\ngoal_classes: all"), "goal_classes: Input should be 'any' or 'every'"),
-    (("agent: robot_1", "agent: robot_1\nexclusive: [[open, ajar]]"),
+    (('exclusive: [[in, "on"]]', "exclusive: [[open, ajar]]"),
      "exclusive: ajar is not a predicate of the domain"),
 ])
 def test_a_broken_profile_is_refused_with_what_is_wrong(tmp_path, edit, problem):
