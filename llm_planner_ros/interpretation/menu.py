@@ -4,8 +4,8 @@ mean token log-probability after the same prompt, all candidates from one evalua
 state), and by ``cos(task, candidate) + beta * logprob`` the best join what the free-text route said, and
 what it said that scores far below the best is left out. A better model scores better (on EAI's
 26 tasks the mean log-prob alone ranks the annotated conditions above the rest with AUC 0.751,
-0.770 and 0.840 for the 135M, 0.5B and 1.5B models; the score at beta 0.1, 0.827, 0.845 and
-0.861; the cosine alone 0.73), so the goal gets better with the model; with ``beta`` 0 the
+0.770 and 0.840 for the 135M, 0.5B and 1.5B models; the score at beta 0.1, 0.836, 0.836 and
+0.872; the cosine alone 0.72-0.74), so the goal gets better with the model; with ``beta`` 0 the
 embeddings alone choose.
 
 The candidates: the conditions the free-text route kept, those nearest the task text, those of
