@@ -36,6 +36,7 @@ def auc(right: list[float], wrong: list[float]) -> float:
 def candidates_of(model: str, per_task: int) -> list[dict]:
     from llm_planner_ros.evaluation.eai import eai_tasks, select_tasks
     from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+    from llm_planner_ros.interpretation.menu import candidates
     from llm_planner_ros.llm.models import MODELS
     from llm_planner_ros.profiles.virtualhome.examples import eai_program_goals
     from llm_planner_ros.wiring import ServiceConfig, build_service
@@ -52,13 +53,8 @@ def candidates_of(model: str, per_task: int) -> list[dict]:
         found = interpreter.interpret(task.task, world, [task.task])
         index = interpreter.index(world)
         examples = interpreter.examples(task.task, [task.task])
-        menu = {c.text: c for c in found.conditions}
-        for c, _ in index.nearest(task.task, 12):
-            menu.setdefault(c.text, c)
-        for d in examples:
-            for s in d.sentences:
-                if index.by_text(s) is not None:
-                    menu.setdefault(s, index.by_text(s))
+        menu = {c.text: c for c in candidates(found.conditions, index, task.task, 12,
+                                               [d.sentences for d in examples], [])}
         texts = list(menu)
         prompt = interpreter.prompt(task.task, examples)
         scored = interpreter.llm.continuation_logprobs(prompt, [" " + t for t in texts])
