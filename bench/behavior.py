@@ -131,7 +131,8 @@ def model_settings(model: Optional[str]) -> dict:
 
 def row_settings(row: dict, model: Optional[str], settings: dict) -> dict:
     """A row's settings: the model's, then ``settings`` (--set), then the row's own keys, each winning."""
-    return {**model_settings(model), **settings, **{k: v for k, v in row.items() if k not in ROW_KEYS}}
+    return {"interpret_confirm": "never",   # every goal runs: its outcome is what is measured
+            **model_settings(model), **settings, **{k: v for k, v in row.items() if k not in ROW_KEYS}}
 
 
 def model_label(row: dict, model: Optional[str], settings: dict) -> str:

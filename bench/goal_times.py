@@ -74,7 +74,12 @@ def main() -> None:
         extra = {} if args.prompt_cache_mb is None else {"prompt_cache_mb": args.prompt_cache_mb}
         llm = LlamaCppBackend(Path(args.model_path) if args.model_path else smollm2_path(), **extra)
     t0 = time.perf_counter()
-    service = PlanningService(llm, OnnxSentenceEmbedder(), PlannerSettings())
+    from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
+
+    # every goal runs, unasked, as before issue 37 (a baseline revision has no such setting)
+    never = {"goal_directed": GoalDirectedSettings(interpret_confirm="never")} \
+        if "interpret_confirm" in GoalDirectedSettings.model_fields else {}
+    service = PlanningService(llm, OnnxSentenceEmbedder(), PlannerSettings(), **never)
     setup_s = time.perf_counter() - t0
     goals = []
     for task in args.tasks + again(args.tasks, args.again):
@@ -176,7 +181,8 @@ def over_ros(tasks: list[str], method: str = "reprompt", repeats: int = 0,
         logs = [bridge_log, planner_log]
         nodes = [subprocess.Popen([str(lib / "executor_bridge"), *common], stdout=bridge_log,
                                   stderr=subprocess.STDOUT),
-                 subprocess.Popen([str(lib / "planner_node"), *common, "-p", "trace_log:=''"],
+                 subprocess.Popen([str(lib / "planner_node"), *common, "-p", "trace_log:=''",
+                                   "-p", "interpret_confirm:=never"],
                                   stdout=planner_log, stderr=subprocess.STDOUT)]
         try:
             setup_s, goals = _goals_over_ros(ns, tasks + again(tasks, repeats), method, nodes, logs, given or {})

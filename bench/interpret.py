@@ -44,7 +44,12 @@ with the annotated ones. Per row: the median seconds per goal (whole goal) and t
 the model's answer (interpret_llm_s) and of its choice among the candidates (interpret_menu_s).
 EAI's goal-interpretation scorer runs where every program of the chosen titles ran (no --per-task):
 on all 342, or on a split's programs (the 15 shipped answers then scored on the same programs).
-Writes interpret.json and interpret.md; one process per --jobs.
+Honesty columns (issue 37): every goal runs (interpret_confirm never) and its confidence is
+recorded; at the row's interpret_confidence a goal below it (or of unknown confidence) counts as
+asked. Per row: the asked goal reached unasked, another goal reached unasked (reported done, EAI's
+goal not met: the wrong-goal rate), asked, the wrong-goal rate without asking, and the AUROC of the
+confidence for reaching EAI's goal; interpret_risk.png plots risk against coverage.
+Writes interpret.json, interpret.md and interpret_risk.png; one process per --jobs.
 """
 from __future__ import annotations
 
@@ -143,9 +148,15 @@ def model_settings(model: Optional[str]) -> dict:
     return {"llm_model": model, "llm_context": entry.context, **entry.settings}
 
 
+# Every goal runs (nobody is asked) so that its outcome is known; whether it would have been asked
+# is its recorded confidence against interpret_confidence, the decision the planner takes before
+# it plans anything (--set interpret_confirm=unsure: the goals below it really end unconfirmed).
+RUN_EVERY_GOAL = {"interpret_confirm": "never"}
+
+
 def row_settings(row: str, model: Optional[str]) -> dict:
     """A row's settings: the model's, then --set, then the row's own keys, each winning over the earlier."""
-    return {**model_settings(model), **SETTINGS, **(ROWS[row] or {})}
+    return {**RUN_EVERY_GOAL, **model_settings(model), **SETTINGS, **(ROWS[row] or {})}
 
 
 _service: dict = {}
@@ -222,6 +233,7 @@ def _run(job: tuple[str, str, Optional[str], int]) -> dict:
         detail, fell_back = result.detail, "fell back to" in result.detail
         seconds = {k: v for k, v in report.stats.items()   # interpret_llm_s, interpret_menu_s, ...
                    if k.startswith("interpret_") and k.endswith("_s") and isinstance(v, (int, float))}
+        head.update(confidence=report.stats.get("confidence"), reported_success=result.success)
     met = bool(executor.goal_met())
     if met:
         stage = "reached"
@@ -236,6 +248,70 @@ def _run(job: tuple[str, str, Optional[str], int]) -> dict:
     return dict(head, goal_met=met, executed=result.executed, termination=result.termination_reason.value,
                 stage=stage, interpreted=sorted(set(interpreted)), truth=sorted(truth), detail=detail[:400],
                 wall_s=time.perf_counter() - t0, seconds=seconds)
+
+
+def threshold(row: str, model: Optional[str]) -> float:
+    """The confidence below which the row's goals are asked (interpret_confidence as the row sets it)."""
+    from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
+
+    return float(row_settings(row, model).get("interpret_confidence",
+                                              GoalDirectedSettings().interpret_confidence))
+
+
+def asked(record: dict, at: float) -> bool:
+    """Whether the goal is asked at threshold ``at``: its confidence is unknown or below it."""
+    return record.get("confidence") is None or record["confidence"] < at
+
+
+def honesty(records: list[dict], at: float) -> dict:
+    """At the threshold ``at``: the share of goals that reach the asked goal unasked, that reach
+    another goal unasked (reported done, EAI's goal not met: the wrong-goal rate), that are asked;
+    the same without asking (threshold 0); the confidence's AUROC for reaching the asked goal."""
+    from llm_planner_ros.interpretation.confidence import auroc
+
+    n = len(records) or 1
+    wrong_unasked = [r for r in records if r.get("reported_success") and not r["goal_met"]]
+    known = [r for r in records if r.get("confidence") is not None]
+    return {"threshold": at,
+            "reached_unasked": sum(r["goal_met"] and not asked(r, at) for r in records) / n,
+            "wrong_unasked": sum(not asked(r, at) for r in wrong_unasked) / n,
+            "asked": sum(asked(r, at) for r in records) / n,
+            "wrong_never_asking": len(wrong_unasked) / n,
+            "auroc": auroc([r["confidence"] for r in known], [r["goal_met"] for r in known])}
+
+
+def risk_coverage(records: list[dict]) -> tuple[list[float], list[float]]:
+    """Goals sorted by confidence, most confident first: (coverage, wrong-goal rate among them)."""
+    ranked = sorted(records, key=lambda r: -(r["confidence"] if r.get("confidence") is not None else -1.0))
+    coverage, risk, wrong = [], [], 0
+    for k, r in enumerate(ranked, 1):
+        wrong += bool(r.get("reported_success") and not r["goal_met"])
+        coverage.append(k / len(ranked))
+        risk.append(wrong / k)
+    return coverage, risk
+
+
+def plot_risk(summary: dict, records: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name, s in summary.items():
+        rs = [r for r in records if r["row"] == name]
+        if any(r.get("confidence") is not None for r in rs):
+            coverage, risk = risk_coverage(rs)
+            ax.plot(coverage, risk, label=f"{name} (AUROC {s['honesty']['auroc']:.2f})")
+            ax.plot([1 - s["honesty"]["asked"]], [s["honesty"]["wrong_unasked"] / max(1e-9, 1 - s["honesty"]["asked"])],
+                    "o", color=ax.lines[-1].get_color())
+    ax.set_xlabel("coverage (share of goals run unasked, most confident first)")
+    ax.set_ylabel("wrong goal reached, among them")
+    ax.set_title("Risk against coverage; dot: the shipped threshold")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def prf(records: list[dict]) -> dict:
@@ -398,6 +474,7 @@ def main() -> None:
                          "per_task": {t: f"{sum(r['goal_met'] for r in rs if r['task'] == t)}/"
                                          f"{sum(1 for r in rs if r['task'] == t)}"
                                       for t in dict.fromkeys(r["task"] for r in rs)},
+                         "honesty": honesty(rs, threshold(row, model)) if ROWS[row] is not None else None,
                          **prf(rs)}
         if phrasing(row):   # the same programs as EAI words them (the same model)
             base = row[:-len(", " + phrasing(row))]
@@ -425,6 +502,15 @@ def main() -> None:
         lines.append(f"| {name} | {model_label(s['row'], s['model'])} | {s['programs']} | {s['success']:.1%}{same} | "
                      f"{s['executable']:.1%} | {s['precision']:.2f} | {s['recall']:.2f} | {s['f1']:.2f} | "
                      f"{s['median_s']:.2f} | {llm_s} | {menu_s} |")
+    lines += ["", "## The asked goal, another goal, asked (at the threshold interpret_confidence)",
+              "", "| row | threshold | asked goal reached, unasked | wrong goal reached, unasked | asked | "
+              "wrong goal without asking | confidence AUROC |", "|---|---|---|---|---|---|---|"]
+    for name, s in summary.items():
+        h = s["honesty"]
+        if h:
+            lines.append(f"| {name} | {h['threshold']:.2f} | {h['reached_unasked']:.1%} | {h['wrong_unasked']:.1%} | "
+                         f"{h['asked']:.1%} | {h['wrong_never_asking']:.1%} | {h['auroc']:.3f} |")
+    plot_risk(summary, records, args.out / "interpret_risk.png")
     for name, s in summary.items():
         lines += ["", f"## {name}: where programs end", ""]
         lines += [f"- {stage}: {n}" for stage, n in s["stages"].items()]

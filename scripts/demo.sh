@@ -9,7 +9,12 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 task=${1:-Wash hands}
 shift || true
 extra=("$@")
-[ ${#extra[@]} -gt 0 ] || extra=(--method interpret --execute)
+# an interpreted goal the planner is unsure of waits for a confirmation: a terminal prompts for it,
+# elsewhere (CI, a pipe) the demo confirms it (--yes), and the output shows what was confirmed
+if [ ${#extra[@]} -eq 0 ]; then
+    extra=(--method interpret --execute)
+    [ -t 0 ] || extra+=(--yes)
+fi
 export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-42} ROS_AUTOMATIC_DISCOVERY_RANGE=${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}
 lib="$root/install/llm_planner_ros/lib/llm_planner_ros"
 

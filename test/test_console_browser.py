@@ -147,3 +147,48 @@ def test_the_console_sends_a_goal_streams_its_steps_and_answers_approvals(browse
         wait.until(lambda _: "canceled" in browser.find_element(
             By.CSS_SELECTOR, f'.goal[data-goal-id="{third_id}"] .status').text)
         assert not browser.find_elements(By.CSS_SELECTOR, ".approval")
+
+
+def test_the_console_confirms_or_declines_an_interpreted_goal(browser):
+    """Issue 37: under interpret_confirm always the interpreted goal waits for the operator; the
+    console shows it in words and lines with its confidence and alternatives; Confirm runs it to
+    goal_reached, Decline ends it goal_declined with the operator's reason."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    ns = f"/confirm_console_{uuid.uuid4().hex[:6]}"
+    with ros_node("executor_bridge", ns, "serving action 'execute_skill'"), \
+            ros_node("planner_node", ns, "planner ready", "interpret_confirm:=always", "approval_timeout_s:=300.0"), \
+            ros_node("console_node", ns, "console at", "port:=0") as console:
+        browser.get(re.search(r"console at (http://\S+)", console.output).group(1))
+        wait = WebDriverWait(browser, 120, ignored_exceptions=[StaleElementReferenceException])
+        wait.until(EC.text_to_be_present_in_element((By.ID, "link"), "planner up"))
+
+        def send(task: str) -> None:
+            browser.find_element(By.ID, "task").clear()
+            browser.find_element(By.ID, "task").send_keys(task)
+            Select(browser.find_element(By.ID, "method")).select_by_visible_text("interpret")
+            browser.find_element(By.ID, "send").click()
+
+        send("Watch TV")
+        confirm = wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, ".approval button.approve")))
+        card, pending = browser.execute_script(
+            "return [document.querySelector('.approval').innerText,"
+            " (document.querySelector('.goal .pending') || {innerText: ''}).innerText];")
+        assert "Confirm this goal?" in card and "Watch TV" in card and "confidence: " in card, card
+        assert "(on television_410)" in card and "The television is on." in card, card
+        assert confirm.text == "Confirm" and "waiting for confirmation of the goal" in pending, pending
+        confirm.click()
+        wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".goal .status"), "succeeded"))
+        wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".goal"), "goal_reached"))
+        assert not browser.find_elements(By.CSS_SELECTOR, ".approval")
+
+        send("Watch TV")
+        wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, ".approval button.deny")))
+        browser.find_element(By.CSS_SELECTOR, ".approval input.reason").send_keys("not the TV")
+        browser.find_element(By.CSS_SELECTOR, ".approval button.deny").click()
+        wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".goal .status"), "aborted"))
+        ended = browser.execute_script("return document.querySelector('.goal').textContent;")
+        assert "goal_declined" in ended and "not the TV" in ended, ended

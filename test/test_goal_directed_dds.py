@@ -84,3 +84,81 @@ def test_the_task_sentence_alone_is_interpreted_planned_and_executed_over_ros():
             assert result.goal_status == PlanTask.Result.GOAL_MET
             assert any(c.startswith("(on television") for c in result.goal_conditions)
             assert run.feedback and all(list(f.goal_conditions) == list(result.goal_conditions) for f in run.feedback)
+
+
+def test_an_interpreted_goal_is_confirmed_from_the_client_send_goal_and_a_terminal_or_times_out():
+    """Issue 37: under interpret_confirm always the goal waits for an operator before anything
+    runs; the feedback and the request carry the proposal, its alternatives and its confidence.
+    PlannerClient confirms it; send_goal --yes does; a terminal's "n" declines it; unanswered it
+    ends confirmation_timeout with nothing executed."""
+    import math
+    import os
+    import pty
+    import select
+    import subprocess
+    import time
+
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.parameter import Parameter
+
+    from helpers.processes import console_script, wait_until
+    from llm_planner_ros.ros.client import PlannerClient
+
+    ns = f"/confirm_{uuid.uuid4().hex[:6]}"
+    R = PlanTask.Result
+    with ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=virtualhome"), \
+            ros_node("planner_node", ns, "planner ready", "executor_mode:=bridge", "interpret_confirm:=always",
+                     "approval_timeout_s:=300.0"):
+        with PlannerClient(ns) as planner:
+            assert planner.wait_until_ready(60)
+            run = planner.send("Watch TV", method="interpret", execute=True)
+            asked = planner.wait_confirmation(run, 300)
+            assert asked.kind == "goal" and asked.task == "Watch TV" and len(asked.alternatives) <= 3
+            assert any(s.startswith("(on television") for s in asked.scripts) and asked.texts
+            assert 0.0 <= asked.confidence <= 1.0 or math.isnan(asked.confidence)
+            assert wait_until(lambda: any(f.awaiting for f in run.feedback), 30)
+            waiting = next(f.awaiting for f in run.feedback if f.awaiting)
+            assert waiting.startswith("confirmation of the goal (") and "(on television_410)" in waiting, waiting
+            assert "The television is on." in waiting and "confidence" in waiting, waiting
+            assert planner.answer(asked, approve=True) == (True, "approved")
+            outcome = planner.result(run, 300)
+            assert outcome.succeeded and outcome.result.termination_reason == R.REASON_GOAL_REACHED, \
+                outcome.result.detail
+            assert outcome.result.steps and outcome.result.confidence == asked.confidence or \
+                math.isnan(asked.confidence)
+            # from send_goal: --yes confirms, and the terminal shows what was confirmed
+            send = [str(console_script("send_goal")), "Watch TV", "--method", "interpret", "--execute",
+                    "--namespace", ns, "--server-timeout", "60"]
+            done = subprocess.run(send + ["--yes"], capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stdout + done.stderr
+            assert "confirm the goal for 'Watch TV'" in done.stdout and "confirmed" in done.stdout
+            # on a terminal, send_goal asks; "n" declines the goal, which ends goal_declined
+            main, child = pty.openpty()
+            proc = subprocess.Popen(send, stdin=child, stdout=child, stderr=child, close_fds=True)
+            os.close(child)
+
+            def read_until(text: bytes, seen: bytes, timeout: float) -> bytes:
+                deadline = time.monotonic() + timeout
+                while text not in seen and time.monotonic() < deadline:
+                    if select.select([main], [], [], 0.5)[0]:
+                        try:
+                            chunk = os.read(main, 4096)
+                        except OSError:   # the child closed the terminal
+                            break
+                        if not chunk:
+                            break
+                        seen += chunk
+                return seen
+            seen = read_until(b"run this goal? [y/N]", b"", 300)
+            os.write(main, b"n\n")
+            assert proc.wait(300) == 1
+            seen = read_until(b"wall=", seen, 30)
+            os.close(main)
+            assert b"reason: goal_declined" in seen and b"declined at the terminal" in seen, seen.decode()
+            # nobody answers: the goal ends confirmation_timeout, nothing executed
+            change = SetParameters.Request(parameters=[Parameter("approval_timeout_s", value=2.0).to_parameter_msg()])
+            with RosTestClient(ns) as client:
+                assert client.call(SetParameters, "planner/set_parameters", change).results[0].successful
+            outcome = planner.result(planner.send("Watch TV", method="interpret", execute=True), 300)
+            assert outcome.result.termination_reason == R.REASON_CONFIRMATION_TIMEOUT and not outcome.result.steps
+            assert "no operator confirmed the goal within 2 s" in outcome.result.detail

@@ -103,7 +103,7 @@ def test_a_plan_by_fast_downward_runs_on_the_profiles_world():
 
 
 # -- the planner over a profile's world ---------------------------------------------------------
-def profile_service(smollm2, embedder, demos, executor):
+def profile_service(smollm2, embedder, demos, executor, approver=None):
     from llm_planner_ros.core.settings import PlannerSettings
     from llm_planner_ros.planning.service import PlanningService
 
@@ -111,7 +111,7 @@ def profile_service(smollm2, embedder, demos, executor):
         executor.reset()
         return executor
     return PlanningService(smollm2, embedder, PlannerSettings(), demos=demos, executor_factory=reset,
-                           robot_world=lambda executes: executor)
+                           robot_world=lambda executes: executor, approver=approver)
 
 
 def test_pddl_plans_and_executes_over_a_profiles_world(smollm2, embedder, demos):
@@ -274,6 +274,12 @@ def test_interpret_on_a_profile_without_examples_is_zero_shot_and_says_so(smollm
     result = service.plan(parse_request(task="Open the fridge", method="interpret", execute=True),
                           lambda e: None, CancelToken())
     assert result.detail.startswith("zero-shot (the mobile_manipulator profile has no example goals)"), result.detail
+    # no example calibrates the confidence: the goal waits for an operator, and nobody can be asked
+    assert result.termination_reason is TerminationReason.UNCONFIRMED, result.detail
+    assert "(open fridge_7)" in result.detail and ("open", "fridge_7") not in executor.world.state
+    confirmed = profile_service(smollm2, embedder, demos, executor, lambda *args, **kw: (True, ""))
+    result = confirmed.plan(parse_request(task="Open the fridge", method="interpret", execute=True),
+                            lambda e: None, CancelToken())
     assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
     assert ("open", "fridge_7") in executor.world.state
 

@@ -63,11 +63,16 @@ class TerminationReason(str, Enum):
     REJECTED = "rejected"
     TRACKER_ERROR = "tracker_error"
     NO_PROGRESS = "no_progress"
+    ALREADY_DONE = "already_done"
+    UNCONFIRMED = "unconfirmed"
+    CONFIRMATION_TIMEOUT = "confirmation_timeout"
+    GOAL_DECLINED = "goal_declined"
 
     @property
     def is_success(self) -> bool:
         return self in (TerminationReason.END_OF_PLAN, TerminationReason.LOW_SCORE,
-                        TerminationReason.MAX_STEPS, TerminationReason.GOAL_REACHED)
+                        TerminationReason.MAX_STEPS, TerminationReason.GOAL_REACHED,
+                        TerminationReason.ALREADY_DONE)
 
 
 class GoalStatus(IntEnum):
@@ -130,13 +135,15 @@ class PlanResult:
     executing: bool = False   # the goal asked for execution
     goal_conditions: list[str] = field(default_factory=list)   # what "done" meant: given or interpreted
     checked: bool = False     # plan-only: the plan was run on a model of the world (see planning.plan_check)
+    confidence: float = math.nan   # method interpret: P(the interpreted goal is the one asked); nan: unknown
 
     @property
     def success(self) -> bool:
         """The goal was reached, or a plan ended normally and has steps; when executing, every
         step executed; when only planning, the plan is trusted: it was run on a model of the
         world, no step failed there, and the goal, where the model knows it, held after it."""
-        if self.termination_reason is TerminationReason.GOAL_REACHED and self.goal_status is not GoalStatus.NOT_MET:
+        if self.termination_reason in (TerminationReason.GOAL_REACHED, TerminationReason.ALREADY_DONE) \
+                and self.goal_status is not GoalStatus.NOT_MET:
             return True
         if not (self.termination_reason.is_success and self.steps):
             return False
@@ -173,6 +180,7 @@ class StepEvent:
     num_corrections: int
     subtask: str = ""
     goal_conditions: tuple[str, ...] = ()
+    confidence: float = math.nan   # method interpret: the interpreted goal's confidence
 
 
 @dataclass(frozen=True)

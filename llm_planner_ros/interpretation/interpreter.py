@@ -5,12 +5,17 @@ the same way; the query's own task is held out by its label. ``retrieve`` is the
 without an LLM: the conditions nearest to the task text itself."""
 from __future__ import annotations
 
+import hashlib
+import json
+import math
+import os
 import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
+from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -25,10 +30,12 @@ from llm_planner_ros.interpretation.conditions import (
     spec_of,
     turned_literal,
 )
+from llm_planner_ros.interpretation.confidence import Candidate, Evidence, Judgement, Labelled
 from llm_planner_ros.interpretation.menu import MenuSettings, Scored, candidates, choose, score
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams, split_sentences
 from llm_planner_ros.pddl.goals import GoalSpec, Literal
 from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.translation.onnx_embedder import cache_root
 from llm_planner_ros.translation.vector_store import SentenceVectors
 
 
@@ -50,6 +57,13 @@ class Interpretation:
     menu: list[Scored] = field(default_factory=list)   # the candidates the model scored, best first
     written: list[str] = field(default_factory=list)   # literals the model wrote under the world's grammar
     added: list[Condition] = field(default_factory=list)   # conditions the menu added to what was said
+    evidence: Optional[Evidence] = None        # what the confidence weighs (see :mod:`.confidence`)
+    judgement: Judgement = Judgement(None, ())   # the confidence: the goal's and each kept condition's
+    alternatives: list[Condition] = field(default_factory=list)   # the likeliest candidates left out
+
+    @property
+    def confidence(self) -> Optional[float]:
+        return self.judgement.goal
 
     @property
     def spec(self) -> GoalSpec:
@@ -180,6 +194,29 @@ class Completion:
         return out
 
 
+CALIBRATION_VERSION = 2
+
+
+def read_labelled(path: Path) -> Optional[list[Labelled]]:
+    """The labelled demonstrations kept in ``path``; None when there are none (or unreadable)."""
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return [Labelled(r["task"], Evidence(tuple(Candidate(c["text"], c["cosine"], c["logprob"], c["below_best"],
+                                                         tuple(c["sources"]), c["kept"])
+                                               for c in r["evidence"]["candidates"]),
+                                         r["evidence"]["demonstration"], r["evidence"]["agreement"]),
+                     tuple(r["asked"]), r.get("reached")) for r in raw]
+
+
+def write_labelled(path: Path, labelled: Sequence[Labelled]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps([asdict(lab) for lab in labelled]))   # NaN and Infinity as Python writes them
+    tmp.replace(path)
+
+
 class GoalInterpreter:
     def __init__(self, llm: Optional[LLMBackend], embedder, demos: Sequence[GoalDemo],
                  conditions: Callable[[WorldState], list[Condition]],
@@ -234,12 +271,15 @@ class GoalInterpreter:
 
     def examples(self, task: str, hold_out: Sequence[str] = ()) -> list[GoalDemo]:
         """The demonstrations nearest to ``task``, never of a held-out task label."""
+        return [d for d, _ in self._nearest_demos(task, hold_out)][:self.num_examples]
+
+    def _nearest_demos(self, task: str, hold_out: Sequence[str] = ()) -> list[tuple[GoalDemo, float]]:
         held = {h.strip().lower() for h in hold_out}
         if not self.demos or self.num_examples == 0:
             return []
         q = self.embedder.embed([task])[0]
-        order = np.argsort(-(self._demo_vectors @ q))
-        return [self.demos[i] for i in order if self.demos[i].task.lower() not in held][:self.num_examples]
+        cos = self._demo_vectors @ q
+        return [(self.demos[i], float(cos[i])) for i in np.argsort(-cos) if self.demos[i].task.lower() not in held]
 
     def prompt(self, task: str, examples: Sequence[GoalDemo]) -> str:
         parts = ["Describe the end state of each household task in short sentences.\n"]
@@ -274,7 +314,42 @@ class GoalInterpreter:
         if self.menu is not None:
             self._choose(found, task, index, examples, prompt, cancel)
         found.conditions = self._complete(found.conditions, index, hold_out)
+        found.evidence = self._evidence(found, task, hold_out)
+        found.alternatives = [s.condition for s in found.menu if s.condition not in found.conditions
+                              and math.isfinite(s.score)
+                              and not any(contradicts(s.condition, c, self.mutex) for c in found.conditions)][:3]
         return found
+
+    def _evidence(self, found: Interpretation, task: str, hold_out: Sequence[str]) -> Evidence:
+        """What the confidence weighs: every candidate (the menu's, else the translated matches),
+        the nearest demonstration shown, and how far the free-text route and the choice agree."""
+        kept = set(found.conditions)
+        if found.menu:
+            top = found.menu[0].score
+            cands = tuple(Candidate(s.condition.text, s.cosine, s.logprob, top - s.score, s.sources,
+                                    s.condition in kept) for s in found.menu)
+        else:
+            best: dict[Condition, float] = {}
+            for m in found.matches:
+                if m.condition is not None:
+                    best[m.condition] = max(best.get(m.condition, -1.0), m.cosine)
+            top = max(best.values(), default=0.0)
+            cands = tuple(Candidate(c.text, cos, math.nan, top - cos, ("said",), c in kept) for c, cos in best.items())
+        said = {m.condition for m in found.matches if m.condition is not None and m.sentence != task}
+        chosen = [c for c in cands if c.kept]
+        agreement = sum(c.text in {x.text for x in said} for c in chosen) / len(chosen) if chosen else 0.0
+        near = self._nearest_demos(task, hold_out)
+        return Evidence(cands, near[0][1] if near else 0.0, agreement)
+
+    def calibration_file(self, world: WorldState, demos: Sequence[GoalDemo]) -> Path:
+        """Where the calibration of this interpreter's confidence in ``world`` over ``demos`` is kept:
+        by model, settings, demonstrations and world."""
+        key = json.dumps([getattr(self.llm, "name", type(self.llm).__name__), self.threshold, self.num_examples,
+                          self.max_tokens, self.with_task_text, self.retrieved, self.orient, self.text_margin,
+                          repr(self.menu), self.writer is not None and repr(getattr(self.writer, "max_literals", 0)),
+                          [(d.task, d.sentences) for d in demos], sorted(map(list, world.facts)),
+                          sorted(world.classes.items()), CALIBRATION_VERSION])
+        return cache_root() / "calibration" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
 
     def _choose(self, found: Interpretation, task: str, index: ConditionIndex, examples: Sequence[GoalDemo],
                 prompt: str, cancel: Optional[CancelToken]) -> None:

@@ -91,9 +91,19 @@ class GoalDirectedSettings(BaseModel):
     interpret_vectors_in_memory: int = Field(20000, ge=0, le=10_000_000,
                                              description="method interpret: condition sentence vectors kept in "
                                                          "memory (all stay on disk in the cache folder)")
+    interpret_confirm: Literal["never", "unsure", "always"] = Field(
+        "unsure", description="method interpret: when an operator confirms the interpreted goal before it "
+                              "runs: never | unsure (its confidence is below interpret_confidence) | always; "
+                              "with nobody to ask, such a goal ends 'unconfirmed' with the proposal in its detail")
+    interpret_confidence: float = Field(0.5, ge=0.0, le=1.0, description="method interpret: the least "
+                                        "confidence (calibrated P(the interpreted goal is the one asked)) at which a "
+                                        "goal runs unasked under interpret_confirm unsure")
+    interpret_calibration_demos: int = Field(40, ge=0, le=10_000, description="method interpret: demonstrations "
+                                             "interpreted, each with its task held out, to calibrate the "
+                                             "confidence (once per model and world; kept in the cache folder)")
     interpret_fallback: Literal["none", "translated", "resample", "reprompt"] = Field(
         "reprompt", description="method interpret: the LLM method that plans when the interpreted goal is "
-                                "empty, already holds or has no plan")
+                                "empty or has no plan, or holds only once conditions were given up")
 
 
 class GoalDirectedPlanner:

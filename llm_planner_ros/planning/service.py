@@ -252,12 +252,15 @@ class PlanningService:
                 world = self.world
                 demos, goals = world.annotated_goals()
                 vocabulary = world.goal_vocabulary()
+                scene = world.scenes[0]
                 interpreter = self._interpreter(demos, world.conditions, vocabulary.mutex,
                                                 Completion(goals, mutex=vocabulary.mutex))
                 self._interpreted = InterpretedGoalPlanner(interpreter, InstancePrior(goals), self.goal_directed,
                                                            vocabulary, use_llm=s.interpret_from != "text",
                                                            relax_plans=s.interpret_relax_plans,
-                                                           added_time_s=s.interpret_added_time_s)
+                                                           added_time_s=s.interpret_added_time_s,
+                                                           reference=lambda: world.executor(scene, ""),
+                                                           calibration_demos=s.interpret_calibration_demos)
             return self._interpreted
 
     def warm(self, scene_id: str, bank: str = "scene") -> None:
@@ -297,6 +300,8 @@ class PlanningService:
     def profile_interpreted(self, profile: WorldProfile, robot: Executor) -> InterpretedGoalPlanner:
         """Method interpret over a profile's world: its conditions in its words, its example goals
         as demonstrations (none: zero-shot); built once per profile."""
+        from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
+        from llm_planner_ros.pddl.problem import world_problem
         from llm_planner_ros.profiles.conditions import profile_conditions, profile_goal_demos
         from llm_planner_ros.profiles.skills import reference_world
 
@@ -307,10 +312,13 @@ class PlanningService:
                 vocabulary = profile.goal_vocabulary()
                 interpreter = self._interpreter(profile_goal_demos(profile, profile_conditions(profile, world)),
                                                 lambda w: profile_conditions(profile, w), vocabulary.mutex)
+                planning_domain = profile.planning_domain().name
                 self._profile_interpreters[profile.text] = InterpretedGoalPlanner(
                     interpreter, InstancePrior(()), self.goal_directed, vocabulary,
                     use_llm=s.interpret_from != "text", relax_plans=s.interpret_relax_plans,
-                    added_time_s=s.interpret_added_time_s)
+                    added_time_s=s.interpret_added_time_s,
+                    reference=lambda: PddlWorldExecutor(profile, world_problem(world, planning_domain)),
+                    calibration_demos=s.interpret_calibration_demos)
             return self._profile_interpreters[profile.text]
 
     def record_unplanned(self, goal_id: str, request: dict, termination: str, detail: str) -> None:

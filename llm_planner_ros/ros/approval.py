@@ -6,6 +6,7 @@ recomputed by the operator's tool from the content it showed; an answer for othe
 republished request id with other scripts) is refused, and the request keeps waiting."""
 from __future__ import annotations
 
+import math
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -57,10 +58,14 @@ class RosApprover:
         response.accepted, response.message = True, "approved" if request.approve else "denied"
         return response
 
-    def __call__(self, skills: Sequence[Skill], kind: str, stop: CancelToken) -> Optional[tuple[bool, str]]:
+    def __call__(self, skills: Sequence[Skill], kind: str, stop: CancelToken, scripts: Optional[Sequence[str]] = None,
+                 alternatives: Sequence[str] = (), confidence: float = math.nan) -> Optional[tuple[bool, str]]:
+        """(approved, reason), or None when no answer came in time. Kind "goal" (an interpreted goal
+        to confirm): ``skills`` carry its conditions in words, ``scripts`` its lines, with up to three
+        ``alternatives`` in words and its ``confidence``."""
         goal_id, task = self.goal_info()
         request_id = uuid.uuid4().hex[:12]
-        scripts = [s.script() for s in skills]
+        scripts = list(scripts) if scripts is not None else [s.script() for s in skills]
         digest = approval_digest(request_id, goal_id, kind, scripts)
         event = threading.Event()
         answers: list[tuple[bool, str]] = []
@@ -70,12 +75,21 @@ class RosApprover:
         # the scripts are the approved content (the digest's); task and texts are what may carry a secret
         self._pub.publish(ApprovalRequest(request_id=request_id, goal_id=goal_id, kind=kind, task=redact(task),
                                           scripts=scripts, texts=[redact(s.text) for s in skills],
-                                          timeout_s=float(timeout_s), digest=digest))
-        what = f"step {scripts[0]}" if kind == "step" else f"a plan of {len(skills)} steps"
-        self.node.get_logger().info(f"waiting up to {timeout_s:.0f}s for approval {request_id} of {what}")
+                                          timeout_s=float(timeout_s), digest=digest,
+                                          alternatives=[redact(a) for a in alternatives][:3],
+                                          confidence=float(confidence)))
+        what = {"step": f"step {scripts[0] if scripts else ''}", "plan": f"a plan of {len(skills)} steps",
+                "goal": f"the goal {', '.join(scripts)}"}.get(kind, kind)
+        asked = "approval" if kind != "goal" else "confirmation"
+        self.node.get_logger().info(f"waiting up to {timeout_s:.0f}s for {asked} {request_id} of {what}")
         remove = stop.on_stop(event.set)
-        self.awaiting(goal_id, f"approval of {what} (request {request_id}, up to {timeout_s:.0f} s): answer on "
-                               f"{self.node.resolve_service_name('approve')} or in the operator console")
+        proposal = ""
+        if kind == "goal":   # the proposal in words, how sure, and what else the task may mean
+            sure = "unknown" if math.isnan(confidence) else f"{confidence:.2f}"
+            proposal = f" ({' '.join(redact(s.text) for s in skills)}; confidence {sure}" + \
+                (f"; or: {'; '.join(redact(a) for a in alternatives[:3])}" if alternatives else "") + ")"
+        self.awaiting(goal_id, f"{asked} of {what}{proposal} (request {request_id}, up to {timeout_s:.0f} s): "
+                               f"answer on {self.node.resolve_service_name('approve')} or in the operator console")
         try:
             if not event.wait(timeout_s):
                 return None

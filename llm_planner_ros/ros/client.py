@@ -8,6 +8,14 @@
                                on_feedback=lambda fb: print(fb.script))
         print(outcome.status_name, outcome.result.termination_reason, outcome.result.program)
 
+A goal whose interpreted goal needs an operator's confirmation (method interpret, parameter
+``interpret_confirm``) waits for it; the client can give it::
+
+        run = planner.send("Watch TV", method="interpret", execute=True)
+        asked = planner.wait_confirmation(run)          # the proposal: asked.texts, asked.alternatives
+        planner.answer(asked, approve=True)
+        outcome = planner.result(run)
+
 By default it spins its own node in a background thread (its own rclpy context, so it coexists
 with other rclpy users in the process); given ``node=``, it adds its clients to that node, which
 its owner spins on a multi-threaded executor (the operator console does so). It waits on
@@ -38,12 +46,15 @@ from rclpy.task import Future
 from unique_identifier_msgs.msg import UUID
 
 from llm_planner_msgs.action import PlanTask
-from llm_planner_msgs.msg import MethodOptions
+from llm_planner_msgs.msg import ApprovalRequest, MethodOptions
+from llm_planner_msgs.srv import Approve
 from llm_planner_ros.ros.conversions import nul_field
 from llm_planner_ros.ros.executor import NodeExecutor
 from llm_planner_ros.ros.liveness import RESEND_S, PeerWatch
+from llm_planner_ros.ros.qos import LATCHED_EVERY
 from llm_planner_ros.ros.skill_action import GoalStatusWatch
 from llm_planner_ros.ros.wait import wait_future
+from llm_planner_ros.safety.policy import approval_digest
 
 STATUS_NAMES = {GoalStatus.STATUS_SUCCEEDED: "SUCCEEDED", GoalStatus.STATUS_ABORTED: "ABORTED",
                 GoalStatus.STATUS_CANCELED: "CANCELED"}
@@ -96,11 +107,60 @@ class PlannerClient:
         self._cancel: Client[Any, Any] = self.node.create_client(CancelGoal, f"{action}/_action/cancel_goal")
         self._planner = PeerWatch(self.node, "planner", namespace=action.rpartition("/")[0], announce=False)
         self._status = GoalStatusWatch(self.node, action, ReentrantCallbackGroup())
+        prefix = action.rpartition("/")[0]
+        self._requests: list[ApprovalRequest] = []
+        self._requested = threading.Condition()
+        self.node.create_subscription(ApprovalRequest, f"{prefix}/approval_request" if prefix else "approval_request",
+                                      self._on_request, LATCHED_EVERY, callback_group=ReentrantCallbackGroup())
+        self._approve: Client[Any, Any] = self.node.create_client(
+            Approve, f"{prefix}/approve" if prefix else "approve", callback_group=ReentrantCallbackGroup())
         if self._own:
             self._executor = NodeExecutor(context=self._context)
             self._executor.add_node(self.node)
             self._spinner = threading.Thread(target=self._spin, daemon=True)
             self._spinner.start()
+
+    def _on_request(self, request: ApprovalRequest) -> None:
+        with self._requested:
+            self._requests = [r for r in self._requests if r.request_id != request.request_id][-99:] + [request]
+            self._requested.notify_all()
+
+    def wait_confirmation(self, run: GoalRun, timeout_s: float = 60.0) -> ApprovalRequest:
+        """The request to confirm ``run``'s interpreted goal (an ApprovalRequest of kind "goal": its
+        conditions in ``scripts`` and words in ``texts``, up to three ``alternatives``, its
+        ``confidence``), once the planner asks; TimeoutError when it does not within ``timeout_s``."""
+        goal_id = bytes(run.handle.goal_id.uuid).hex()
+
+        def asked() -> Optional[ApprovalRequest]:
+            return next((r for r in reversed(self._requests) if r.goal_id == goal_id and r.kind == "goal"), None)
+        def ended(_: Any) -> None:
+            with self._requested:
+                self._requested.notify_all()
+        if run.result_future is not None:
+            run.result_future.add_done_callback(ended)
+        with self._requested:
+            if not self._requested.wait_for(lambda: asked() is not None or run.result_future is None
+                                            or run.result_future.done(), timeout_s):
+                raise TimeoutError(f"the planner did not ask to confirm the goal within {timeout_s:g}s")
+            found = asked()
+        if found is None:
+            raise RuntimeError("the goal ended without asking for a confirmation")
+        return found
+
+    def answer(self, request: ApprovalRequest, approve: bool, reason: str = "",
+               timeout_s: float = 10.0) -> tuple[bool, str]:
+        """Confirm (or decline) what ``request`` showed, on the planner's ``approve`` service, with the
+        digest recomputed from that content: (accepted, the planner's message)."""
+        if not self._approve.wait_for_service(timeout_sec=timeout_s):
+            raise TimeoutError(f"no '{self._approve.srv_name}' service within {timeout_s:g}s")
+        digest = approval_digest(request.request_id, request.goal_id, request.kind, list(request.scripts))
+        future = self._approve.call_async(Approve.Request(request_id=request.request_id, digest=digest,
+                                                          approve=approve, reason=reason))
+        self._wait(future, timeout_s, "answer the confirmation")
+        response = future.result()
+        if response is None:
+            raise RuntimeError("the planner's approve service gave no answer")
+        return bool(response.accepted), response.message
 
     def _spin(self) -> None:
         try:

@@ -84,7 +84,7 @@ def feedback_from_event(event: StepEvent) -> PlanTask.Feedback:
                              score=float(s.score), executed=s.executed,
                              num_corrections=event.num_corrections, subtask_index=s.subtask_index,
                              subtask=event.subtask, last_error=failure_to_msg(s.error),
-                             goal_conditions=list(event.goal_conditions))
+                             goal_conditions=list(event.goal_conditions), confidence=float(event.confidence))
 
 
 def result_to_msg(result: PlanResult) -> PlanTask.Result:
@@ -97,7 +97,8 @@ def result_to_msg(result: PlanResult) -> PlanTask.Result:
                            goal_conditions=list(result.goal_conditions),
                            goal_status=int(result.goal_status),
                            num_corrections=result.num_corrections,
-                           num_llm_calls=result.num_llm_calls, wall_time_s=result.wall_time_s)
+                           num_llm_calls=result.num_llm_calls, wall_time_s=result.wall_time_s,
+                           confidence=float(result.confidence))
 
 
 def failed_result(reason: TerminationReason, detail: str, wall_time_s: float = 0.0,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import ctypes.util
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -69,7 +70,7 @@ class GoalContext:
     def summary(self, status: str) -> PlanState:
         """This goal as a GoalQueue entry."""
         request = self.handle.request
-        return PlanState(goal_id=self.goal_id, task=self.task, method=request.method,
+        return PlanState(goal_id=self.goal_id, task=self.task, method=request.method, confidence=math.nan,
                          status=PlanState.STATUS_AWAITING_APPROVAL if self.awaiting else status,
                          subtask_index=-1, goal_conditions=list(request.goal_conditions)[:100],
                          accepted=self.accepted)
@@ -241,7 +242,7 @@ class PlannerNode(Node):
 
     def _run(self, ctx: GoalContext, start: float) -> PlanTask.Result:
         goal_handle = ctx.handle
-        state = PlanState(goal_id=ctx.goal_id, task=ctx.task, method=goal_handle.request.method,
+        state = PlanState(goal_id=ctx.goal_id, task=ctx.task, method=goal_handle.request.method, confidence=math.nan,
                           status=PlanState.STATUS_PLANNING, subtask_index=-1,
                           goal_conditions=list(goal_handle.request.goal_conditions)[:100], accepted=ctx.accepted)
         ctx.state = state
@@ -294,6 +295,7 @@ class PlannerNode(Node):
             state.steps.append(step)
             state.subtask_index = event.step.subtask_index
             state.goal_conditions = list(event.goal_conditions)
+            state.confidence = float(event.confidence)
             self._plan_pub.publish(conversions.redacted(state))
 
         def on_plan(preview: PlanPreview) -> None:
@@ -324,10 +326,12 @@ class PlannerNode(Node):
             goal_handle.abort()
         state.steps = list(msg.steps)
         state.subtasks, state.goal_conditions, state.detail = list(msg.subtasks), list(msg.goal_conditions), msg.detail
+        state.confidence = msg.confidence
         self._publish_end(state, result.termination_reason, canceled=False, success=result.success)
+        sure = "" if math.isnan(result.confidence) else f", confidence {result.confidence:.2f}"
         self.get_logger().info(
             f"goal ended: {result.termination_reason.value} after {len(result.steps)} steps "
-            f"in {result.wall_time_s:.2f}s (goal {ctx.goal_id[:8]})")
+            f"in {result.wall_time_s:.2f}s{sure} (goal {ctx.goal_id[:8]})")
         return msg
 
     def _publish_end(self, state: PlanState, reason: TerminationReason, canceled: bool, success: bool) -> None:

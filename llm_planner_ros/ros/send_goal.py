@@ -2,22 +2,26 @@
 
 Usage: ``ros2 run llm_planner_ros send_goal "make breakfast" [--namespace /robot1] [--method M] [--execute]``
 or, goal-directed: ``send_goal "Watch TV" --method pddl --goal "(on tv)" --action-goal "LOOKAT|WATCH" --execute``
-Ctrl-C cancels the goal. Exit codes: 0 the goal succeeded; 1 it did not; 2 a goal ROS cannot
+An interpreted goal that the planner asks to confirm (interpret_confirm) is shown with its
+alternatives; a terminal prompts for yes or no, ``--yes`` confirms it. Ctrl-C cancels the goal.
+Exit codes: 0 the goal succeeded; 1 it did not; 2 a goal ROS cannot
 carry (a NUL character); 3 no action server; 4 the server rejected the goal; 5 the planner did not
 accept the goal or end it in time; 6 the planner went away before it answered.
 """
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+import threading
 from typing import Optional
 
 import rclpy
 
 from llm_planner_msgs.action import PlanTask
-from llm_planner_msgs.msg import MethodOptions
+from llm_planner_msgs.msg import ApprovalRequest, MethodOptions
 from llm_planner_ros.core.types import Method
-from llm_planner_ros.ros.client import STATUS_NAMES, PlannerClient, PlannerGone
+from llm_planner_ros.ros.client import STATUS_NAMES, GoalRun, PlannerClient, PlannerGone
 from llm_planner_ros.ros.liveness import CONFIRM_S, LOST_AFTER_S
 
 
@@ -39,7 +43,8 @@ def format_result(status: int, result: PlanTask.Result) -> str:
     lines = [f"status: {STATUS_NAMES.get(status, status)}  reason: {result.termination_reason}"
              + (f"  ({result.detail})" if result.detail else "")]
     if result.goal_conditions:
-        lines.append(f"goal (what done means): {', '.join(result.goal_conditions)}")
+        sure = "" if math.isnan(result.confidence) else f" (confidence {result.confidence:.2f})"
+        lines.append(f"goal (what done means): {', '.join(result.goal_conditions)}{sure}")
     for step in result.steps:
         mark = ("executed" if step.executed else f"FAILED: {step.error.cause}") if step.error.type or \
             step.executed else ""
@@ -69,7 +74,47 @@ def no_server_hint(client: PlannerClient, waited_s: float) -> str:
     return "\n".join(lines)
 
 
-def send(client: PlannerClient, goal: PlanTask.Goal, server_timeout: float, accept_timeout: float = 30.0) -> int:
+def format_confirmation(request: ApprovalRequest) -> str:
+    """An interpreted goal waiting for confirmation, as the terminal shows it."""
+    sure = "unknown" if math.isnan(request.confidence) else f"{request.confidence:.2f}"
+    lines = [f"confirm the goal for {request.task!r} (confidence {sure}, up to {request.timeout_s:.0f} s):"]
+    lines += [f"    {text}  {script}" for text, script in zip(request.texts, request.scripts)]
+    lines += [f"    {script}" for script in request.scripts[len(request.texts):]]
+    if request.alternatives:
+        lines.append("  or did you mean: " + "; ".join(request.alternatives))
+    return "\n".join(lines)
+
+
+def confirm_when_asked(client: PlannerClient, run: GoalRun, yes: bool, timeout_s: float = 3600.0) -> None:
+    """Answer the goal's confirmation when the planner asks: yes with ``yes``; else a prompt when
+    standard input is a terminal; else the operator answers elsewhere (console, approve service)."""
+    try:
+        request = client.wait_confirmation(run, timeout_s)
+    except (RuntimeError, TimeoutError, PlannerGone):
+        return
+    print(format_confirmation(request), flush=True)
+    if yes:
+        approve, reason = True, "--yes"
+    elif sys.stdin is not None and sys.stdin.isatty():
+        try:
+            said = input("run this goal? [y/N] ").strip().lower()
+        except EOFError:
+            said = ""
+        approve, reason = said in ("y", "yes"), "" if said in ("y", "yes") else "declined at the terminal"
+    else:
+        print("  (no terminal: answer in the operator console or on the approve service, or pass --yes)",
+              flush=True)
+        return
+    try:
+        accepted, message = client.answer(request, approve, reason)
+    except (RuntimeError, TimeoutError, PlannerGone) as exc:
+        print(f"  the answer did not reach the planner: {exc}", file=sys.stderr, flush=True)
+        return
+    print(f"  {'confirmed' if approve else 'declined'}" + ("" if accepted else f" (refused: {message})"), flush=True)
+
+
+def send(client: PlannerClient, goal: PlanTask.Goal, server_timeout: float, accept_timeout: float = 30.0,
+         yes: bool = False) -> int:
     action = client.action_name
     print(f"waiting for the action server {action} ...", file=sys.stderr, flush=True)
     if not client.wait_until_ready(server_timeout):
@@ -84,6 +129,7 @@ def send(client: PlannerClient, goal: PlanTask.Goal, server_timeout: float, acce
         if run.result_future is None:
             print("goal rejected by the server (see its log for the reason)", file=sys.stderr)
             return 4
+        threading.Thread(target=confirm_when_asked, args=(client, run, yes), daemon=True).start()
         try:
             outcome = client.result(run)
         except KeyboardInterrupt:
@@ -128,6 +174,8 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--accept-timeout", type=float, default=30.0,
                         help="seconds to wait for the planner to accept the goal")
     parser.add_argument("--time-limit", type=float, default=-1.0, help="seconds for the goal; default: the node's")
+    parser.add_argument("--yes", action="store_true", help="confirm the interpreted goal if the planner asks "
+                        "(interpret_confirm); without it, a terminal prompts")
     args = parser.parse_args(ros_args)
     goal = PlanTask.Goal(task=args.task, description=args.description, scene_id=args.scene,
                          method=args.method, execute=args.execute, goal_conditions=args.goal,
@@ -135,7 +183,7 @@ def main(argv: Optional[list[str]] = None) -> None:
                          options=MethodOptions(time_limit_s=args.time_limit))
     client = PlannerClient(args.namespace, action=args.action, node_name="send_goal", args=["send_goal", *args_all])
     try:
-        code = send(client, goal, args.server_timeout, args.accept_timeout)
+        code = send(client, goal, args.server_timeout, args.accept_timeout, args.yes)
     except KeyboardInterrupt:
         print("interrupted; the goal may still run", file=sys.stderr)
         code = 130

@@ -12,8 +12,9 @@ failures the closed-loop planners can correct; a denied or unanswered approval s
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import ClassVar, Optional
+import math
+from collections.abc import Sequence
+from typing import ClassVar, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,7 +46,14 @@ class ApprovalTimeout(PlanningError):
 
 # (skills to approve, what they are: "step" or "plan", the goal's stop) -> (approved, reason);
 # None = no answer in time
-Approver = Callable[[Sequence[Skill], str, CancelToken], Optional[tuple[bool, str]]]
+class Approver(Protocol):
+    """Asks an operator: (approved, reason), or None when no answer came in time. Kinds "step" and
+    "plan" show ``skills``; kind "goal" (an interpreted goal to confirm) shows its conditions in
+    words as ``skills``' texts, its lines as ``scripts``, ``alternatives`` in words and its
+    ``confidence``."""
+
+    def __call__(self, skills: Sequence[Skill], kind: str, stop: CancelToken, scripts: Optional[Sequence[str]] = None,
+                 alternatives: Sequence[str] = (), confidence: float = math.nan) -> Optional[tuple[bool, str]]: ...
 
 
 class SafetyGate:

@@ -1,13 +1,30 @@
 """Method interpret: the task text alone in. The LLM says what "done" means, the sentences are
 translated to the world's goal conditions, and Fast Downward plans them; where the interpreted
-goal is empty, already holds or has no plan, the configured LLM method plans instead."""
+goal is empty or has no plan, the configured LLM method plans instead. Before anything is
+planned, the goal's calibrated confidence decides whether an operator confirms it
+(``interpret_confirm``); a goal that already holds ends ``already_done``."""
 from __future__ import annotations
 
+import math
 import time
+from typing import Optional
 
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.types import Method, PlanResult, TerminationReason
+from llm_planner_ros.core.types import Method, PlanResult, Skill, TerminationReason
+from llm_planner_ros.interpretation.interpreter import Interpretation
 from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodParts
+
+
+def confidence_text(confidence: Optional[float]) -> str:
+    return "unknown" if confidence is None or math.isnan(confidence) else f"{confidence:.2f}"
+
+
+def proposal(found: Interpretation, lines: tuple[str, ...]) -> str:
+    """The interpreted goal in words and lines, its confidence and its alternatives."""
+    words = " ".join(c.text for c in found.conditions)
+    also = "; ".join(c.text for c in found.alternatives)
+    return (f"proposed goal: {words!r} ({', '.join(lines)}), confidence {confidence_text(found.confidence)}"
+            + (f"; alternatives: {also}" if also else ""))
 
 
 class Interpret:
@@ -29,8 +46,44 @@ class Interpret:
         if fallback.method is not None:
             goal.world.check_translated(fallback, goal.request.execute)
 
+    def decide(self, run: GoalRun, found: Interpretation, lines: tuple[str, ...],
+               asked: dict) -> Optional[PlanResult]:
+        """Act, ask or stop, before anything is planned: under ``interpret_confirm`` unsure, a goal
+        whose confidence is below ``interpret_confidence`` (or unknown) waits for an operator's
+        confirmation; under always, every goal does; under never, none. A plan-only goal runs
+        nothing, so nobody is asked (its result says how sure it is). ``asked`` records the outcome."""
+        mode, confidence = self.settings.interpret_confirm, found.confidence
+        sure = confidence is not None and confidence >= self.settings.interpret_confidence
+        asked["sure"] = sure
+        if mode == "never" or (mode == "unsure" and sure) or not run.request.execute:
+            return None
+        why = "every goal is confirmed (interpret_confirm always)" if mode == "always" else \
+            f"its confidence {confidence_text(confidence)} is below {self.settings.interpret_confidence:.2f}"
+        said = proposal(found, lines)
+        gate = run.gate
+        approver = gate.approver if gate is not None else None
+        asked["asked"] = True
+        if gate is None or approver is None:
+            return PlanResult(TerminationReason.UNCONFIRMED, detail=f"the goal needs an operator's confirmation "
+                              f"({why}) and nobody can be asked (no approver): {said}", goal_conditions=list(lines))
+        answer = approver([Skill("", (), (), c.text) for c in found.conditions], "goal", run.cancel,
+                          scripts=list(lines), alternatives=[c.text for c in found.alternatives],
+                          confidence=math.nan if confidence is None else confidence)
+        if answer is None:
+            return PlanResult(TerminationReason.CONFIRMATION_TIMEOUT, goal_conditions=list(lines),
+                              detail=f"no operator confirmed the goal within "
+                                     f"{gate.settings.approval_timeout_s:.0f} s ({why}): {said}")
+        confirmed, reason = answer
+        if not confirmed:
+            return PlanResult(TerminationReason.GOAL_DECLINED, goal_conditions=list(lines),
+                              detail="the operator declined the goal" + (f" ({reason})" if reason else "")
+                                     + f": {said}")
+        asked["confirmed"] = True
+        return None
+
     def plan(self, run: GoalRun) -> PlanResult:
         request, world, report = run.request, run.goal.world, run.report
+        asked: dict = {}
         t0 = time.perf_counter()
         seed = getattr(request.options, "seed", None)   # MethodOptions' fields are made from PlannerSettings'
         interpreted = world.interpreted()
@@ -38,7 +91,18 @@ class Interpret:
                                    execute=request.execute, stats=report.stats,
                                    hold_out=list(request.options.hold_out_tasks),
                                    seed=seed if seed is not None else self.default_seed, policy=run.policy,
-                                   on_plan=run.on_plan)
+                                   on_plan=run.on_plan,
+                                   decide=lambda found, lines: self.decide(run, found, lines, asked))
+        found = planned.interpretation
+        confidence = math.nan if found.confidence is None else found.confidence
+        report.stats["confidence"] = None if found.confidence is None else round(found.confidence, 4)
+        report.stats["condition_confidence"] = {text: round(p, 4) for text, p in found.judgement.conditions}
+        report.stats["asked"] = bool(asked.get("asked"))
+        if found.alternatives:
+            report.stats["alternatives"] = [c.text for c in found.alternatives]
+        if found.evidence is not None:
+            report.stats["evidence"] = {"demonstration": round(found.evidence.demonstration, 4),
+                                        "agreement": round(found.evidence.agreement, 4)}
         report.stats["interpreted"] = planned.interpretation.lines()
         report.stats["said"] = planned.interpretation.sentences
         if planned.interpretation.menu:   # the model's scores, best first: why the goal is what it is
@@ -51,13 +115,22 @@ class Interpret:
             if planned.result is not None:
                 planned.result.detail = f"zero-shot ({world.zero_shot}): {planned.result.detail}"
         if planned.result is not None:
+            planned.result.confidence = confidence
+            if not asked.get("sure") and not asked.get("confirmed") and planned.result.termination_reason in (
+                    TerminationReason.GOAL_REACHED, TerminationReason.ALREADY_DONE):
+                # the interpreted goal holds, but nobody vouched that it is the goal asked
+                planned.result.termination_reason = TerminationReason.END_OF_PLAN
+                planned.result.detail = (f"the interpreted goal holds, but it may not be the goal asked "
+                                         f"(confidence {confidence_text(found.confidence)}, unconfirmed); "
+                                         f"{planned.result.detail}")
             return planned.result
         fallback = self.fallback(run.goal)
         if fallback.method is None:
             return PlanResult(termination_reason=TerminationReason.NO_PLAN, detail=planned.fallback,
-                              goal_conditions=planned.interpretation.lines())
+                              goal_conditions=planned.interpretation.lines(), confidence=confidence)
         result = world.translated().plan(fallback, run.on_step, run.cancel, run.gate, report)
         result.num_llm_calls += int(interpreted.use_llm)
         result.detail = f"{planned.fallback}; fell back to {fallback.method.value}: {result.detail}"
         result.goal_conditions = planned.interpretation.lines()
+        result.confidence = confidence
         return result
