@@ -49,6 +49,8 @@ recorded; at the row's interpret_confidence a goal below it (or of unknown confi
 asked. Per row: the asked goal reached unasked, another goal reached unasked (reported done, EAI's
 goal not met: the wrong-goal rate), asked, the wrong-goal rate without asking, and the AUROC of the
 confidence for reaching EAI's goal; interpret_risk.png plots risk against coverage.
+Then the tasks the worlds cannot do (evaluation/cannot_do.py, --no-cannot-do skips them), once per
+model with the shipped settings (nobody answers: an asked goal ends unconfirmed).
 Writes interpret.json, interpret.md and interpret_risk.png; one process per --jobs.
 """
 from __future__ import annotations
@@ -187,6 +189,14 @@ def _beyond(job: tuple[Optional[str], BeyondTask]) -> dict:
     return {"model": model, **case.run(service, VirtualHomeExecutor())}
 
 
+def _cannot_do(model: Optional[str]) -> list[dict]:
+    """The cannot-do list (evaluation/cannot_do.py) with the shipped settings and ``model``: nobody
+    answers a confirmation here, so an asked goal ends unconfirmed."""
+    from llm_planner_ros.evaluation.cannot_do import run_cannot_do
+
+    return [{"model": model, **r} for r in run_cannot_do({**model_settings(model), **SETTINGS})]
+
+
 def _run(job: tuple[str, str, Optional[str], int]) -> dict:
     from llm_planner_ros.core.errors import CancelToken
     from llm_planner_ros.core.request import parse_request
@@ -233,7 +243,8 @@ def _run(job: tuple[str, str, Optional[str], int]) -> dict:
         detail, fell_back = result.detail, "fell back to" in result.detail
         seconds = {k: v for k, v in report.stats.items()   # interpret_llm_s, interpret_menu_s, ...
                    if k.startswith("interpret_") and k.endswith("_s") and isinstance(v, (int, float))}
-        head.update(confidence=report.stats.get("confidence"), reported_success=result.success)
+        head.update(confidence=report.stats.get("confidence"), reported_success=result.success,
+                    absent=report.stats.get("absent", []), evidence=report.stats.get("evidence", {}))
     met = bool(executor.goal_met())
     if met:
         stage = "reached"
@@ -259,8 +270,9 @@ def threshold(row: str, model: Optional[str]) -> float:
 
 
 def asked(record: dict, at: float) -> bool:
-    """Whether the goal is asked at threshold ``at``: its confidence is unknown or below it."""
-    return record.get("confidence") is None or record["confidence"] < at
+    """Whether the goal is asked at threshold ``at``: its confidence is unknown or below it, or
+    the task names something the world lacks."""
+    return record.get("confidence") is None or record["confidence"] < at or bool(record.get("absent"))
 
 
 def honesty(records: list[dict], at: float) -> dict:
@@ -272,7 +284,7 @@ def honesty(records: list[dict], at: float) -> dict:
     n = len(records) or 1
     wrong_unasked = [r for r in records if r.get("reported_success") and not r["goal_met"]]
     known = [r for r in records if r.get("confidence") is not None]
-    return {"threshold": at,
+    return {"threshold": at, "naming_absent": sum(bool(r.get("absent")) for r in records) / n,
             "reached_unasked": sum(r["goal_met"] and not asked(r, at) for r in records) / n,
             "wrong_unasked": sum(not asked(r, at) for r in wrong_unasked) / n,
             "asked": sum(asked(r, at) for r in records) / n,
@@ -433,6 +445,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--no-beyond", dest="beyond", action="store_false",
                         help="skip the tasks beyond EAI's titles (BEYOND)")
+    parser.add_argument("--no-cannot-do", dest="cannot_do", action="store_false",
+                        help="skip the tasks the worlds cannot do (evaluation/cannot_do.py)")
     parser.add_argument("--out", type=Path, default=Path("bench/results"))
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                         help="settings for every row, over the model's and under the row's own, "
@@ -459,6 +473,7 @@ def main() -> None:
         records = pool.map(_run, jobs, chunksize=1)
         beyond = pool.map(_beyond, [(m, case) for m in models for case in BEYOND],
                           chunksize=len(BEYOND)) if args.beyond else []
+        cannot = [r for rs in pool.map(_cannot_do, models, chunksize=1) for r in rs] if args.cannot_do else []
     wall = time.perf_counter() - t0
     summary = {}
     for name, row, model in shown:
@@ -489,7 +504,7 @@ def main() -> None:
     (args.out / "interpret.json").write_text(json.dumps(
         {"wall_s": wall, "jobs": args.jobs, "models": models, "set": SETTINGS, "tasks_split": args.tasks_split,
          "titles": titles, "summary": summary, "eai_goal_scorer": scored, "records": records,
-         "beyond_eai": beyond}, indent=1))
+         "beyond_eai": beyond, "cannot_do": cannot}, indent=1))
     told = f" ({args.tasks_split} titles: {', '.join(titles)})" if args.tasks_split != "all" else ""
     lines = [f"# Task text only: {len(chosen)} programs{told}, {wall:.0f} s with {args.jobs} processes", ""]
     if SETTINGS:
@@ -504,12 +519,16 @@ def main() -> None:
                      f"{s['median_s']:.2f} | {llm_s} | {menu_s} |")
     lines += ["", "## The asked goal, another goal, asked (at the threshold interpret_confidence)",
               "", "| row | threshold | asked goal reached, unasked | wrong goal reached, unasked | asked | "
-              "wrong goal without asking | confidence AUROC |", "|---|---|---|---|---|---|---|"]
+              "of them naming an absent word | wrong goal without asking | confidence AUROC |",
+              "|---|---|---|---|---|---|---|---|"]
     for name, s in summary.items():
         h = s["honesty"]
         if h:
             lines.append(f"| {name} | {h['threshold']:.2f} | {h['reached_unasked']:.1%} | {h['wrong_unasked']:.1%} | "
-                         f"{h['asked']:.1%} | {h['wrong_never_asking']:.1%} | {h['auroc']:.3f} |")
+                         f"{h['asked']:.1%} | {h['naming_absent']:.1%} | {h['wrong_never_asking']:.1%} | "
+                         f"{h['auroc']:.3f} |")
+    lines += ["", "No goal is refused outright: a task naming what the world lacks is asked, naming it "
+                  "(wrongly refused phrasings: 0 by construction)."]
     plot_risk(summary, records, args.out / "interpret_risk.png")
     for name, s in summary.items():
         lines += ["", f"## {name}: where programs end", ""]
@@ -533,6 +552,15 @@ def main() -> None:
             why = (f"does not name the absent {b['absent']} ({b['termination']})" if b["absent"] and not b["passed"]
                    else "; ".join([f"lacks {m}" for m in b["missing"]] + [f"has {w}" for w in b["wrong"]]))
             lines.append(f"| {b['task']} | {'yes' if b['passed'] else 'no'} | {', '.join(b['goal'])} | {why} |")
+    for model in models if cannot else []:
+        ran = [c for c in cannot if c["model"] == model]
+        lines += ["", f"## Tasks the worlds cannot do{row_name('', model, models)}: {sum(c['passed'] for c in ran)} of "
+                      f"{len(ran)} end without running, naming the missing thing; {sum(c['ran'] for c in ran)} ran "
+                      "a substitute", "", "| world | task | passes | words found absent | end |",
+                  "|---|---|---|---|---|"]
+        for c in ran:
+            lines.append(f"| {c['world']} | {c['task']} | {'yes' if c['passed'] else 'no'} | "
+                         f"{', '.join(c['absent']) or '—'} | {c['termination']}: {c['detail'][:120]} |")
     (args.out / "interpret.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

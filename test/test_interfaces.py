@@ -107,6 +107,22 @@ def test_constants_match_the_core_enums():
         assert getattr(PreconditionFailure, e.name) == e.value
 
 
+def test_every_termination_reason_is_documented_with_its_status():
+    """Issue 37: docs/interfaces.md lists each reason with the action status it comes with."""
+    import re
+    from pathlib import Path
+
+    from llm_planner_ros.core.types import TerminationReason
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "interfaces.md").read_text()
+    table = {name for row in re.findall(r"^\| (.+?) \| (?:SUCCEEDED|ABORTED|CANCELED|as )", text, re.M)
+             for name in re.findall(r"`(\w+)`", row)}
+    assert {r.value for r in TerminationReason} <= table, {r.value for r in TerminationReason} - table
+    for r in TerminationReason:   # a success reason is documented as SUCCEEDED (at least sometimes)
+        row = next(line for line in text.splitlines() if line.startswith("| ") and f"`{r.value}`" in line)
+        assert ("SUCCEEDED" in row or "as `end_of_plan`" in row) == r.is_success, row
+
+
 def test_field_comments_survive_ros2_interface_show():
     """rosidl reads a comment's only [bracketed] word as the field's unit and cuts it from the
     comment (``ros2 interface show`` printed 'e.g. "[WALK] <kitchen> (1'); no field has a unit."""

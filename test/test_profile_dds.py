@@ -64,6 +64,15 @@ def test_pddl_and_interpret_reach_goals_on_the_mobile_manipulator_over_dds():
         assert "(in mug_14 fridge_7)" in result.goal_conditions, list(result.goal_conditions)
         assert result.program[-1] == "[PLACE_IN] <mug> (14) <fridge> (7)", list(result.program)
 
+        # an LLM-step method: its steps run on the robot, and nothing checks the task's goal there:
+        # the result says the goal is unknown rather than that it was reached (issue 37)
+        status, result = client.send_plan(PlanTask.Goal(task="Put the apple in the fridge", method="reprompt",
+                                                        execute=True), timeout=60).result(timeout=300)
+        assert result.termination_reason != PlanTask.Result.REASON_GOAL_REACHED, result.detail
+        assert result.goal_status == PlanTask.Result.GOAL_UNKNOWN, result.detail
+        assert not result.steps or not any(s.executed for s in result.steps) or \
+            "whether the task's goal holds is unknown" in result.detail, result.detail
+
         # checked against the robot's predicates, not VirtualHome's
         status, result = client.send_plan(PlanTask.Goal(task="Watch TV", method="pddl", execute=True,
                                                         goal_conditions=["(facing character tv)"]),

@@ -5,7 +5,13 @@ ask) and the end's detail names the missing thing (``names``: any one of the wor
 when a goal runs as a substitute. bench/interpret.py runs them (``--cannot-do``)."""
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.request import parse_request
+from llm_planner_ros.core.types import PlanResult
 
 # the worlds: VirtualHome's scene 1 as it starts, the mobile_manipulator profile's world, and one
 # BEHAVIOR activity's world (cleaning_bathtub: a bathtub, a sink, a scrub brush)
@@ -59,3 +65,58 @@ CANNOT_DO = (
     CannotDo(BEHAVIOR_BATHTUB, "Mop the floor", ("floor", "mop")),
     CannotDo(BEHAVIOR_BATHTUB, "Hang the towel on the rack", ("towel", "rack")),
 )
+
+
+def world_executor(world: str):
+    """(a fresh executor of ``world`` as it starts, whether its world is a profile's)."""
+    if world == VIRTUALHOME:
+        from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+
+        return VirtualHomeExecutor(), False
+    from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
+
+    if world == MOBILE_MANIPULATOR:
+        from llm_planner_ros.profiles.loader import load_profile, shipped
+
+        return PddlWorldExecutor(load_profile(shipped("mobile_manipulator"))), True
+    from llm_planner_ros.profiles.behavior import behavior_profile, problem_names
+
+    activity = world.split(":", 1)[1]
+    return PddlWorldExecutor(behavior_profile(next(n for n in problem_names() if n.startswith(activity)))), True
+
+
+def check(case: CannotDo, result: PlanResult, absent: list[str]) -> dict:
+    """Passes when nothing ran as a substitute and the end names the missing thing."""
+    ran = any(s.executed for s in result.steps)
+    named = any(re.search(rf"\b{re.escape(n)}\b", result.detail.lower()) for n in case.names)
+    passed = not ran and named and result.termination_reason.value not in ("goal_reached", "already_done")
+    return dict(world=case.world, task=case.task, passed=passed, ran=ran, named=named, absent=absent,
+                termination=result.termination_reason.value, detail=result.detail[:300])
+
+
+class ConstantExecutor:
+    """The same executor, whatever is asked (as an executor factory or a robot world)."""
+
+    def __init__(self, executor) -> None:
+        self.executor = executor
+
+    def __call__(self, *args):
+        return self.executor
+
+
+def run_cannot_do(settings: dict, cases: Sequence[CannotDo] = CANNOT_DO) -> list[dict]:
+    """Each case through a service with ``settings`` (flat, as the node's parameters) on its world
+    as it starts, executed: :func:`check`'s verdicts."""
+    from llm_planner_ros.wiring import ServiceConfig, build_service
+
+    out = []
+    for world in dict.fromkeys(c.world for c in cases):
+        executor, profile = world_executor(world)
+        service = build_service(ServiceConfig.from_flat(settings), executor_factory=ConstantExecutor(executor),
+                                robot_world=ConstantExecutor(executor) if profile else None)
+        for case in (c for c in cases if c.world == world):
+            executor.reset()
+            request = parse_request(task=case.task, method="interpret", execute=True)
+            result, report = service.plan_with_report(request, lambda event: None, CancelToken(), executor)
+            out.append(check(case, result, list(report.stats.get("absent", []))))
+    return out

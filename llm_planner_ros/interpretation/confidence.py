@@ -5,8 +5,12 @@ of it as the end state, its score's distance below the best candidate, and where
 (the model said it, it is near the task text, a demonstration's goal has it). A logistic model
 fit on the demonstrations turns that into P(the condition belongs to the asked goal). The goal's
 evidence: the least probable condition kept, the most probable candidate left out, how near the
-task is to a demonstration's task, and whether the free-text route and the choice agree. A
-second logistic model turns it into P(the interpreted goal holds every condition asked).
+task is to a demonstration's task, and how far the free-text route and the choice agree. A
+second logistic model turns it into P(the interpreted goal reaches the goal asked).
+
+Measured (docs/benchmarks.md, issue 37): on EAI's programs this evidence hardly tells a right
+goal from a wrong one with the default model (AUROC about 0.4-0.7 by phrasing); the goal is
+then asked at random more than for cause. The confidence reports what the evidence says.
 
 Calibration data: each demonstration's task interpreted in a reference world, its own task held
 out, labelled by its annotated goal. The query's own task is held out of the fit too, so a task
@@ -51,9 +55,27 @@ class Evidence:
     agreement: float         # share of the kept conditions the model also said in free text
 
     def goal_vector(self, p: Sequence[float]) -> list[float]:
+        """GOAL_EVIDENCE, from the conditions' probabilities ``p``."""
         kept = [pi for c, pi in zip(self.candidates, p) if c.kept]
         left = [pi for c, pi in zip(self.candidates, p) if not c.kept]
         return [min(kept, default=0.0), max(left, default=0.0), self.demonstration, self.agreement]
+
+
+def raw_evidence(evidence: Evidence) -> dict[str, float]:
+    """The evidence as plain numbers, for the record and for choosing what to weigh."""
+    kept = [c for c in evidence.candidates if c.kept]
+    left = [c for c in evidence.candidates if not c.kept and math.isfinite(c.below_best)]
+    lp = [c.logprob for c in kept if math.isfinite(c.logprob)]
+    return {"kept": len(kept), "candidates": len(evidence.candidates),
+            "min_cos_kept": min((c.cosine for c in kept), default=0.0),
+            "max_cos_kept": max((c.cosine for c in kept), default=0.0),
+            "mean_lp_kept": sum(lp) / len(lp) if lp else -10.0,
+            "worst_kept_below": max((c.below_best for c in kept if math.isfinite(c.below_best)), default=2.0),
+            "best_left_below": min((c.below_best for c in left), default=2.0),
+            "said_kept": sum("said" in c.sources for c in kept) / len(kept) if kept else 0.0,
+            "text_kept": sum("text" in c.sources for c in kept) / len(kept) if kept else 0.0,
+            "example_kept": sum("example" in c.sources for c in kept) / len(kept) if kept else 0.0,
+            "demonstration": evidence.demonstration, "agreement": evidence.agreement}
 
 
 @dataclass(frozen=True)

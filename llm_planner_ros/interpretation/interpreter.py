@@ -21,6 +21,7 @@ from typing import Optional
 import numpy as np
 
 from llm_planner_ros.core.errors import CancelToken, LLMError
+from llm_planner_ros.interpretation.absent import AbsentWords
 from llm_planner_ros.interpretation.conditions import (
     Condition,
     ConditionIndex,
@@ -60,6 +61,7 @@ class Interpretation:
     evidence: Optional[Evidence] = None        # what the confidence weighs (see :mod:`.confidence`)
     judgement: Judgement = Judgement(None, ())   # the confidence: the goal's and each kept condition's
     alternatives: list[Condition] = field(default_factory=list)   # the likeliest candidates left out
+    absent: list[str] = field(default_factory=list)   # words of the task that the world lacks (see .absent)
 
     @property
     def confidence(self) -> Optional[float]:
@@ -225,14 +227,15 @@ class GoalInterpreter:
                  with_task_text: bool = False, retrieved: int = 3,
                  mutex: Sequence[tuple[str, str]] = (), orient: bool = False, text_margin: float = 1.0,
                  store: Optional[SentenceVectors] = None, scenes: int = 4, answers: int = 256,
-                 menu: Optional[MenuSettings] = None, writer=None) -> None:
+                 menu: Optional[MenuSettings] = None, writer=None, absent_below: float = 0.0) -> None:
         """``demos``: annotated goals shown as examples (none: zero-shot); ``conditions``: what a
         world admits as goal conditions, in words (its world renders them); ``mutex``: predicates
         that cannot hold of the same objects (the world's vocabulary names them); ``orient``: the
         LLM judges which way each relation between two objects goes (:meth:`oriented`); ``store``:
         the conditions' sentence vectors (None: in memory only); ``scenes``: condition indexes kept,
         one per set of object classes, the least recently used going first; ``answers``: the LLM's
-        answers kept, one per prompt."""
+        answers kept, one per prompt; ``absent_below``: a word of the task is absent from the world
+        when none of the world's words is this near it (:mod:`.absent`; 0: none is looked for)."""
         self.llm = llm
         self.embedder = embedder
         self.demos = list(demos)
@@ -256,6 +259,12 @@ class GoalInterpreter:
         self._answers: OrderedDict[tuple[str, int], str] = OrderedDict()
         self._scores: OrderedDict[tuple[str, str], tuple[float, ...]] = OrderedDict()
         self._lock = threading.Lock()
+        self.absent_below = absent_below
+        self._absent = AbsentWords(embedder)
+
+    def absent(self, task: str, index: ConditionIndex) -> list[str]:
+        """The words of ``task`` that the world of ``index`` lacks."""
+        return [w for w, _, _ in self._absent(task, index, self.absent_below)]
 
     def index(self, world: WorldState) -> ConditionIndex:
         """The conditions of ``world``'s object classes, indexed once per set of classes."""
@@ -315,6 +324,7 @@ class GoalInterpreter:
             self._choose(found, task, index, examples, prompt, cancel)
         found.conditions = self._complete(found.conditions, index, hold_out)
         found.evidence = self._evidence(found, task, hold_out)
+        found.absent = self.absent(task, index)
         found.alternatives = [s.condition for s in found.menu if s.condition not in found.conditions
                               and math.isfinite(s.score)
                               and not any(contradicts(s.condition, c, self.mutex) for c in found.conditions)][:3]
@@ -449,4 +459,6 @@ class GoalInterpreter:
         seconds = {"index_s": time.perf_counter() - t0}
         matches = self._nearest_matches(task, index, k)
         kept, dropped = resolve(matches, self.mutex)
-        return Interpretation([task], matches, self._complete(kept, index, hold_out), dropped, seconds=seconds)
+        found = Interpretation([task], matches, self._complete(kept, index, hold_out), dropped, seconds=seconds)
+        found.absent = self.absent(task, index)
+        return found

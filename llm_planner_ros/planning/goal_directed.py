@@ -98,6 +98,10 @@ class GoalDirectedSettings(BaseModel):
     interpret_confidence: float = Field(0.5, ge=0.0, le=1.0, description="method interpret: the least "
                                         "confidence (calibrated P(the interpreted goal is the one asked)) at which a "
                                         "goal runs unasked under interpret_confirm unsure")
+    interpret_absent_below: float = Field(0.6, ge=0.0, le=1.0, description="method interpret: a word of the task "
+                                          "that none of the world's words is this near (embedding cosine) names "
+                                          "something the world lacks: the goal never runs unasked, and its end names "
+                                          "the word (0: no word is looked for)")
     interpret_calibration_demos: int = Field(40, ge=0, le=10_000, description="method interpret: demonstrations "
                                              "interpreted, each with its task held out, to calibrate the "
                                              "confidence (once per model and world; kept in the cache folder)")

@@ -288,7 +288,7 @@ class PlanningService:
                                mutex=mutex, orient=s.interpret_orient, store=self._sentence_vectors(),
                                scenes=s.interpret_scenes_in_memory, answers=s.interpret_answers_in_memory,
                                menu=menu if s.interpret_choose and s.interpret_from == "llm_and_text" else None,
-                               writer=writer)
+                               writer=writer, absent_below=s.interpret_absent_below)
 
     def _sentence_vectors(self) -> SentenceVectors:
         """The condition sentences' vectors, one store for every interpreter, on disk in the cache."""
@@ -400,6 +400,10 @@ class PlanningService:
         if gate is not None and self.safety.approval == "plan":
             return self._approved_plan(goal, on_step, cancel, gate, report, policy, on_plan)
         result = self.runners[goal.method].plan(GoalRun(goal, on_step, cancel, gate, report, policy, on_plan))
+        if req.execute and result.steps and result.termination_reason.is_success \
+                and result.goal_status is GoalStatus.UNKNOWN:   # steps ran: that is all that is known
+            result.detail = ("whether the task's goal holds is unknown (nothing in this world checks it); "
+                             + result.detail)
         if not req.execute:
             t0 = time.perf_counter()
             result = withhold_refused(result, policy)

@@ -11,12 +11,18 @@ from typing import Optional
 
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import Method, PlanResult, Skill, TerminationReason
+from llm_planner_ros.interpretation.confidence import raw_evidence
 from llm_planner_ros.interpretation.interpreter import Interpretation
 from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodParts
 
 
 def confidence_text(confidence: Optional[float]) -> str:
     return "unknown" if confidence is None or math.isnan(confidence) else f"{confidence:.2f}"
+
+
+def lacks(found: Interpretation) -> str:
+    """What the task names that the world lacks, in words ("" when nothing)."""
+    return f"the task names what this world lacks: {', '.join(repr(w) for w in found.absent)}" if found.absent else ""
 
 
 def proposal(found: Interpretation, lines: tuple[str, ...]) -> str:
@@ -53,11 +59,11 @@ class Interpret:
         confirmation; under always, every goal does; under never, none. A plan-only goal runs
         nothing, so nobody is asked (its result says how sure it is). ``asked`` records the outcome."""
         mode, confidence = self.settings.interpret_confirm, found.confidence
-        sure = confidence is not None and confidence >= self.settings.interpret_confidence
+        sure = confidence is not None and confidence >= self.settings.interpret_confidence and not found.absent
         asked["sure"] = sure
         if mode == "never" or (mode == "unsure" and sure) or not run.request.execute:
             return None
-        why = "every goal is confirmed (interpret_confirm always)" if mode == "always" else \
+        why = "every goal is confirmed (interpret_confirm always)" if mode == "always" else lacks(found) or \
             f"its confidence {confidence_text(confidence)} is below {self.settings.interpret_confidence:.2f}"
         said = proposal(found, lines)
         gate = run.gate
@@ -100,9 +106,10 @@ class Interpret:
         report.stats["asked"] = bool(asked.get("asked"))
         if found.alternatives:
             report.stats["alternatives"] = [c.text for c in found.alternatives]
+        if found.absent:
+            report.stats["absent"] = list(found.absent)
         if found.evidence is not None:
-            report.stats["evidence"] = {"demonstration": round(found.evidence.demonstration, 4),
-                                        "agreement": round(found.evidence.agreement, 4)}
+            report.stats["evidence"] = {k: round(v, 4) for k, v in raw_evidence(found.evidence).items()}
         report.stats["interpreted"] = planned.interpretation.lines()
         report.stats["said"] = planned.interpretation.sentences
         if planned.interpretation.menu:   # the model's scores, best first: why the goal is what it is
@@ -120,9 +127,9 @@ class Interpret:
                     TerminationReason.GOAL_REACHED, TerminationReason.ALREADY_DONE):
                 # the interpreted goal holds, but nobody vouched that it is the goal asked
                 planned.result.termination_reason = TerminationReason.END_OF_PLAN
+                why = lacks(found) or f"confidence {confidence_text(found.confidence)}"
                 planned.result.detail = (f"the interpreted goal holds, but it may not be the goal asked "
-                                         f"(confidence {confidence_text(found.confidence)}, unconfirmed); "
-                                         f"{planned.result.detail}")
+                                         f"({why}; unconfirmed); {planned.result.detail}")
             return planned.result
         fallback = self.fallback(run.goal)
         if fallback.method is None:

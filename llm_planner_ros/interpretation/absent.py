@@ -1,0 +1,91 @@
+"""What a task names that the world lacks ("Put the milk in the fridge" where there is no milk).
+
+The world's words are those of its goal conditions: their sentences, aliases and arguments,
+rendered from the objects the world holds. A word of the task is absent when neither it (or its
+singular) is one of them nor any of them is as near as ``below`` in sentence-embedding cosine
+("refrigerator" is near "fridge"; "cat" is near nothing in a house without one). The task's
+leading verb, function words and generic verbs are not looked at. An absent word is not proof
+that the task cannot be done (a person may say "teeth" where the goal is the toothbrush), so the
+goal that names one waits for an operator, who is told the word."""
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from llm_planner_ros.interpretation.conditions import ConditionIndex
+
+# leading words before the imperative verb ("please", "could you", "I")
+LEAD = frozenset("please kindly i im we you could would can will shall let lets just now then".split())  # noqa: SIM905
+# function words, generic verbs and quantities: not objects a world holds
+STOP = frozenset("""a an the my your our their his her its me you him them us it this that these those some any all
+every each no not and or but of to in on at into onto from with without for by up down out off over under
+about after before again also just very really too more less there here where when what which who how
+please could would can will shall should let lets i im we he she they is are be am was were been being
+do does did done make get take put go come bring give hand have has had set turn switch start stop keep use
+try want need like time now then one two three few little lot bit something anything thing things
+myself yourself ready back away""".split())  # noqa: SIM905
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+", text.lower())
+
+
+def _forms(word: str) -> tuple[str, ...]:
+    """The word and its likely singulars ("dishes" -> "dish", "plants" -> "plant")."""
+    return (word,) + ((word[:-2],) if word.endswith("es") else ()) + ((word[:-1],) if word.endswith("s") else ())
+
+
+class WorldWords:
+    """The words of a world's conditions, with their sentence vectors (made once per index)."""
+
+    def __init__(self, index: ConditionIndex, embedder) -> None:
+        words: set[str] = set()
+        for c in index.conditions:
+            for text in c.texts:
+                words.update(_words(text))
+            for literal in c.literals:
+                for arg in literal.strip("()").split()[1:]:
+                    words.update(w for w in re.split(r"[^a-z]+", arg.lower()) if w)
+        self.words = sorted(words - STOP)
+        self.vectors = embedder.embed(self.words) if self.words else np.zeros((0, 1))
+        self.known = set(self.words)
+        self.embedder = embedder
+
+    def absent(self, task: str, below: float) -> list[tuple[str, float, str]]:
+        """The task's words the world lacks: (word, its nearest world word's cosine, that word)."""
+        words = _words(task)
+        while words and words[0] in LEAD:
+            words = words[1:]
+        asked = [w for w in dict.fromkeys(words[1:]) if w not in STOP and len(w) >= 3
+                 and not any(f in self.known for f in _forms(w))]
+        if not asked:
+            return []
+        if not self.words:
+            return [(w, 0.0, "") for w in asked]
+        cos = self.embedder.embed(asked) @ self.vectors.T
+        return [(w, float(row.max()), self.words[int(row.argmax())]) for w, row in zip(asked, cos) if row.max() < below]
+
+
+class AbsentWords:
+    """:class:`WorldWords` per condition index (an index stands for one world's set of classes)."""
+
+    def __init__(self, embedder, keep: int = 8) -> None:
+        self.embedder = embedder
+        self.keep = keep
+        self._by_index: dict[int, tuple[ConditionIndex, WorldWords]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, task: str, index: ConditionIndex, below: float) -> Sequence[tuple[str, float, str]]:
+        if below <= 0.0:
+            return []
+        with self._lock:
+            kept = self._by_index.get(id(index))
+            if kept is None or kept[0] is not index:
+                kept = (index, WorldWords(index, self.embedder))
+                self._by_index[id(index)] = kept
+                while len(self._by_index) > self.keep:
+                    self._by_index.pop(next(iter(self._by_index)))
+        return kept[1].absent(task, below)
