@@ -207,6 +207,8 @@ def run_goal(service, holder: dict, row: dict, p: BehaviorProblem) -> dict:
            "stage_s": {k: v for k, v in report.stats.items()   # interpret_llm_s, interpret_menu_s, ...
                        if k.startswith("interpret_") and k.endswith("_s") and isinstance(v, (int, float))}}
     if row["method"] == "interpret":
+        out.update(confidence=report.stats.get("confidence"), reported_success=result.success,
+                   absent=report.stats.get("absent", []))
         said, wanted = class_goal(result.goal_conditions), set(p.class_goal())
         hit = len(said & wanted)
         out.update(precision=hit / len(said) if said else 0.0, recall=hit / len(wanted) if wanted else 0.0)
@@ -238,6 +240,11 @@ def summarize(name: str, records: list[dict], gold_steps: dict[str, int]) -> dic
     reached = [r for r in records if r["success"]]
     if reached:
         out["steps_vs_gold"] = statistics.median(r["steps"] / max(gold_steps[r["problem"]], 1) for r in reached)
+    if "reported_success" in records[0]:   # issue 37: at the shipped threshold (GoalDirectedSettings)
+        from llm_planner_ros.evaluation.honesty import honesty
+        from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
+
+        out["honesty"] = honesty(records, GoalDirectedSettings().interpret_confidence, reached_key="success")
     if "precision" in records[0]:
         p = statistics.mean(r["precision"] for r in records)
         rc = statistics.mean(r["recall"] for r in records)
@@ -269,6 +276,15 @@ def table(rows: list[dict]) -> str:
         lines.append(f"| {r['row']} | {r.get('model_label', '—')} | {r['goals']} | **{100 * r['success']:.1f}%** | "
                      f"{100 * r['executable']:.1f}% | {ratio} | {r['median_s']:.2f} | {llm_s} | {menu_s} | {f1} |")
     lines += [f"| {name} | — | 100 | {figure} (anchor) | — | — | — | — | — | — |" for name, figure in ANCHORS]
+    honest = [r for r in rows if r.get("honesty")]
+    if honest:
+        lines += ["", "At the shipped confidence threshold (every goal ran; a goal below it, of unknown confidence, or "
+                      "naming what the world lacks counts as asked):", "",
+                  "| row | asked goal reached, unasked | another goal reached, unasked | asked | confidence known | "
+                  "wrong goal without asking |", "|---|---|---|---|---|---|"]
+        lines += [f"| {r['row']} | {r['honesty']['reached_unasked']:.1%} | {r['honesty']['wrong_unasked']:.1%} | "
+                  f"{r['honesty']['asked']:.1%} | {r['honesty']['confidence_known']:.1%} | "
+                  f"{r['honesty']['wrong_never_asking']:.1%} |" for r in honest]
     lines += ["", "Where the failures end, per row:"]
     lines += [f"- {r['row']}: " + "; ".join(f"{why}: {n}" for why, n in r["losses"].items())
               for r in rows if r["losses"]]

@@ -74,6 +74,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from llm_planner_ros.evaluation.beyond_eai import BEYOND, BeyondTask  # noqa: E402
 from llm_planner_ros.evaluation.eai import EaiTask, eai_tasks, select_tasks  # noqa: E402
+from llm_planner_ros.evaluation.honesty import honesty  # noqa: E402
 from llm_planner_ros.llm.models import DEFAULT_MODEL, MODELS  # noqa: E402
 
 ROWS = {"interpret": {}, "interpret, free text (before issue 36)": {"interpret_choose": False},
@@ -181,11 +182,13 @@ def _service_for(model: Optional[str], key: str, settings: dict):
 
 def _beyond(job: tuple[Optional[str], BeyondTask]) -> dict:
     """One task beyond EAI's titles through the service (the interpret row's settings with the
-    model), executed on scene 1 as it starts."""
+    model, but asking as shipped: an absent object's goal must not run), executed on scene 1 as
+    it starts."""
     from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 
     model, case = job
-    service = _service_for(model, "beyond", row_settings("interpret", model))
+    shipped = {k: v for k, v in row_settings("interpret", model).items() if k not in RUN_EVERY_GOAL}
+    service = _service_for(model, "beyond", {**shipped, **{k: v for k, v in SETTINGS.items() if k in RUN_EVERY_GOAL}})
     return {"model": model, **case.run(service, VirtualHomeExecutor())}
 
 
@@ -269,42 +272,10 @@ def threshold(row: str, model: Optional[str]) -> float:
                                               GoalDirectedSettings().interpret_confidence))
 
 
-def asked(record: dict, at: float) -> bool:
-    """Whether the goal is asked at threshold ``at``: its confidence is unknown or below it, or
-    the task names something the world lacks."""
-    return record.get("confidence") is None or record["confidence"] < at or bool(record.get("absent"))
-
-
-def honesty(records: list[dict], at: float) -> dict:
-    """At the threshold ``at``: the share of goals that reach the asked goal unasked, that reach
-    another goal unasked (reported done, EAI's goal not met: the wrong-goal rate), that are asked;
-    the same without asking (threshold 0); the confidence's AUROC for reaching the asked goal."""
-    from llm_planner_ros.interpretation.confidence import auroc
-
-    n = len(records) or 1
-    wrong_unasked = [r for r in records if r.get("reported_success") and not r["goal_met"]]
-    known = [r for r in records if r.get("confidence") is not None]
-    return {"threshold": at, "naming_absent": sum(bool(r.get("absent")) for r in records) / n,
-            "reached_unasked": sum(r["goal_met"] and not asked(r, at) for r in records) / n,
-            "wrong_unasked": sum(not asked(r, at) for r in wrong_unasked) / n,
-            "asked": sum(asked(r, at) for r in records) / n,
-            "wrong_never_asking": len(wrong_unasked) / n,
-            "auroc": auroc([r["confidence"] for r in known], [r["goal_met"] for r in known])}
-
-
-def risk_coverage(records: list[dict]) -> tuple[list[float], list[float]]:
-    """Goals sorted by confidence, most confident first: (coverage, wrong-goal rate among them)."""
-    ranked = sorted(records, key=lambda r: -(r["confidence"] if r.get("confidence") is not None else -1.0))
-    coverage, risk, wrong = [], [], 0
-    for k, r in enumerate(ranked, 1):
-        wrong += bool(r.get("reported_success") and not r["goal_met"])
-        coverage.append(k / len(ranked))
-        risk.append(wrong / k)
-    return coverage, risk
-
-
 def plot_risk(summary: dict, records: list[dict], path: Path) -> None:
     import matplotlib
+
+    from llm_planner_ros.evaluation.honesty import risk_coverage
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

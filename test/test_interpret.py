@@ -113,14 +113,13 @@ def test_demonstrations_are_held_out_by_task_label_not_by_string(demos):
     assert all(d.task != "Watch TV" for d in shown)
 
 
-# Measured with the embedded default (bench/interpret.py, README): these five fail today, each
+# Measured with the embedded default (bench/interpret.py, README): these three fail today, each
 # for the reason given; strict, so that one that starts to pass fails here until it is listed.
+# (The absent milk and cat are named since issue 37: the goal waits for an operator, naming them.)
 _BEYOND_FAILS = {
     "Turn off the lights": "the task text's nearest conditions add 'The light is unplugged.' (cosine 0.74)",
     "Wash hands": "scene 1 as it starts has no hands: 'I wash the hands.' becomes 'I wash the oil.'",
     "make breakfast": "the task text's nearest condition is the food on the nightstand (cosine 0.45)",
-    "Put the milk in the fridge": "the absent milk is not said: a cup goes into the freezer",
-    "Feed the cat": "the absent cat is not said: food goes onto the couch",
 }
 
 
