@@ -40,28 +40,37 @@ def browser():
     driver.quit()
 
 
-def test_the_console_sends_a_goal_streams_its_steps_and_answers_approvals(browser):
+def open_console(browser, console):
+    """The console's page in ``browser`` once it hears the planner: (a waiter, send(task)), where
+    send types the task into the form and sends it with method interpret."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    browser.get(re.search(r"console at (http://\S+)", console.output).group(1))
+    wait = WebDriverWait(browser, 120, ignored_exceptions=[StaleElementReferenceException])
+    wait.until(EC.text_to_be_present_in_element((By.ID, "link"), "planner up"))
+
+    def send(task: str) -> None:
+        browser.find_element(By.ID, "task").clear()
+        browser.find_element(By.ID, "task").send_keys(task)
+        Select(browser.find_element(By.ID, "method")).select_by_visible_text("interpret")
+        browser.find_element(By.ID, "send").click()
+    return wait, send
+
+
+def test_the_console_sends_a_goal_streams_its_steps_and_answers_approvals(browser):
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
 
     ns = f"/console_{uuid.uuid4().hex[:6]}"
     with ros_node("executor_bridge", ns, "serving action 'execute_skill'"), \
             ros_node("planner_node", ns, "planner ready", "approval:=step", "approval_timeout_s:=300.0",
                      "max_steps:=4"), \
             ros_node("console_node", ns, "console at", "port:=0") as console:
-        url = re.search(r"console at (http://\S+)", console.output).group(1)
-        browser.get(url)
-        from selenium.common.exceptions import StaleElementReferenceException
-
-        wait = WebDriverWait(browser, 120, ignored_exceptions=[StaleElementReferenceException])
-        wait.until(EC.text_to_be_present_in_element((By.ID, "link"), "planner up"))
-
-        def send(task: str) -> None:
-            browser.find_element(By.ID, "task").clear()
-            browser.find_element(By.ID, "task").send_keys(task)
-            Select(browser.find_element(By.ID, "method")).select_by_visible_text("interpret")
-            browser.find_element(By.ID, "send").click()
+        wait, send = open_console(browser, console)
 
         def click(selector: str, tries: int = 20) -> None:
             """Click what ``selector`` finds now (the page redraws a goal's card when it changes)."""
@@ -153,25 +162,14 @@ def test_the_console_confirms_or_declines_an_interpreted_goal(browser):
     """Issue 37: under interpret_confirm always the interpreted goal waits for the operator; the
     console shows it in words and lines with its confidence and alternatives; Confirm runs it to
     goal_reached, Decline ends it goal_declined with the operator's reason."""
-    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
-    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     ns = f"/confirm_console_{uuid.uuid4().hex[:6]}"
     with ros_node("executor_bridge", ns, "serving action 'execute_skill'"), \
             ros_node("planner_node", ns, "planner ready", "interpret_confirm:=always", "approval_timeout_s:=300.0"), \
             ros_node("console_node", ns, "console at", "port:=0") as console:
-        browser.get(re.search(r"console at (http://\S+)", console.output).group(1))
-        wait = WebDriverWait(browser, 120, ignored_exceptions=[StaleElementReferenceException])
-        wait.until(EC.text_to_be_present_in_element((By.ID, "link"), "planner up"))
-
-        def send(task: str) -> None:
-            browser.find_element(By.ID, "task").clear()
-            browser.find_element(By.ID, "task").send_keys(task)
-            Select(browser.find_element(By.ID, "method")).select_by_visible_text("interpret")
-            browser.find_element(By.ID, "send").click()
-
+        wait, send = open_console(browser, console)
         send("Watch TV")
         confirm = wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, ".approval button.approve")))
         card, pending = browser.execute_script(
