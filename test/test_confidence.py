@@ -93,7 +93,7 @@ def test_a_goal_below_the_threshold_never_runs_unasked(profile_service):
     asked = []
 
     def operator(answer):
-        def approver(skills, kind, stop, scripts=None, alternatives=(), confidence=math.nan):
+        def approver(skills, kind, stop, scripts=None, alternatives=(), confidence=math.nan, why=""):
             asked.append((kind, list(scripts or ()), [s.text for s in skills], list(alternatives), confidence))
             return answer
         return approver

@@ -121,3 +121,33 @@ def test_reprompt_and_heuristic_run_on_the_mobile_manipulator_over_dds():
         status, result = client.send_plan(goal, timeout=60).result(timeout=300)
         assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
         assert result.program[-1] == "[NAVIGATE_TO] <kitchen_counter> (1)"
+
+
+def test_an_already_done_goal_and_one_naming_what_the_robot_lacks_over_dds():
+    """Issue 37 over DDS with the real model: a goal reached once ends already_done the second
+    time, with no step; a task naming what the robot's world lacks ("sandwich") is not run: it
+    waits for the operator, the request and the feedback name the missing word, and declined it
+    ends goal_declined with nothing executed."""
+    from llm_planner_ros.ros.client import PlannerClient
+
+    ns = f"/mm_{uuid.uuid4().hex[:6]}"
+    robot, bridge, planner = robot_stack(ns, "approval_timeout_s:=300.0")
+    R = PlanTask.Result
+    with robot, bridge, planner, PlannerClient(ns) as client:
+        assert client.wait_until_ready(60)
+        first = client.plan("Put the mug in the fridge", method="interpret", execute=True, timeout_s=300)
+        assert first.result.termination_reason == R.REASON_GOAL_REACHED, first.result.detail
+        again = client.plan("Put the mug in the fridge", method="interpret", execute=True, timeout_s=300)
+        assert again.succeeded and again.result.termination_reason == R.REASON_ALREADY_DONE, again.result.detail
+        assert not again.result.steps and "already holds" in again.result.detail
+        run = client.send("Make me a sandwich", method="interpret", execute=True)
+        asked = client.wait_confirmation(run, 300)
+        waiting = next((f.awaiting for f in run.feedback if f.awaiting), "")
+        assert asked.kind == "goal" and "'sandwich'" in asked.why, asked
+        assert client.answer(asked, approve=False, reason="there is no bread") == (True, "denied")
+        outcome = client.result(run, 300)
+        assert outcome.result.termination_reason == R.REASON_GOAL_DECLINED, outcome.result.detail
+        assert "'sandwich'" in outcome.result.detail and "there is no bread" in outcome.result.detail
+        assert not outcome.result.steps, list(outcome.result.program)
+        assert not waiting or "confirmation of the goal" in waiting
+        assert "executing skill" not in robot.output.split("PLACE_IN")[-1]   # nothing after the mug's goal

@@ -59,10 +59,11 @@ class RosApprover:
         return response
 
     def __call__(self, skills: Sequence[Skill], kind: str, stop: CancelToken, scripts: Optional[Sequence[str]] = None,
-                 alternatives: Sequence[str] = (), confidence: float = math.nan) -> Optional[tuple[bool, str]]:
+                 alternatives: Sequence[str] = (), confidence: float = math.nan,
+                 why: str = "") -> Optional[tuple[bool, str]]:
         """(approved, reason), or None when no answer came in time. Kind "goal" (an interpreted goal
         to confirm): ``skills`` carry its conditions in words, ``scripts`` its lines, with up to three
-        ``alternatives`` in words and its ``confidence``."""
+        ``alternatives`` in words, its ``confidence`` and ``why`` it is asked."""
         goal_id, task = self.goal_info()
         request_id = uuid.uuid4().hex[:12]
         scripts = list(scripts) if scripts is not None else [s.script() for s in skills]
@@ -77,7 +78,7 @@ class RosApprover:
                                           scripts=scripts, texts=[redact(s.text) for s in skills],
                                           timeout_s=float(timeout_s), digest=digest,
                                           alternatives=[redact(a) for a in alternatives][:3],
-                                          confidence=float(confidence)))
+                                          confidence=float(confidence), why=redact(why)))
         what = {"step": f"step {scripts[0] if scripts else ''}", "plan": f"a plan of {len(skills)} steps",
                 "goal": f"the goal {', '.join(scripts)}"}.get(kind, kind)
         asked = "approval" if kind != "goal" else "confirmation"
@@ -87,7 +88,8 @@ class RosApprover:
         if kind == "goal":   # the proposal in words, how sure, and what else the task may mean
             sure = "unknown" if math.isnan(confidence) else f"{confidence:.2f}"
             proposal = f" ({' '.join(redact(s.text) for s in skills)}; confidence {sure}" + \
-                (f"; or: {'; '.join(redact(a) for a in alternatives[:3])}" if alternatives else "") + ")"
+                (f"; or: {'; '.join(redact(a) for a in alternatives[:3])}" if alternatives else "") + \
+                (f"; asked because {redact(why)}" if why else "") + ")"
         self.awaiting(goal_id, f"{asked} of {what}{proposal} (request {request_id}, up to {timeout_s:.0f} s): "
                                f"answer on {self.node.resolve_service_name('approve')} or in the operator console")
         try:

@@ -82,6 +82,8 @@ def format_confirmation(request: ApprovalRequest) -> str:
     lines += [f"    {script}" for script in request.scripts[len(request.texts):]]
     if request.alternatives:
         lines.append("  or did you mean: " + "; ".join(request.alternatives))
+    if request.why:
+        lines.append(f"  asked because {request.why}")
     return "\n".join(lines)
 
 

@@ -49,11 +49,12 @@ class ApprovalTimeout(PlanningError):
 class Approver(Protocol):
     """Asks an operator: (approved, reason), or None when no answer came in time. Kinds "step" and
     "plan" show ``skills``; kind "goal" (an interpreted goal to confirm) shows its conditions in
-    words as ``skills``' texts, its lines as ``scripts``, ``alternatives`` in words and its
-    ``confidence``."""
+    words as ``skills``' texts, its lines as ``scripts``, ``alternatives`` in words, its
+    ``confidence`` and ``why`` it is asked."""
 
     def __call__(self, skills: Sequence[Skill], kind: str, stop: CancelToken, scripts: Optional[Sequence[str]] = None,
-                 alternatives: Sequence[str] = (), confidence: float = math.nan) -> Optional[tuple[bool, str]]: ...
+                 alternatives: Sequence[str] = (), confidence: float = math.nan,
+                 why: str = "") -> Optional[tuple[bool, str]]: ...
 
 
 class SafetyGate:

@@ -63,8 +63,9 @@ class Interpret:
         asked["sure"] = sure
         if mode == "never" or (mode == "unsure" and sure) or not run.request.execute:
             return None
-        why = "every goal is confirmed (interpret_confirm always)" if mode == "always" else lacks(found) or \
-            f"its confidence {confidence_text(confidence)} is below {self.settings.interpret_confidence:.2f}"
+        why = lacks(found) or ("every goal is confirmed (interpret_confirm always)" if mode == "always" else
+                               f"its confidence {confidence_text(confidence)} is below "
+                               f"{self.settings.interpret_confidence:.2f}")
         said = proposal(found, lines)
         gate = run.gate
         approver = gate.approver if gate is not None else None
@@ -74,7 +75,7 @@ class Interpret:
                               f"({why}) and nobody can be asked (no approver): {said}", goal_conditions=list(lines))
         answer = approver([Skill("", (), (), c.text) for c in found.conditions], "goal", run.cancel,
                           scripts=list(lines), alternatives=[c.text for c in found.alternatives],
-                          confidence=math.nan if confidence is None else confidence)
+                          confidence=math.nan if confidence is None else confidence, why=why)
         if answer is None:
             return PlanResult(TerminationReason.CONFIRMATION_TIMEOUT, goal_conditions=list(lines),
                               detail=f"no operator confirmed the goal within "
@@ -83,7 +84,7 @@ class Interpret:
         if not confirmed:
             return PlanResult(TerminationReason.GOAL_DECLINED, goal_conditions=list(lines),
                               detail="the operator declined the goal" + (f" ({reason})" if reason else "")
-                                     + f": {said}")
+                                     + f", asked because {why}: {said}")
         asked["confirmed"] = True
         return None
 
