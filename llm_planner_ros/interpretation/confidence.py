@@ -19,9 +19,12 @@ unknown (None), which a goal treats as unsure.
 """
 from __future__ import annotations
 
+import json
 import math
+import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -170,3 +173,23 @@ def auroc(scores: Sequence[float], labels: Sequence[bool]) -> float:
         return math.nan
     wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
     return wins / (len(pos) * len(neg))
+
+
+def read_labelled(path: Path) -> Optional[list[Labelled]]:
+    """The labelled demonstrations kept in ``path``; None when there are none (or unreadable)."""
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return [Labelled(r["task"], Evidence(tuple(Candidate(c["text"], c["cosine"], c["logprob"], c["below_best"],
+                                                         tuple(c["sources"]), c["kept"])
+                                               for c in r["evidence"]["candidates"]),
+                                         r["evidence"]["demonstration"], r["evidence"]["agreement"]),
+                     tuple(r["asked"]), r.get("reached")) for r in raw]
+
+
+def write_labelled(path: Path, labelled: Sequence[Labelled]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps([asdict(lab) for lab in labelled]))   # NaN and Infinity as Python writes them
+    tmp.replace(path)

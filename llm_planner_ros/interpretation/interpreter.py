@@ -8,12 +8,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
@@ -31,7 +30,7 @@ from llm_planner_ros.interpretation.conditions import (
     spec_of,
     turned_literal,
 )
-from llm_planner_ros.interpretation.confidence import Candidate, Evidence, Judgement, Labelled
+from llm_planner_ros.interpretation.confidence import Candidate, Evidence, Judgement
 from llm_planner_ros.interpretation.menu import MenuSettings, Scored, candidates, choose, score
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams, split_sentences
 from llm_planner_ros.pddl.goals import GoalSpec, Literal
@@ -199,26 +198,6 @@ class Completion:
 CALIBRATION_VERSION = 2
 
 
-def read_labelled(path: Path) -> Optional[list[Labelled]]:
-    """The labelled demonstrations kept in ``path``; None when there are none (or unreadable)."""
-    try:
-        raw = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    return [Labelled(r["task"], Evidence(tuple(Candidate(c["text"], c["cosine"], c["logprob"], c["below_best"],
-                                                         tuple(c["sources"]), c["kept"])
-                                               for c in r["evidence"]["candidates"]),
-                                         r["evidence"]["demonstration"], r["evidence"]["agreement"]),
-                     tuple(r["asked"]), r.get("reached")) for r in raw]
-
-
-def write_labelled(path: Path, labelled: Sequence[Labelled]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps([asdict(lab) for lab in labelled]))   # NaN and Infinity as Python writes them
-    tmp.replace(path)
-
-
 class GoalInterpreter:
     def __init__(self, llm: Optional[LLMBackend], embedder, demos: Sequence[GoalDemo],
                  conditions: Callable[[WorldState], list[Condition]],
@@ -301,7 +280,8 @@ class GoalInterpreter:
         if self.llm is None:
             return self.retrieve(task, world, hold_out=hold_out)
         t0 = time.perf_counter()
-        examples = self.examples(task, hold_out)
+        near = self._nearest_demos(task, hold_out)
+        examples = [d for d, _ in near][:self.num_examples]
         params = SamplingParams(temperature=0.0, max_tokens=self.max_tokens, stop=("\n", "Task:"), seed=seed,
                                 stop_at_repeat=True)
         index = self.index(world)
@@ -323,16 +303,17 @@ class GoalInterpreter:
         if self.menu is not None:
             self._choose(found, task, index, examples, prompt, cancel)
         found.conditions = self._complete(found.conditions, index, hold_out)
-        found.evidence = self._evidence(found, task, hold_out)
+        found.evidence = self._evidence(found, task, near[0][1] if near else 0.0)
         found.absent = self.absent(task, index)
         found.alternatives = [s.condition for s in found.menu if s.condition not in found.conditions
                               and math.isfinite(s.score)
                               and not any(contradicts(s.condition, c, self.mutex) for c in found.conditions)][:3]
         return found
 
-    def _evidence(self, found: Interpretation, task: str, hold_out: Sequence[str]) -> Evidence:
+    def _evidence(self, found: Interpretation, task: str, demonstration: float) -> Evidence:
         """What the confidence weighs: every candidate (the menu's, else the translated matches),
-        the nearest demonstration shown, and how far the free-text route and the choice agree."""
+        the nearest demonstration's cosine to the task, and how far the free-text route and the
+        choice agree."""
         kept = set(found.conditions)
         if found.menu:
             top = found.menu[0].score
@@ -348,8 +329,7 @@ class GoalInterpreter:
         said = {m.condition for m in found.matches if m.condition is not None and m.sentence != task}
         chosen = [c for c in cands if c.kept]
         agreement = sum(c.text in {x.text for x in said} for c in chosen) / len(chosen) if chosen else 0.0
-        near = self._nearest_demos(task, hold_out)
-        return Evidence(cands, near[0][1] if near else 0.0, agreement)
+        return Evidence(cands, demonstration, agreement)
 
     def calibration_file(self, world: WorldState, demos: Sequence[GoalDemo]) -> Path:
         """Where the calibration of this interpreter's confidence in ``world`` over ``demos`` is kept:

@@ -22,15 +22,8 @@ from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import PlanCallback, StepCallback, no_preview
 from llm_planner_ros.core.types import GoalStatus, PlanResult, StepEvent, TerminationReason
 from llm_planner_ros.interpretation.conditions import Condition, spec_of
-from llm_planner_ros.interpretation.confidence import Calibration, Labelled
-from llm_planner_ros.interpretation.interpreter import (
-    GoalDemo,
-    GoalInterpreter,
-    InstancePrior,
-    Interpretation,
-    read_labelled,
-    write_labelled,
-)
+from llm_planner_ros.interpretation.confidence import Calibration, Labelled, read_labelled, write_labelled
+from llm_planner_ros.interpretation.interpreter import GoalDemo, GoalInterpreter, InstancePrior, Interpretation
 from llm_planner_ros.pddl.goals import GoalSpec, GoalVocabulary, ground_goal
 from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
