@@ -64,7 +64,8 @@ class Interpret:
         if mode == "never" or (mode == "unsure" and sure) or not run.request.execute:
             return None
         why = lacks(found) or ("every goal is confirmed (interpret_confirm always)" if mode == "always" else
-                               f"its confidence {confidence_text(confidence)} is below "
+                               "its confidence is unknown (nothing calibrates it)" if confidence is None else
+                               f"its confidence {confidence:.3f} is below the threshold "
                                f"{self.settings.interpret_confidence:.2f}")
         said = proposal(found, lines)
         gate = run.gate
