@@ -157,9 +157,10 @@ def model_settings(model: Optional[str]) -> dict:
 RUN_EVERY_GOAL = {"interpret_confirm": "never"}
 
 
-def row_settings(row: str, model: Optional[str]) -> dict:
-    """A row's settings: the model's, then --set, then the row's own keys, each winning over the earlier."""
-    return {**RUN_EVERY_GOAL, **model_settings(model), **SETTINGS, **(ROWS[row] or {})}
+def row_settings(row: str, model: Optional[str], every_goal: bool = True) -> dict:
+    """A row's settings: RUN_EVERY_GOAL (unless ``every_goal`` is false: asking as shipped), the
+    model's, then --set, then the row's own keys, each winning over the earlier."""
+    return {**(RUN_EVERY_GOAL if every_goal else {}), **model_settings(model), **SETTINGS, **(ROWS[row] or {})}
 
 
 _service: dict = {}
@@ -187,8 +188,7 @@ def _beyond(job: tuple[Optional[str], BeyondTask]) -> dict:
     from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 
     model, case = job
-    shipped = {k: v for k, v in row_settings("interpret", model).items() if k not in RUN_EVERY_GOAL}
-    service = _service_for(model, "beyond", {**shipped, **{k: v for k, v in SETTINGS.items() if k in RUN_EVERY_GOAL}})
+    service = _service_for(model, "beyond", row_settings("interpret", model, every_goal=False))
     return {"model": model, **case.run(service, VirtualHomeExecutor())}
 
 
@@ -197,7 +197,7 @@ def _cannot_do(model: Optional[str]) -> list[dict]:
     answers a confirmation here, so an asked goal ends unconfirmed."""
     from llm_planner_ros.evaluation.cannot_do import run_cannot_do
 
-    return [{"model": model, **r} for r in run_cannot_do({**model_settings(model), **SETTINGS})]
+    return [{"model": model, **r} for r in run_cannot_do(row_settings("interpret", model, every_goal=False))]
 
 
 def _run(job: tuple[str, str, Optional[str], int]) -> dict:

@@ -111,23 +111,28 @@ class InterpretedGoalPlanner:
         """Whether the plan for ``conditions``, replayed on a fresh model of ``world``, leaves the
         ``asked`` goal holding (its action goals done by a step of the plan)."""
         assert self.reference is not None
-
-        def bound(chosen: Sequence[Condition]) -> GoalSpec:
-            spec = spec_of(chosen)
-            return spec if self.vocabulary.every_instance else self.prior.bind(spec, world, [task])
         model = self.reference()
-        result = self.goal_directed.plan(bound(conditions), model, lambda event: None, cancel, execute=False)
+        result = self.goal_directed.plan(self.bound(conditions, world, [task]), model, lambda event: None, cancel,
+                                         execute=False)
         done: set[str] = set()
         for step in result.steps:
             if not model.execute(step.skill).success:
                 return False
             done.add(step.skill.action)
-        lines = bound(asked).lines()
+        lines = self.bound(asked, world, [task]).lines()
         literals = [x for x in lines if x.startswith("(")]
         actions = [x for x in lines if not x.startswith("(")]
         if any(not done & set(a.split("|")) for a in actions):
             return False
         return not literals or bool(self.goal_directed.holds(literals, model))
+
+    def bound(self, chosen: Sequence[Condition], world: WorldState, hold_out: Sequence[str]) -> GoalSpec:
+        """``chosen`` as a goal over ``world``: each class bound to its first-ranked instance
+        (:class:`InstancePrior`, ``hold_out``'s goals unseen), or, where a class means every
+        instance, left as it is."""
+        if self.vocabulary.every_instance:   # a class means every instance: nothing to choose
+            return spec_of(chosen)
+        return self.prior.bind(spec_of(chosen), world, hold_out)
 
     def judge(self, found: Interpretation, hold_out: Sequence[str], cancel: Optional[CancelToken]) -> None:
         """``found``'s confidence, calibrated (the query's own task held out of the fit)."""
@@ -155,9 +160,7 @@ class InterpretedGoalPlanner:
         dropped: list[str] = []
 
         def bound(chosen: Sequence[Condition]) -> GoalSpec:
-            if self.vocabulary.every_instance:   # a class means every instance: nothing to choose
-                return spec_of(chosen)
-            return self.prior.bind(spec_of(chosen), world, hold_out)
+            return self.bound(chosen, world, hold_out)
         held = [c for c in conditions if ground_goal(bound([c]), world, self.vocabulary).holds(world)]
         probed, probes, relax_s, budget = False, 0, 0.0, self.relax_plans
         stats.update({f"interpret_{k}": v for k, v in found.seconds.items()})
