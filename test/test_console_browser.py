@@ -161,7 +161,8 @@ def test_the_console_sends_a_goal_streams_its_steps_and_answers_approvals(browse
 def test_the_console_confirms_or_declines_an_interpreted_goal(browser):
     """Issue 37: under interpret_confirm always the interpreted goal waits for the operator; the
     console shows it in words and lines with its confidence and alternatives; Confirm runs it to
-    goal_reached, Decline ends it goal_declined with the operator's reason."""
+    goal_reached, Decline ends it goal_declined with the operator's reason. Issue 38: a hazardous
+    goal is refused unasked, its hazard on the goal's line."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
 
@@ -190,3 +191,10 @@ def test_the_console_confirms_or_declines_an_interpreted_goal(browser):
         wait.until(EC.text_to_be_present_in_element((By.CSS_SELECTOR, ".goal .status"), "aborted"))
         ended = browser.execute_script("return document.querySelector('.goal').textContent;")
         assert "goal_declined" in ended and "not the TV" in ended, ended
+
+        # issue 38: a hazardous interpreted goal is refused before anyone is asked; the hazard shows
+        send("Put the phone in the sink")
+        wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, ".goal .hazards")))
+        ended = browser.execute_script("return document.querySelector('.goal').textContent;")
+        assert "hazardous_goal" in ended and "electrical_shock: an electrical device inside a sink" in ended, ended
+        assert not browser.find_elements(By.CSS_SELECTOR, ".approval")

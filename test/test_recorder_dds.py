@@ -16,7 +16,7 @@ def matched_all(recorder, ns: str) -> bool:
     return all(f"matched {ns}/{topic}: 1 publisher" in recorder.output for topic in RECORDED)
 
 
-def test_an_mcap_record_of_two_goals_reads_back_with_the_counts_of_the_run(tmp_path):
+def test_an_mcap_record_of_three_goals_reads_back_with_the_counts_of_the_run(tmp_path):
     from llm_planner_msgs.msg import PlanState, PlanStep
     from llm_planner_ros.ros.client import PlannerClient
     from llm_planner_ros.ros.qos import LATCHED_EVERY
@@ -37,13 +37,17 @@ def test_an_mcap_record_of_two_goals_reads_back_with_the_counts_of_the_run(tmp_p
             feedback: list = []
             outcomes = [planner.plan(task, method="translated", on_feedback=feedback.append)
                         for task in ("Watch TV", "Turn on light")]
-            assert wait_until(lambda: recorder.output.count("recorded a result") >= 2, 30), recorder.output
-            assert wait_until(lambda: len(states) >= 2 * 2 + len(feedback), 10)
+            # issue 38: a goal refused for a hazard; the hazard is in the recorded result
+            outcomes.append(planner.plan("Toast the knife", method="pddl", execute=True, on_feedback=feedback.append,
+                                         goal_conditions=["(obj_inside knife toaster)", "(on toaster)"]))
+            assert wait_until(lambda: recorder.output.count("recorded a result") >= 3, 30), recorder.output
+            assert wait_until(lambda: len(states) >= 3 * 2 + len(feedback), 10)
         assert recorder.proc.returncode == 0, recorder.output
-    assert all(o.result.steps for o in outcomes) and len(feedback) == sum(len(o.result.steps) for o in outcomes)
+    assert all(o.result.steps for o in outcomes[:2]) and len(feedback) == sum(len(o.result.steps) for o in outcomes)
+    assert outcomes[2].result.termination_reason == "hazardous_goal" and outcomes[2].result.hazards
 
     by_topic: dict[str, list] = {}
-    assert sorted(p.name for p in path.iterdir()) == ["run_0.mcap", "run_1.mcap", "run_2.mcap"]   # one per goal
+    assert sorted(p.name for p in path.iterdir()) == [f"run_{i}.mcap" for i in range(4)]   # one per goal
     for schema, channel, _message, decoded in read_record(path):
         by_topic.setdefault(channel.topic, []).append(decoded)
         assert schema.encoding == "ros2msg" and channel.message_encoding == "cdr"
@@ -54,8 +58,10 @@ def test_an_mcap_record_of_two_goals_reads_back_with_the_counts_of_the_run(tmp_p
     results = by_topic[f"{ns}/plan_task/result"]
     assert [r.result.termination_reason for r in results] == [o.result.termination_reason for o in outcomes]
     assert [r.status for r in results] == [o.status for o in outcomes]
+    assert list(results[2].result.hazards) == list(outcomes[2].result.hazards)
     assert [s.script for r in results for s in r.result.steps] == \
         [s.script for o in outcomes for s in o.result.steps]
     recorded = [fb.feedback.script for fb in by_topic[f"{ns}/plan_task/_action/feedback"]]
     assert recorded == [fb.script for fb in feedback]
-    assert {s.task for s in by_topic[f"{ns}/plan"]} == {"Watch TV", "Turn on light"}
+    assert {s.task for s in by_topic[f"{ns}/plan"]} == {"Watch TV", "Turn on light", "Toast the knife"}
+    assert any(s.hazards for s in by_topic[f"{ns}/plan"])   # the plan topic's end state names it too

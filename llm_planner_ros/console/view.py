@@ -123,7 +123,7 @@ def past_goals(traces: list[dict], limit: int) -> list[dict]:
                       "method": request.get("method") or "", "started": goal.get("started"),
                       "ended": end.get("t"), "success": bool(end.get("success")),
                       "termination": end.get("termination") or ("error" if end.get("error") else "no end recorded"),
-                      "detail": end.get("detail") or end.get("error", ""),
+                      "detail": end.get("detail") or end.get("error", ""), "hazards": end.get("hazards") or [],
                       "steps": [{"index": s.get("index"), "skill": s.get("skill", ""), "executed": s.get("executed")}
                                 for s in (end.get("steps") or goal.get("steps") or [])]})
     return goals

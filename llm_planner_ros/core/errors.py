@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Optional
 
@@ -16,6 +16,17 @@ class PlanningError(RuntimeError):
 
     reason = TerminationReason.INTERNAL_ERROR
     interrupted_skill: Optional[Skill] = None
+
+
+class HazardStopped(PlanningError):
+    """A skill was stopped at the last hop (the gate, or the bridge): its effects would make a
+    declared hazard hold. ``hazards``: each in words."""
+
+    reason = TerminationReason.HAZARD_STOPPED
+
+    def __init__(self, message: str, hazards: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.hazards = list(hazards)
 
 
 class PlanCanceled(PlanningError):

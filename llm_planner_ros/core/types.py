@@ -27,6 +27,7 @@ class ErrorType(IntEnum):
     OTHER_PRECONDITION = 10
     PARSE_ERROR = 11
     EXECUTOR_ERROR = 12
+    HAZARD = 13
 
 
 class Method(str, Enum):
@@ -67,6 +68,8 @@ class TerminationReason(str, Enum):
     UNCONFIRMED = "unconfirmed"
     CONFIRMATION_TIMEOUT = "confirmation_timeout"
     GOAL_DECLINED = "goal_declined"
+    HAZARDOUS_GOAL = "hazardous_goal"
+    HAZARD_STOPPED = "hazard_stopped"
 
     @property
     def is_success(self) -> bool:
@@ -136,6 +139,7 @@ class PlanResult:
     goal_conditions: list[str] = field(default_factory=list)   # what "done" meant: given or interpreted
     checked: bool = False     # plan-only: the plan was run on a model of the world (see planning.plan_check)
     confidence: float = math.nan   # method interpret: P(the interpreted goal is the one asked); nan: unknown
+    hazards: list[str] = field(default_factory=list)   # hazards refused, avoided or stopped, in words
 
     @property
     def success(self) -> bool:

@@ -71,6 +71,15 @@ class PddlWorldExecutor:
         return ExecutionResult.failed(ErrorType.OTHER_PRECONDITION,
                                       f"({' '.join(ground)}) needs {', '.join(missing)}", cause, skill.script())
 
+    def predict(self, skill: Skill) -> Optional[WorldState]:
+        """The world as it would be after ``skill`` (nothing changes here); None when it would not run."""
+        state, history = set(self.world.state), list(self.history)
+        try:
+            result = self.execute(skill)
+            return self.world.world_state() if result.success else None
+        finally:
+            self.world.state, self.history = state, history
+
     def applicable_skills(self, limit: Optional[int] = None) -> list[Skill]:
         out = []
         for name, words in self.profile.spec.actions.items():

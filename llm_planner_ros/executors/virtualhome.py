@@ -178,6 +178,22 @@ class VirtualHomeExecutor:
         self.history.append(line)
         return ExecutionResult(True, observation=self._describe(before, self._snapshot(ids), skill), script=line)
 
+    def predict(self, skill: Skill) -> Optional[world.WorldState]:
+        """The world as it would be after ``skill``, by the simulator's own step on a copy of the
+        state (nothing changes here); None when the skill would not run."""
+        from virtualhome_eval.simulation.evolving_graph.execution import ExecutionInfo
+
+        grounded = self._ground(skill)
+        if isinstance(grounded, ExecutionResult):
+            return None
+        line = grounded[1]
+        self._sim.info = ExecutionInfo()
+        try:
+            ok, new_state = self._sim.execute_one_step(self._script(line), self._state)
+        except Exception:
+            return None
+        return with_done(self._facts.world(new_state), [*self.history, line]) if ok else None
+
     def applicable_skills(self, limit: Optional[int] = None) -> list[Skill]:
         if self._bank is None:
             self._bank = banks.scene_bank(self.initial_graph)

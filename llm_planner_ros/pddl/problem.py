@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Optional, Protocol
+from typing import TYPE_CHECKING, Optional, Protocol
 
 from llm_planner_ros.pddl.goals import GoalVocabulary, GroundGoal
 from llm_planner_ros.pddl.world import WorldState
+
+if TYPE_CHECKING:
+    from llm_planner_ros.safety.hazards import Hazards
 
 # (world, goal, objects allowed or None, objects excluded) -> the instances the problem keeps
 RelevantObjects = Callable[[WorldState, GroundGoal, Optional[set[str]], frozenset[str]], set[str]]
@@ -24,6 +27,7 @@ class PddlWorld(Protocol):
     besides its domain, which the executor gives."""
 
     relevant_objects: RelevantObjects   # the instances a goal's problem keeps
+    hazards: Hazards                    # the states that must never come about
 
     def goal_vocabulary(self) -> GoalVocabulary: ...
 

@@ -31,6 +31,7 @@ from llm_planner_ros.pddl.goals import (
     resolve_objects,
 )
 from llm_planner_ros.pddl.problem import PddlWorld, build_problem
+from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.safety.policy import SkillPolicy
 
 
@@ -140,6 +141,18 @@ class GoalDirectedPlanner:
         except (InvalidGoal, ExecutorError):
             return None
 
+    def hazardous(self, spec: GoalSpec, executor: Executor, world: Optional[WorldState] = None) -> Optional[PlanResult]:
+        """The goal refused (``hazardous_goal``, naming the hazards) when every way to meet it in the
+        executor's world makes a hazard of that world hold; None when some way is safe."""
+        profile = getattr(executor, "profile", None)
+        known: PddlWorld = profile if profile is not None else self.builtin
+        world = world if world is not None else executor.world_state()
+        hits = [h.text() for h in known.hazards.implied(ground_goal(spec, world, known.goal_vocabulary()), world)]
+        if not hits:
+            return None
+        return PlanResult(TerminationReason.HAZARDOUS_GOAL, detail="refused: the goal would make a hazard hold: "
+                          + "; ".join(hits), goal_conditions=list(spec.lines()), hazards=hits)
+
     def plan(self, spec: GoalSpec, executor: Executor, on_step: StepCallback, cancel: CancelToken,
              execute: bool = True, stats: Optional[dict] = None, objects: Sequence[str] = (),
              policy: Optional[SkillPolicy] = None, on_plan: PlanCallback = no_preview,
@@ -180,6 +193,8 @@ class GoalDirectedPlanner:
                                     tuple(spec.lines()), tuple(part.holds(world) for part in parts)))
         corrections = 0
         notes: list[str] = []
+        hazards = known.hazards
+        named: list[str] = []   # the hazards refused or planned around, in words
 
         def end(reason: TerminationReason, detail: str) -> PlanResult:
             met = goal.holds(world)
@@ -191,13 +206,22 @@ class GoalDirectedPlanner:
                               executed=bool(steps) and all(st.executed for st in steps),
                               goal_status=(GoalStatus.MET if met else GoalStatus.NOT_MET) if execute
                               else GoalStatus.UNKNOWN, num_corrections=corrections,
-                              checked=not execute)   # plan-only: Fast Downward's plan is found in the world model
+                              checked=not execute,   # plan-only: Fast Downward's plan is found in the world model
+                              hazards=list(dict.fromkeys(named)))
 
         if goal.holds(world):
             return end(TerminationReason.GOAL_REACHED, "the goal already holds; nothing to do")
         conflicts = contradictions(goal, vocabulary.mutex)
         if conflicts:
             return end(TerminationReason.NO_PLAN, f"the goal contradicts itself: {conflicts[0]}")
+        unsafe = self.hazardous(spec, executor, world)
+        if unsafe is not None:
+            named.extend(unsafe.hazards)
+            return end(TerminationReason.HAZARDOUS_GOAL, unsafe.detail)
+        if hazards:
+            already = hazards.in_world(world)
+            if already:
+                notes.append("a hazard already holds (not the goal's doing): " + "; ".join(h.text() for h in already))
         forbidden = sorted(set(goal.objects) & excluded)
         if forbidden:
             return end(TerminationReason.NO_PLAN, f"the goal needs {', '.join(forbidden)}, which the skill policy "
@@ -215,6 +239,20 @@ class GoalDirectedPlanner:
                 without = f"; planned without the skills the policy refuses: {', '.join(refused)}" if refused else ""
                 return end(TerminationReason.NO_PLAN, f"{outcome.status}: {outcome.detail} "
                            f"({len(problem.objects)} objects, {problem.num_facts} facts){without}")
+            at, hits = hazards.along(domain.text, world, outcome.actions) if hazards else (0, [])
+            if hits:   # the plan passes through a hazard: plan again with every hazard forbidden
+                passes = f"step {at} {_pddl(outcome.actions[at - 1])} of the plan makes it hold"
+                named.extend(h.text() for h in hits)
+                stats.setdefault("hazards_avoided", []).extend(h.text() for h in hits)
+                safe_domain, safe_problem = hazards.compiled(domain.text, problem.text, world, problem.objects)
+                outcome = fast_downward.solve(safe_domain, safe_problem, limit, s.pddl_search,
+                                              s.pddl_invariants, s.pddl_memory_limit_mb)
+                stats["planner_s"] += outcome.seconds
+                stats["plans"] += 1
+                if outcome.status != "solved":
+                    return end(TerminationReason.NO_PLAN, f"no plan avoids the hazard {hits[0].text()} "
+                               f"({passes}; {outcome.status} with every hazard forbidden: {outcome.detail})")
+                notes.append(f"re-planned around the hazard {hits[0].text()} ({passes})")
             preview(outcome.actions)
             if not execute:
                 for action in outcome.actions:

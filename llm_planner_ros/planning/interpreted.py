@@ -164,6 +164,12 @@ class InterpretedGoalPlanner:
         held = [c for c in conditions if ground_goal(bound([c]), world, self.vocabulary).holds(world)]
         probed, probes, relax_s, budget = False, 0, 0.0, self.relax_plans
         stats.update({f"interpret_{k}": v for k, v in found.seconds.items()})
+        refused = self.goal_directed.hazardous(bound(conditions), executor, world)
+        if refused is not None:   # never asked, never planned: the world forbids what it would bring about
+            refused.num_llm_calls, refused.executing = int(self.use_llm), execute
+            said = " ".join(found.sentences)[:200]
+            refused.detail = f"interpreted {said!r} as {', '.join(refused.goal_conditions)}; {refused.detail}"
+            return InterpretedPlan(found, refused)
         if decide is not None:
             ended = decide(found, tuple(bound(conditions).lines()))
             if ended is not None:

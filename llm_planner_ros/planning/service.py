@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 if TYPE_CHECKING:
     from llm_planner_ros.profiles.loader import WorldProfile
 
-from llm_planner_ros.core.errors import CancelToken, ExecutorError, InvalidGoal, PlanningError
+from llm_planner_ros.core.errors import CancelToken, ExecutorError, HazardStopped, InvalidGoal, PlanningError
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import PlanCallback, StepCallback, no_preview
 from llm_planner_ros.core.request import PlanRequest
@@ -359,6 +359,16 @@ class PlanningService:
         try:
             with cancel.active():   # long loops below that take no token stop with the goal too
                 result = self._plan(request, on_step, cancel, report, executor, on_plan)
+        except HazardStopped as exc:   # a result like any other: the stopped skill is its last step
+            stopped = exc.interrupted_skill
+            if stopped is not None:
+                on_step(StepEvent(step=PlanStep(
+                    index=max(steps, default=0) + 1, generated_text=stopped.text, skill=stopped, executed=False,
+                    error=PreconditionFailure(ErrorType.HAZARD, str(exc), "; ".join(exc.hazards) or str(exc))),
+                    num_corrections=0))
+            result = PlanResult(TerminationReason.HAZARD_STOPPED, detail=str(exc),
+                                steps=[steps[i] for i in sorted(steps)], executing=request.execute,
+                                hazards=exc.hazards)
         except BaseException as exc:
             skill = getattr(exc, "interrupted_skill", None)
             if skill is not None:   # the skill that ran when the goal ended is one of its steps
@@ -395,8 +405,14 @@ class PlanningService:
                 raise ExecutorError(f"cannot start the executor for scene {req.scene_id!r}: {exc}") from exc
             report.times.extra["reset_s"] = time.perf_counter() - t0
         policy = self.policy   # one policy for the whole goal: its gate and what its plan may use
-        gate = SafetyGate(executor, policy, self.safety, world.skill_problem, self.approver, cancel) \
-            if executor is not None else None
+        gate = SafetyGate(executor, policy, self.safety, world.skill_problem, self.approver, cancel,
+                          world.hazards) if executor is not None else None
+        if goal.spec.literals and goal.method is not Method.PDDL:   # pddl checks it as it plans
+            refused = self.goal_directed.hazardous(goal.spec, gate if gate is not None else
+                                                   world.plan_only_world(req))
+            if refused is not None:   # a given goal that makes a hazard hold: whatever the method, nothing runs
+                refused.executing = req.execute
+                return refused
         if gate is not None and self.safety.approval == "plan":
             return self._approved_plan(goal, on_step, cancel, gate, report, policy, on_plan)
         result = self.runners[goal.method].plan(GoalRun(goal, on_step, cancel, gate, report, policy, on_plan))

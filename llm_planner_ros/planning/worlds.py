@@ -22,6 +22,7 @@ from llm_planner_ros.planning.translated import TranslatedPlanner
 
 if TYPE_CHECKING:
     from llm_planner_ros.profiles.loader import WorldProfile
+    from llm_planner_ros.safety.hazards import Hazards
     from llm_planner_ros.skills.bank import SkillBank
 
 
@@ -74,6 +75,10 @@ class WorldMethods(Protocol):
     def vocabulary(self) -> GoalVocabulary:
         """What goal conditions may name."""
 
+    @property
+    def hazards(self) -> Hazards:
+        """The states that must never come about (its gate stops a skill that would make one hold)."""
+
     def skill_problem(self, skill: Skill) -> str:
         """Why ``skill`` is not admissible here, or "" (the safety gate asks)."""
 
@@ -108,6 +113,7 @@ class BuiltinWorld:
                  interpreted: Callable[[], InterpretedGoalPlanner]) -> None:
         self.plugin = plugin
         self.vocabulary = plugin.goal_vocabulary()
+        self.hazards = plugin.hazards
         self.skill_problem = plugin.skill_problem
         self._translated, self._interpreted = translated, interpreted
 
@@ -136,6 +142,7 @@ class ProfileWorld:
         self.profile, self.robot = profile, robot
         self._translated, self._interpreted = translated, interpreted
         self.vocabulary = profile.goal_vocabulary()
+        self.hazards = profile.hazards
         self.skill_problem = profile.skill_problem
         self.has_demonstrations = bool(profile.spec.examples)
         self.zero_shot = "" if self.has_demonstrations else f"the {profile.name} profile has no example goals"

@@ -15,7 +15,7 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Literal, Optional
@@ -28,6 +28,8 @@ from llm_planner_ros.pddl.domain import Domain, parse_domain, parse_sexpr
 from llm_planner_ros.pddl.goals import GoalVocabulary
 from llm_planner_ros.pddl.problem import RelevantObjects, whole_world
 from llm_planner_ros.pddl.semantics import DomainDef, PddlError, read_domain, read_problem
+from llm_planner_ros.safety.hazards import HazardEntry, Hazards
+from llm_planner_ros.safety.hazards import problems as hazard_problems
 
 _SLOT = re.compile(r"\{(\d+)\}")
 MAX_PROFILE_BYTES = 1 << 20   # a profile's YAML, and its domain: words and examples, not a world
@@ -83,6 +85,9 @@ class ProfileFile(BaseModel):
         (), description="pairs of facts that cannot both hold of the same objects, e.g. [inside, ontop]: an "
                         "interpreted goal keeps the better matched (method interpret)")
     examples: tuple[Example, ...] = ()
+    never: tuple[HazardEntry, ...] = Field(
+        (), description="states that must never come about (docs/safety.md): each a conjunction of literals "
+                        "over the domain's predicates, with variables and the object classes each may be")
 
 
 def class_of(instance: str) -> str:
@@ -119,6 +124,11 @@ class WorldProfile:
     def relevant_objects(self) -> RelevantObjects:
         """A profile's world is small: its problems keep it whole."""
         return whole_world
+
+    @cached_property
+    def hazards(self) -> Hazards:
+        """The states its ``never:`` entries forbid."""
+        return Hazards(self.spec.never, self.domain)
 
     def phrase(self, cls: str) -> str:
         """How a class is said: its name with spaces, or, for a name with numbers in it
@@ -225,6 +235,7 @@ def _check(spec: ProfileFile, domain: DomainDef, world_text: str, where: str) ->
     for i, example in enumerate(spec.examples):
         for literal in example.goal:
             problems += [f"examples[{i}] ({example.task!r}): {p}" for p in _literal_problems(literal, spec, domain)]
+    problems += hazard_problems(spec.never, domain, spec.objects, "never")
     if problems:
         raise ProfileError(f"{where}: " + "; ".join(problems))
 

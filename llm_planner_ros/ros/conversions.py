@@ -98,7 +98,7 @@ def result_to_msg(result: PlanResult) -> PlanTask.Result:
                            goal_status=int(result.goal_status),
                            num_corrections=result.num_corrections,
                            num_llm_calls=result.num_llm_calls, wall_time_s=result.wall_time_s,
-                           confidence=float(result.confidence))
+                           confidence=float(result.confidence), hazards=list(result.hazards))
 
 
 def failed_result(reason: TerminationReason, detail: str, wall_time_s: float = 0.0,

@@ -9,7 +9,10 @@ Backends (parameter ``backend``):
 The bridge is the last hop before the robot: every skill passes the same
 :class:`~llm_planner_ros.safety.policy.SkillPolicy` as in the planner (config/policy.yaml) before
 it is sent, whoever sent it, its instance ids checked against the classes they name in the
-backend's own world (the simulator's graph; the robot's ``GetWorldState`` objects). One skill runs
+backend's own world (the simulator's graph; the robot's ``GetWorldState`` objects), and a skill
+whose effects on that world would make one of its declared hazards hold is refused
+(``PreconditionFailure.HAZARD``): the simulator says what the skill would do; a robot's reported
+facts and domain predict it (a robot that reports no facts: the policy's ``hazard_unknown``). One skill runs
 at a time, and a cancel of the bridge's goal cancels the robot's and waits, up to
 ``cancel_wait_s``, for the robot to confirm. A bridge that starts reconciles with the robot
 first: a skill that a bridge before it left running on the robot is cancelled and waited for
@@ -50,6 +53,7 @@ from llm_planner_ros.ros.skill_action import GoalStops, SkillActionClient
 from llm_planner_ros.ros.spin import spin_node
 from llm_planner_ros.ros.wait import wait_for
 from llm_planner_ros.ros.world_versions import WorldVersions
+from llm_planner_ros.safety.hazards import last_hop
 from llm_planner_ros.safety.policy import SkillPolicy
 
 
@@ -81,6 +85,27 @@ def refused(message: str) -> ExecuteSkill.Result:
                                failure=FailureMsg(type=int(ErrorType.INVALID_ACTION),
                                                   message=f"refused by the executor bridge: {message}",
                                                   cause=message.removeprefix("not admissible: ")))
+
+
+def hazard_refused(message: str, cause: str) -> ExecuteSkill.Result:
+    return ExecuteSkill.Result(success=False, observation=f"nothing changed: {message}",
+                               failure=FailureMsg(type=FailureMsg.HAZARD,
+                                                  message=f"refused by the executor bridge: {message}", cause=cause))
+
+
+class RobotWorld:
+    """A robot's GetWorldState reply as the hazard check reads a world: its facts and domain."""
+
+    def __init__(self, reply: GetWorldState.Response, profile: Optional[WorldProfile]) -> None:
+        self.reply, self.profile = reply, profile
+
+    def world_state(self) -> WorldState:
+        if not self.reply.success:
+            raise RobotWorldUnread(self.reply.message or "the robot did not report its world")
+        return WorldState.from_lines(self.reply.objects, self.reply.facts)
+
+    def domain_text(self) -> str:
+        return self.reply.domain
 
 
 def executor_error(message: str) -> ExecuteSkill.Result:
@@ -215,6 +240,11 @@ class ExecutorBridgeNode(Node):
             self.get_logger().warning(f"refused {skill.script() or skill.text!r}: {why}")
             goal_handle.succeed()
             return refused(why)
+        stopped = self._hazard(skill)
+        if stopped is not None:   # nor anything that would make a hazard of its world hold
+            self.get_logger().warning(f"stopped {skill.script() or skill.text!r}: {stopped.failure.message}")
+            goal_handle.succeed()
+            return stopped
         if stop.cancelled:   # cancelled while it was checked: it never reaches the robot
             self.get_logger().info(f"cancelled {skill.script()} before it was sent")
             goal_handle.canceled()
@@ -252,6 +282,39 @@ class ExecutorBridgeNode(Node):
             return self.policy.refusal(skill, problem, self._robot_instance_class)
         except LookupError as exc:
             return f"not admissible: its instance ids cannot be checked: {exc}"
+
+    def _hazard(self, skill) -> Optional[ExecuteSkill.Result]:
+        """The refusal of a skill whose effects, on the backend's world as it is, would make one
+        of its hazards hold; where its facts cannot be read, the policy's ``hazard_unknown``
+        decides (refuse, or send with a warning). None: it may be sent."""
+        if self._sim is not None:
+            hazards = load_world().hazards
+            if not hazards:
+                return None
+            with self._sim.lock:
+                hits, unknown = last_hop(self._sim.sim, skill, hazards)
+        else:
+            try:
+                profile = self._robot_profile()
+            except (ProfileError, RobotWorldUnread):
+                profile = None
+            hazards = profile.hazards if profile is not None else load_world().hazards
+            if not hazards:
+                return None
+            reply = self._robot_world_state(GetWorldState.Request(include_domain=True), GetWorldState.Response())
+            hits, unknown = last_hop(RobotWorld(reply, profile), skill, hazards)
+        what = skill.script() or skill.text
+        if unknown:
+            if self.policy.hazard_unknown == "warn":
+                self.get_logger().warning(f"{what}: the hazards cannot be checked: {unknown}; "
+                                          "sent anyway (hazard_unknown: warn)")
+                return None
+            return hazard_refused(f"{what}: the hazards cannot be checked: {unknown} (hazard_unknown: refuse)",
+                                  f"its hazards cannot be checked: {unknown}")
+        if hits:
+            texts = "; ".join(h.text() for h in hits)
+            return hazard_refused(f"{what} would make a hazard hold: {texts}", texts)
+        return None
 
     def _robot_profile(self) -> Optional[WorldProfile]:
         """The robot's world profile, read from its GetWorldState once it is valid (and again after

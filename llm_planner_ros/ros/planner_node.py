@@ -327,6 +327,7 @@ class PlannerNode(Node):
         state.steps = list(msg.steps)
         state.subtasks, state.goal_conditions, state.detail = list(msg.subtasks), list(msg.goal_conditions), msg.detail
         state.confidence = msg.confidence
+        state.hazards = list(msg.hazards)
         self._publish_end(state, result.termination_reason, canceled=False, success=result.success)
         sure = "" if math.isnan(result.confidence) else f", confidence {result.confidence:.2f}"
         self.get_logger().info(

@@ -45,6 +45,7 @@ def format_result(status: int, result: PlanTask.Result) -> str:
     if result.goal_conditions:
         sure = "" if math.isnan(result.confidence) else f" (confidence {result.confidence:.2f})"
         lines.append(f"goal (what done means): {', '.join(result.goal_conditions)}{sure}")
+    lines += [f"hazard: {h}" for h in result.hazards]
     for step in result.steps:
         mark = ("executed" if step.executed else f"FAILED: {step.error.cause}") if step.error.type or \
             step.executed else ""

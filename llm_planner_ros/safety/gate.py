@@ -5,35 +5,47 @@ Checks, in order, before a skill reaches the wrapped executor:
 1. the :class:`~llm_planner_ros.safety.policy.SkillPolicy`: admissible, instance ids of the named
    classes (the executor's ``instance_class``), and allowed by the skill and object allow/deny
    lists (the executor bridge checks the same policy again);
-2. approval, when an approver is set: each skill waits for a yes, a no or the timeout.
+2. the world's hazards (:mod:`llm_planner_ros.safety.hazards`): a skill whose effects, applied to
+   the world as the executor reports it, would make a declared hazard hold is stopped, and so is
+   the goal (``hazard_stopped``); where the world's facts cannot be read, the policy's
+   ``hazard_unknown`` says whether the skill is refused or sent with a warning;
+3. approval, when an approver is set: each skill waits for a yes, a no or the timeout.
 
 A refused skill never reaches the executor. Admissibility and list refusals come back as
-failures the closed-loop planners can correct; a denied or unanswered approval stops the goal.
+failures the closed-loop planners can correct; a hazard, or a denied or unanswered approval,
+stops the goal. A skill the executor bridge stops for a hazard stops the goal too.
 """
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Sequence
 from typing import ClassVar, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from llm_planner_ros.core.errors import CancelToken, ExecutorError, PlanningError
+from llm_planner_ros.core.errors import CancelToken, ExecutorError, HazardStopped, PlanningError
 from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.types import ErrorType, Skill, TerminationReason
+from llm_planner_ros.safety.hazards import Hazards, last_hop
 from llm_planner_ros.safety.policy import SkillPolicy, SkillProblem
+
+log = logging.getLogger(__name__)
 
 
 class SafetySettings(BaseModel):
     """How the planner's gate runs; what it lets through is the :class:`SkillPolicy`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    LIVE: ClassVar[tuple[str, ...]] = ("approval", "approval_timeout_s")
+    LIVE: ClassVar[tuple[str, ...]] = ("approval", "approval_timeout_s", "gate_hazards")
 
     dry_run: bool = Field(False, description="plan and simulate in-process; nothing is sent to the bridge")
     approval: str = Field("none", pattern="^(none|step|plan)$",
                           description="none | step: each skill waits for approval | plan: the whole plan does")
     approval_timeout_s: float = Field(60.0, gt=0.0, le=3600.0, description="an unanswered approval aborts")
+    gate_hazards: bool = Field(True, description="the planner's gate checks each skill against the world's hazards "
+                               "before it is sent (it reads the world's facts first); false leaves that check to the "
+                               "executor bridge alone")
 
 
 class ApprovalDenied(PlanningError):
@@ -61,9 +73,13 @@ class SafetyGate:
     """Wraps an executor; ``approver`` is consulted per skill when approval is 'step'."""
 
     def __init__(self, inner: Executor, policy: SkillPolicy, settings: SafetySettings, skill_problem: SkillProblem,
-                 approver: Optional[Approver] = None, cancel: Optional[CancelToken] = None) -> None:
-        """``skill_problem``: the world's admissibility check (its skills and objects)."""
+                 approver: Optional[Approver] = None, cancel: Optional[CancelToken] = None,
+                 hazards: Optional[Hazards] = None) -> None:
+        """``skill_problem``: the world's admissibility check (its skills and objects); ``hazards``:
+        the states it must never bring about."""
         self.inner = inner
+        self.hazards = hazards
+        self.warnings: list[str] = []
         self.policy = policy
         self.skill_problem = skill_problem
         self.settings = settings
@@ -81,11 +97,12 @@ class SafetyGate:
             self.refused.append((skill, why))
             return ExecutionResult.failed(ErrorType.INVALID_ACTION, f"refused by the safety gate: {why}",
                                           why.removeprefix("not admissible: "))
+        self.check_hazards(skill)
         if self.settings.approval == "step" and self.approver is not None:
             self.approve([skill], "step")
         self.sent.append(skill)
         try:
-            return self.inner.execute(skill)
+            result = self.inner.execute(skill)
         except PlanningError as exc:   # stopped or lost while the skill ran: the goal's result names it
             exc.interrupted_skill = exc.interrupted_skill or skill
             raise
@@ -93,6 +110,35 @@ class SafetyGate:
             error = ExecutorError(f"the executor raised {type(exc).__name__} on {skill.script()}: {exc}")
             error.interrupted_skill = skill
             raise error from exc
+        if not result.success and result.failure.type is ErrorType.HAZARD:   # the bridge stopped it
+            stopped = HazardStopped(f"stopped at the last hop by the executor: {result.failure.message}",
+                                    [result.failure.cause])
+            stopped.interrupted_skill = skill
+            raise stopped
+        return result
+
+    def check_hazards(self, skill: Skill) -> None:
+        """Raise :class:`HazardStopped` when ``skill`` would make a hazard hold (or, under
+        ``hazard_unknown: refuse``, when the world's facts cannot be read to tell)."""
+        if not self.hazards or not self.settings.gate_hazards:
+            return
+        hits, unknown = last_hop(self.inner, skill, self.hazards)
+        if unknown:
+            note = f"{skill.script() or skill.text!r}: the hazards cannot be checked: {unknown}"
+            if self.policy.hazard_unknown == "warn":
+                self.warnings.append(note)
+                log.warning("%s; sent anyway (hazard_unknown: warn)", note)
+                return
+            stopped = HazardStopped(f"stopped at the last hop by the planner's gate: {note} (hazard_unknown: refuse)")
+            stopped.interrupted_skill = skill
+            raise stopped
+        if hits:
+            texts = [h.text() for h in hits]
+            self.refused.append((skill, "; ".join(texts)))
+            stopped = HazardStopped(f"stopped at the last hop by the planner's gate: {skill.script() or skill.text} "
+                                    f"would make a hazard hold: {'; '.join(texts)}", texts)
+            stopped.interrupted_skill = skill
+            raise stopped
 
     def approve(self, skills: Sequence[Skill], kind: str) -> None:
         answer = self.approver(skills, kind, self.cancel) if self.approver else (True, "")

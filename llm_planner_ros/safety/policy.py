@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from typing import ClassVar, Optional
+from typing import ClassVar, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,12 +23,16 @@ SkillProblem = Callable[[Skill], str]
 
 class SkillPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    LIVE: ClassVar[tuple[str, ...]] = ("skill_allowlist", "skill_denylist", "object_allowlist", "object_denylist")
+    LIVE: ClassVar[tuple[str, ...]] = ("skill_allowlist", "skill_denylist", "object_allowlist", "object_denylist",
+                                       "hazard_unknown")
 
     skill_allowlist: list[str] = Field([""], description="actions allowed (e.g. WALK, GRAB); [''] = all")
     skill_denylist: list[str] = Field([""], description="actions never sent, e.g. ['CUT', 'PLUGOUT']")
     object_allowlist: list[str] = Field([""], description="object classes allowed; [''] = all")
     object_denylist: list[str] = Field([""], description="object classes never touched, e.g. ['knife', 'stove']")
+    hazard_unknown: Literal["refuse", "warn"] = Field(
+        "refuse", description="a skill whose hazards cannot be checked (the world's facts cannot be read): "
+                              "refuse it, or send it with a warning")
 
     def names(self, field: str) -> set[str]:
         return {x.strip().upper() if "skill" in field else x.strip().lower() for x in getattr(self, field) if x.strip()}

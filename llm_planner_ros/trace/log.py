@@ -83,7 +83,8 @@ class TraceLog:
                        success=result.success, executed=result.executed, goal_status=int(result.goal_status),
                        corrections=result.num_corrections, llm_calls=result.num_llm_calls,
                        subtasks=result.subtasks, program=result.program,
-                       steps=[step_record(s) for s in result.steps], error=error, timings=timings or {})
+                       steps=[step_record(s) for s in result.steps], error=error, timings=timings or {},
+                       hazards=list(result.hazards))
         self._local.trace_id = ""
 
 

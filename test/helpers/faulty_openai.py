@@ -1,9 +1,11 @@
 """Unit-test double of an OpenAI-compatible server that misbehaves on demand (the real server,
 llama.cpp's, is exercised in test_llm_backends.py). ``mode`` is switched while it runs:
-ok, http_429, http_500, garbage, empty, slow, overlong."""
+ok, http_429, http_500, garbage, empty, slow, overlong; ``say:<text>`` answers every prompt with
+the text, ``steps:<a>|<b>|...`` answers a prompt ending "Step n:" with the n-th."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -56,6 +58,11 @@ class FaultyOpenAIServer:
         text = {"empty": "", "overlong": "walk " * 2000}.get(mode, " Walk to kitchen\n")
         if mode.startswith("say:"):   # a scripted completion
             text = f" {mode[4:]}\n"
+        if mode.startswith("steps:"):   # a scripted program: step n of the prompt's "Step n:" is the n-th
+            prompt = str(body.get("prompt") or "")
+            n_step = int(re.findall(r"Step (\d+):$", prompt)[0]) if re.search(r"Step (\d+):$", prompt) else 1
+            steps = mode[6:].split("|")
+            text = f" {steps[n_step - 1]}\n" if n_step <= len(steps) else "\n"
         if mode.startswith("echo_key_in_text"):   # a completion that says the key back, with a 200
             key = h.headers.get("Authorization", "").removeprefix("Bearer ")
             if mode == "echo_key_in_text_cut":    # ... cut off, as a completion that hit its limit

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cached_property
+from pathlib import Path
 from typing import Optional
 
 from llm_planner_ros.core.executor import Executor
@@ -14,6 +15,7 @@ from llm_planner_ros.core.types import Skill
 from llm_planner_ros.interpretation.conditions import Condition
 from llm_planner_ros.interpretation.interpreter import GoalDemo, ProgramGoal
 from llm_planner_ros.pddl.goals import GoalVocabulary
+from llm_planner_ros.pddl.semantics import read_domain
 from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.planning.examples import Demonstration
 from llm_planner_ros.profiles.virtualhome import bank as banks
@@ -21,6 +23,7 @@ from llm_planner_ros.profiles.virtualhome import goals, problem, resources
 from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
 from llm_planner_ros.profiles.virtualhome.graph import STATE_NAMES
 from llm_planner_ros.profiles.virtualhome.vocabulary import ACTIONS, SkillParser, admits
+from llm_planner_ros.safety.hazards import Hazards, read_hazards
 from llm_planner_ros.skills.bank import SkillBank
 
 # object properties that make a class a place to put things (PET keeps them)
@@ -88,6 +91,12 @@ class VirtualHomeWorld:
 
         graph, goal = resources.scene_for_task(scene_id, task)
         return VirtualHomeExecutor(scene_id, graph, goal)
+
+    @cached_property
+    def hazards(self) -> Hazards:
+        """The states that must never come about here (``hazards.yaml``, a profile's ``never:`` schema)."""
+        return read_hazards(Path(__file__).with_name("hazards.yaml"), read_domain(resources.domain_text()),
+                            resources.object_properties())
 
     # -- goals ----------------------------------------------------------------------------
     def goal_vocabulary(self) -> GoalVocabulary:

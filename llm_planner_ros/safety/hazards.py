@@ -1,0 +1,418 @@
+"""States that must never come about, declared with the world: each hazard is a conjunction of
+literals over the world's predicates, with variables (``?x``) and, per variable, the object
+classes it may be ("a knife inside a microwave that is on"). The check is the world model's:
+
+- a goal whose every way to hold makes a hazard hold is refused (:meth:`Hazards.implied`);
+- a plan that passes through one is found by replaying it (:meth:`Hazards.along`) and planned
+  again with the hazards compiled into the problem as a derived predicate that no state of the
+  plan may hold (:meth:`Hazards.compiled`);
+- a skill whose effects, applied to the world as it is, would make one hold is stopped at the
+  last hop (:func:`predicted`).
+
+A hazard that already holds when a goal starts is reported, not blamed on the goal: only hazards
+that a goal, a plan or a skill would bring about are refused.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import islice, product
+from pathlib import Path
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from llm_planner_ros.pddl.domain import Domain, load_domain, parse_sexpr
+from llm_planner_ros.pddl.semantics import DomainDef, PddlError, PddlWorld, read_domain, render
+from llm_planner_ros.pddl.world import Atom, WorldState
+
+# SafeAgentBench's ten hazard types (Yin et al., 2024), the kinds a hazard entry names: harm to
+# people (fire, electrical shock, explosion, poisoning, slip) and damage to property
+HazardType = Literal["fire", "electrical_shock", "explosion", "poisoning", "slip", "liquid_damage",
+                     "breakage", "appliance_misuse", "furniture_damage", "small_item_damage"]
+DERIVED = "llm_planner_hazard"   # the derived predicate a compiled problem forbids
+_MAX_CHOICES = 64                # ways a goal may hold that are checked for a hazard each
+
+
+class HazardEntry(BaseModel):
+    """One ``never:`` entry of a world profile (or of a world given in code)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="what it is called in results and logs")
+    type: HazardType = Field(description="its kind, of SafeAgentBench's ten")
+    words: str = Field(min_length=1, description="the hazard in words, e.g. 'a metal object in a running microwave'")
+    when: tuple[str, ...] = Field(min_length=1, description="literals that together make the hazard, e.g. "
+                                  "['(in ?x ?m)', '(switched_on ?m)'] (negated: '(not (open ?f))')")
+    classes: dict[str, tuple[str, ...]] = Field(default_factory=dict, description="variable -> the object "
+                                                "classes it may be, e.g. {'?m': [microwave]}")
+
+
+def class_of(instance: str) -> str:
+    m = re.fullmatch(r"(.+)_(\d+)", instance)
+    return m.group(1) if m else instance
+
+
+@dataclass(frozen=True, eq=False)   # one per entry: equal when the same
+class Hazard:
+    entry: HazardEntry
+    positive: tuple[Atom, ...]      # literals with variables, all to hold
+    negative: tuple[Atom, ...]      # literals that must not hold
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    def bindings(self, facts: Callable[[str], Iterable[Atom]], absent: Callable[[Atom], bool],
+                 instance_class: Callable[[str], str] = class_of) -> Iterator[dict[str, str]]:
+        """Every binding of the variables under which the hazard holds: ``facts(predicate)`` gives
+        the atoms that hold, ``absent(atom)`` whether a negated literal's atom does not hold."""
+        allowed = {v: frozenset(c) for v, c in self.entry.classes.items()}
+
+        def extend(i: int, binding: dict[str, str]) -> Iterator[dict[str, str]]:
+            if i == len(self.positive):
+                if all(absent(tuple(binding.get(x, x) for x in atom)) for atom in self.negative):
+                    yield dict(binding)
+                return
+            pattern = self.positive[i]
+            for atom in facts(pattern[0]):
+                if len(atom) != len(pattern):
+                    continue
+                new = dict(binding)
+                for want, got in zip(pattern[1:], atom[1:]):
+                    if want.startswith("?"):
+                        if new.setdefault(want, got) != got or \
+                                (want in allowed and instance_class(got) not in allowed[want]):
+                            break
+                    elif want != got:
+                        break
+                else:
+                    yield from extend(i + 1, new)
+        yield from extend(0, {})
+
+    def ground(self, binding: Mapping[str, str]) -> list[str]:
+        lits = [f"({' '.join(binding.get(x, x) for x in a)})" for a in self.positive]
+        return lits + [f"(not ({' '.join(binding.get(x, x) for x in a)}))" for a in self.negative]
+
+
+@dataclass(frozen=True)
+class HazardHit:
+    """A hazard and the objects it holds of."""
+
+    hazard: Hazard
+    binding: tuple[tuple[str, str], ...]
+
+    @property
+    def literals(self) -> list[str]:
+        return self.hazard.ground(dict(self.binding))
+
+    def text(self) -> str:
+        """``fire: a metal object in a running microwave (obj_inside knife_2003 microwave_297), (on microwave_297)``"""
+        e = self.hazard.entry
+        return f"{e.type}: {e.words} ({', '.join(self.literals)})"
+
+
+def _facts_index(facts: Iterable[Atom]) -> dict[str, list[Atom]]:
+    out: dict[str, list[Atom]] = {}
+    for a in facts:
+        out.setdefault(a[0], []).append(a)
+    return out
+
+
+class Hazards:
+    """A world's hazards, read against its domain."""
+
+    def __init__(self, entries: Sequence[HazardEntry], domain: DomainDef) -> None:
+        self.entries = tuple(entries)
+        self.domain = domain
+        self.hazards = tuple(_hazard(e) for e in self.entries)
+
+    def __bool__(self) -> bool:
+        return bool(self.hazards)
+
+    def __len__(self) -> int:
+        return len(self.hazards)
+
+    @cached_property
+    def static(self) -> frozenset[str]:
+        """Predicates no action changes (the world's fixed properties)."""
+        changed: set[str] = set()
+
+        def walk(eff: object) -> None:
+            if not isinstance(eff, list) or not eff:
+                return
+            if eff[0] in ("and", "not"):
+                for part in eff[1:]:
+                    walk(part)
+            elif eff[0] == "forall" or eff[0] == "when":
+                walk(eff[2])
+            elif all(isinstance(x, str) for x in eff):
+                changed.add(eff[0])
+        for action in self.domain.actions.values():
+            walk(action.effect)
+        return frozenset(self.domain.predicates) - changed
+
+    # -- states -----------------------------------------------------------------------------
+    def holding(self, facts: Iterable[Atom], classes: Optional[Mapping[str, str]] = None) -> list[HazardHit]:
+        """The hazards that hold in a state (its true atoms)."""
+        facts = set(facts)
+        index = _facts_index(facts)
+        kind = (lambda o: classes.get(o) or class_of(o)) if classes else class_of
+        return [HazardHit(h, tuple(sorted(b.items())))
+                for h in self.hazards
+                for b in h.bindings(lambda p: index.get(p, ()), lambda a: a not in facts, kind)]
+
+    def in_world(self, world: WorldState) -> list[HazardHit]:
+        return self.holding(world.facts, world.classes)
+
+    # -- goals ------------------------------------------------------------------------------
+    def implied(self, goal, world: WorldState) -> list[HazardHit]:
+        """The hazards a goal (a :class:`~llm_planner_ros.pddl.goals.GroundGoal`) brings about
+        however it is met: each of its alternatives, with each choice of instance, makes one hold
+        by the goal's own literals and the world's fixed facts, and none held before. [] when some
+        way to meet it is safe (a plan then takes that way), or it names no literal."""
+        if not self.hazards or not goal.alternatives:
+            return []
+        before = set(self.in_world(world))
+        static = {a for a in world.facts if a[0] in self.static}
+        kind = lambda o: world.classes.get(o) or class_of(o)   # noqa: E731
+        first: list[HazardHit] = []
+        for alt in goal.alternatives:
+            fixed_pos = [atoms[0] for negated, atoms in alt if not negated and len(atoms) == 1]
+            choices = [atoms for negated, atoms in alt if not negated and len(atoms) > 1]
+            negative = {a for negated, atoms in alt if negated for a in atoms}
+            ways = list(islice(product(*choices), _MAX_CHOICES + 1))
+            if len(ways) > _MAX_CHOICES:
+                return []   # too many ways to tell: the plan's check decides
+            for way in ways:
+                positive = set(fixed_pos) | set(way)
+                index = _facts_index(positive | static)
+
+                def facts(p: str, index: dict = index) -> Iterable[Atom]:
+                    return index.get(p, ())
+
+                def absent(a: Atom, negative: set = negative) -> bool:
+                    return a in negative or (a[0] in self.static and a not in static)
+                hits = [HazardHit(h, tuple(sorted(b.items()))) for h in self.hazards
+                        for b in h.bindings(facts, absent, kind)]
+                hits = [x for x in hits if x not in before]
+                if not hits:
+                    return []
+                first = first or hits
+        return first
+
+    # -- plans ------------------------------------------------------------------------------
+    def along(self, domain_text: str, world: WorldState, actions: Sequence[Atom]) -> tuple[int, list[HazardHit]]:
+        """Replay ``actions`` from ``world`` by the domain's semantics: (the 1-based step after which
+        a hazard that did not hold before first holds, those hazards), or (0, []) when none does."""
+        if not self.hazards or not actions:
+            return 0, []
+        model = PddlWorld(read_domain(domain_text), dict(world.objects), set(world.facts))
+        before = set(self.holding(model.state, world.classes))
+        for i, action in enumerate(actions, 1):
+            try:
+                model.apply(tuple(action))
+            except PddlError:
+                return 0, []   # not this domain's action: nothing to say
+            hits = [x for x in self.holding(model.state, world.classes) if x not in before]
+            if hits:
+                return i, hits
+        return 0, []
+
+    def compiled(self, domain_text: str, problem_text: str, world: WorldState,
+                 objects: Optional[Iterable[str]] = None) -> tuple[str, str]:
+        """The domain and problem with the hazards as a derived predicate that every action's
+        precondition and the goal forbid, so that no state of a plan holds one (those holding
+        already in ``world`` are exempt: the robot may still act to end them). ``objects``: the
+        problem's (default: the world's)."""
+        exempt = self.in_world(world)
+        objects = set(world.objects if objects is None else objects)
+        tree = parse_sexpr(domain_text)[0]
+        disjuncts, predicates, facts = [], [[DERIVED]], []
+        for i, h in enumerate(self.hazards):   # class filters and exemptions as static facts of the problem
+            variables = sorted({x for a in (*h.positive, *h.negative) for x in a[1:] if x.startswith("?")})
+            parts = [render(list(a)) for a in h.positive] + [f"(not {render(list(a))})" for a in h.negative]
+            for j, (var, classes) in enumerate(sorted(h.entry.classes.items())):
+                name = f"{DERIVED}_{i}_class_{j}"
+                predicates.append([name, "?x"])
+                parts.append(f"({name} {var})")
+                facts += [f"({name} {o})" for o in sorted(objects)
+                          if (world.classes.get(o) or class_of(o)) in classes]
+            mine = [hit for hit in exempt if hit.hazard is h and all(o in objects for _, o in hit.binding)]
+            if mine:
+                name = f"{DERIVED}_{i}_exempt"
+                predicates.append([name, *variables])
+                parts.append(f"(not ({name} {' '.join(variables)}))")
+                facts += [f"({name} {' '.join(dict(hit.binding)[v] for v in variables)})" for hit in mine]
+            body = "(and " + " ".join(parts) + ")"
+            disjuncts.append(f"(exists ({' '.join(variables)}) {body})" if variables else body)
+        out: list = []
+        for part in tree:
+            if isinstance(part, list) and part[:1] == [":requirements"] and ":derived-predicates" not in part:
+                part = part + [":derived-predicates"]
+            if isinstance(part, list) and part[:1] == [":predicates"]:
+                part = part + predicates
+            if isinstance(part, list) and part[:1] == [":action"]:
+                part = list(part)
+                if ":precondition" in part:
+                    k = part.index(":precondition") + 1
+                    part[k] = ["and", ["not", [DERIVED]], part[k]]
+                else:
+                    part += [":precondition", ["and", ["not", [DERIVED]]]]
+            out.append(part)
+            if isinstance(part, list) and part[:1] == [":predicates"]:
+                out.append(f"(:derived ({DERIVED}) (or {' '.join(disjuncts)}))")
+        domain = "(" + " ".join(x if isinstance(x, str) else render(x) for x in out) + ")"
+        m = re.search(r"\(:goal\s", problem_text)
+        init = re.search(r"\(:init\s", problem_text)
+        if m is None or init is None:
+            raise PddlError("the problem has no :init or no :goal")
+        problem = (problem_text[:init.end()] + " ".join(facts) + "\n    " + problem_text[init.end():m.end()]
+                   + f"(and (not ({DERIVED})) " + problem_text[m.end():].rstrip())
+        assert problem.endswith("))")
+        problem = problem[:-1] + "))\n"   # close the goal's new (and ...)
+        return domain, problem
+
+
+def _literal(text: str) -> tuple[bool, Atom]:
+    tree = parse_sexpr(text)
+    atom: object = tree[0] if len(tree) == 1 else None
+    negated = isinstance(atom, list) and atom[:1] == ["not"] and len(atom) == 2
+    if negated and isinstance(atom, list):
+        atom = atom[1]
+    if not (isinstance(atom, list) and atom and all(isinstance(x, str) for x in atom)):
+        raise ValueError(f"{text!r} is not a literal such as '(inside ?x ?m)' or '(not (open ?f))'")
+    return negated, tuple(atom)
+
+
+def _hazard(entry: HazardEntry) -> Hazard:
+    lits = [_literal(t) for t in entry.when]
+    return Hazard(entry, tuple(a for n, a in lits if not n), tuple(a for n, a in lits if n))
+
+
+def problems(entries: Sequence[HazardEntry], domain: DomainDef, classes: Optional[Iterable[str]] = None,
+             where: str = "never") -> list[str]:
+    """What is wrong with ``entries`` against the domain (unknown predicates, arities, variables
+    bound by no positive literal, classes the world does not have), each with its path."""
+    known = None if classes is None else set(classes)
+    out: list[str] = []
+    names: set[str] = set()
+    for i, e in enumerate(entries):
+        at = f"{where}[{i}] ({e.name})"
+        if e.name in names:
+            out.append(f"{at}: the name {e.name!r} is used twice")
+        names.add(e.name)
+        bound: set[str] = set()
+        negative_vars: set[str] = set()
+        for j, text in enumerate(e.when):
+            try:
+                negated, atom = _literal(text)
+            except ValueError as exc:
+                out.append(f"{at}.when[{j}]: {exc}")
+                continue
+            arity = domain.predicates.get(atom[0])
+            if arity is None:
+                out.append(f"{at}.when[{j}]: unknown predicate {atom[0]!r} (the domain's: "
+                           f"{', '.join(sorted(domain.predicates))})")
+            elif len(atom) - 1 != arity:
+                out.append(f"{at}.when[{j}]: {atom[0]} takes {arity} argument(s), got {len(atom) - 1}")
+            variables = {x for x in atom[1:] if x.startswith("?")}
+            (negative_vars if negated else bound).update(variables)
+        if e.when and not bound and not out:
+            out.append(f"{at}.when: at least one literal must hold (not only negated ones)")
+        out += [f"{at}.when: {v} appears only in negated literals (bind it in one that holds)"
+                for v in sorted(negative_vars - bound)]
+        for var, cls in e.classes.items():
+            if var not in bound | negative_vars:
+                out.append(f"{at}.classes: {var} is not a variable of its literals")
+            if known is not None:
+                out += [f"{at}.classes.{var}: {c!r} is not an object class of this world"
+                        for c in cls if c not in known]
+    return out
+
+
+def read_hazards(path: Path, domain: DomainDef, classes: Optional[Iterable[str]] = None) -> Hazards:
+    """The ``never:`` entries of a YAML file, validated against ``domain`` (ValueError naming the
+    file and the entry otherwise)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        entries = [HazardEntry(**e) for e in data.get("never", ())]
+    except (OSError, yaml.YAMLError, TypeError, ValidationError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    wrong = problems(entries, domain, classes)
+    if wrong:
+        raise ValueError(f"{path}: " + "; ".join(wrong))
+    return Hazards(entries, domain)
+
+
+def predicted(world: WorldState, domain: Domain, skill, hazards: Hazards) -> list[HazardHit]:
+    """The hazards ``skill`` would bring about, by the domain's own effects on ``world``: every
+    ground action that the skill may become (its objects' instances, or its instance ids; the
+    action's other parameters any object) and whose precondition holds now is applied to a copy
+    of the state. [] when none would hold (or none of its readings can run now: then nothing
+    changes)."""
+    if not hazards:
+        return []
+    model = PddlWorld(read_domain(domain.text), dict(world.objects), set(world.facts))
+    before = set(hazards.holding(model.state, world.classes))
+    by_id = world.by_id()
+    kind = lambda o: world.classes.get(o) or class_of(o)   # noqa: E731
+    out: list[HazardHit] = []
+    for name, schema in domain.actions.items():
+        if schema.skill_verb != skill.action or len(schema.skill_args) != len(skill.objects):
+            continue
+        definition = model.domain.actions.get(name)
+        if definition is None:
+            continue
+        pools = []
+        for param, type_ in definition.parameters:
+            if param in schema.skill_args:
+                k = schema.skill_args.index(param)
+                if skill.object_ids and k < len(skill.object_ids):
+                    wanted = by_id.get(skill.object_ids[k])
+                    pool = [wanted] if wanted is not None else []
+                else:
+                    pool = [o for o in model.of_type(type_) if kind(o) == skill.objects[k]]
+            else:
+                pool = list(model.of_type(type_))
+            pools.append(pool)
+        for values in islice(product(*pools), 20000):
+            ground = (name, *values)
+            try:
+                if model.missing(ground):
+                    continue
+            except PddlError:
+                continue
+            trial = PddlWorld(model.domain, model.objects, set(model.state))
+            trial.apply(ground)
+            out += [x for x in hazards.holding(trial.state, world.classes) if x not in before and x not in out]
+    return out
+
+
+def last_hop(executor, skill, hazards: Hazards) -> tuple[list[HazardHit], str]:
+    """(the hazards ``skill`` would bring about in ``executor``'s world, why that cannot be told or
+    ""). An executor that can say what a skill would do (``predict``: a simulator) is asked;
+    otherwise the world's domain predicts it from the facts the executor reports."""
+    try:
+        world = executor.world_state()
+    except Exception as exc:   # a robot that does not report its facts
+        return [], f"the world's facts cannot be read ({type(exc).__name__}: {exc})"
+    if not world.facts:
+        return [], "the executor reports no facts about its world"
+    predict = getattr(executor, "predict", None)
+    if predict is not None:
+        after = predict(skill)
+        if after is None:   # it would not run: nothing changes
+            return [], ""
+        before = set(hazards.in_world(world))
+        return [h for h in hazards.in_world(after) if h not in before], ""
+    profile = getattr(executor, "profile", None)
+    try:
+        domain = profile.planning_domain() if profile is not None else load_domain(executor.domain_text())
+    except Exception as exc:
+        return [], f"the world's domain cannot be read ({type(exc).__name__}: {exc})"
+    return predicted(world, domain, skill, hazards), ""

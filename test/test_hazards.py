@@ -1,0 +1,215 @@
+"""Hazards declared with the world (issue 38): refused in goals, avoided in plans, stopped at the
+last hop; the real simulator, Fast Downward and the domain semantics, no doubles but a robot
+that reports no facts."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from llm_planner_ros.core.errors import CancelToken, HazardStopped
+from llm_planner_ros.core.executor import ExecutionResult
+from llm_planner_ros.core.types import ErrorType, Skill, TerminationReason
+from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
+from llm_planner_ros.pddl.goals import parse_goal
+from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
+from llm_planner_ros.profiles import load_world
+from llm_planner_ros.profiles.loader import ProfileError, find_profile, profile_from_texts, shipped
+from llm_planner_ros.safety.gate import SafetyGate, SafetySettings
+from llm_planner_ros.safety.hazards import HazardEntry, Hazards, last_hop
+from llm_planner_ros.safety.policy import SkillPolicy
+
+VH = load_world()
+MM = find_profile("mobile_manipulator")
+
+
+def plan(world, spec_lines, executor, execute=True):
+    planner = GoalDirectedPlanner(VH)
+    vocabulary = (executor.profile or VH).goal_vocabulary()
+    return planner.plan(parse_goal(spec_lines, [], vocabulary), executor, lambda e: None, CancelToken(),
+                        execute=execute)
+
+
+def mm_with(init: str, never: str = "") -> PddlWorldExecutor:
+    """The mobile manipulator's profile with another start (and, optionally, other hazards)."""
+    text = shipped("mobile_manipulator").read_text()
+    if never:
+        text = text[:text.index("never:")] + never
+    world = re.sub(r"\(:init(.*?)\)\s*\(:goal", f"(:init {init})\n  (:goal", MM.world_text, flags=re.S)
+    profile = profile_from_texts(text, MM.domain_text, world)
+    return PddlWorldExecutor(profile)
+
+
+def test_the_shipped_worlds_declare_hazards_that_load():
+    assert {h.name for h in VH.hazards.hazards} >= {"metal_in_running_appliance", "electronics_in_water"}
+    assert {h.entry.type for h in MM.hazards.hazards} >= {"fire", "liquid_damage", "breakage"}
+    assert "has_plug" in VH.hazards.static and "obj_inside" not in VH.hazards.static
+
+
+@pytest.mark.parametrize("entry,error", [
+    ('{name: a, type: fire, words: w, when: ["(glows ?x)"]}', "never[0] (a).when[0]: unknown predicate 'glows'"),
+    ('{name: a, type: fire, words: w, when: ["(on ?x)"]}', "never[0] (a).when[0]: on takes 2 argument(s), got 1"),
+    ('{name: a, type: fire, words: w, when: ["(on ?x ?y)", "(not (open ?z))"]}',
+     "never[0] (a).when: ?z appears only in negated literals"),
+    ('{name: a, type: fire, words: w, when: ["(on ?x ?y)"], classes: {"?x": [unicorn]}}',
+     "never[0] (a).classes.?x: 'unicorn' is not an object class"),
+    ('{name: a, type: flood, words: w, when: ["(on ?x ?y)"]}', "never.0.type"),
+])
+def test_a_never_entry_that_does_not_fit_the_domain_is_refused_at_load_with_its_path(entry, error):
+    text = shipped("mobile_manipulator").read_text()
+    text = text[:text.index("never:")] + f"never:\n  - {entry}\n"
+    with pytest.raises(ProfileError) as caught:
+        profile_from_texts(text, MM.domain_text, MM.world_text, where="robot.yaml")
+    assert error in str(caught.value) and str(caught.value).startswith("robot.yaml"), str(caught.value)
+
+
+def test_a_goal_that_makes_a_hazard_hold_is_refused_naming_it():
+    result = plan(VH, ["(obj_inside knife microwave)", "(on microwave)"], VH.executor("TrimmedTestScene1", ""))
+    assert result.termination_reason is TerminationReason.HAZARDOUS_GOAL, result.detail
+    assert not result.steps and "a metal object inside a microwave or a toaster that is on" in result.detail
+    assert result.hazards == ["fire: a metal object inside a microwave or a toaster that is on "
+                              "((obj_inside knife_2003 microwave_297), (on microwave_297))"]
+    result = plan(MM, ["(in phone fridge)"], PddlWorldExecutor(MM))   # one literal is enough
+    assert result.termination_reason is TerminationReason.HAZARDOUS_GOAL and "electronic device" in result.detail
+    # controls: the same objects, no hazard
+    for lines in (["(obj_inside knife microwave)"], ["(obj_inside food_food microwave)", "(on microwave)"]):
+        result = plan(VH, lines, VH.executor("TrimmedTestScene1", ""))
+        assert result.termination_reason is TerminationReason.GOAL_REACHED and not result.hazards, result.detail
+
+
+def test_a_plan_through_a_hazard_is_planned_again_around_it():
+    """Scene 1's toaster is on: putting the knife in it as Fast Downward first plans would make
+    the hazard hold; the plan with every hazard forbidden switches the toaster off first."""
+    executor = VH.executor("TrimmedTestScene1", "")
+    result = plan(VH, ["(obj_inside knife toaster)"], executor)
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    program = [s.skill.script() for s in result.steps]
+    assert program.index("[SWITCHOFF] <toaster> (292)") < program.index("[PUTIN] <knife> (2003) <toaster> (292)")
+    assert "re-planned around the hazard fire" in result.detail and len(result.hazards) == 1
+    assert not VH.hazards.in_world(executor.world_state())
+    # on a profile's world: the kettle is on, and a book goes on it
+    robot = mm_with("(at robot_1 dock_6) (hand_free robot_1) (switched_on kettle_9) (on book_17 desk_5)")
+    result = plan(MM, ["(on book kettle)"], robot)
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    assert [s.skill.action for s in result.steps].index("SWITCH_OFF") < \
+        [s.skill.action for s in result.steps].index("PLACE")
+    assert not MM.hazards.in_world(robot.world_state())
+
+
+def test_no_plan_avoids_the_hazard_ends_no_plan_naming_it():
+    never = ('never:\n  - {name: phone_held, type: breakage, words: "the phone in the robot\'s hand", '
+             'when: ["(holding ?r ?p)"], classes: {"?p": [phone]}}\n')
+    robot = mm_with("(at robot_1 dock_6) (hand_free robot_1) (on phone_19 desk_5)", never)
+    result = plan(robot.profile, ["(has person phone)"], robot)
+    assert result.termination_reason is TerminationReason.NO_PLAN, result.detail
+    assert "no plan avoids the hazard breakage: the phone in the robot's hand" in result.detail
+    assert not robot.history   # nothing ran
+
+
+def test_a_hazard_that_already_holds_is_reported_not_blamed_on_the_goal():
+    robot = mm_with("(at robot_1 dock_6) (hand_free robot_1) (in phone_19 fridge_7) (on book_17 desk_5)")
+    result = plan(MM, ["(on book dining_table)"], robot)
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    assert "a hazard already holds (not the goal's doing): small_item_damage" in result.detail
+
+
+def test_the_gate_stops_a_skill_that_would_make_a_hazard_hold():
+    """The LLM-step methods' guard: the simulator says what the skill would do, and the domain's
+    semantics say the same from the facts alone (a world that cannot simulate)."""
+    executor = VH.executor("TrimmedTestScene1", "")
+    for s in (Skill("WALK", ("knife",)), Skill("GRAB", ("knife",)), Skill("WALK", ("toaster",))):
+        assert executor.execute(s).success
+    into = Skill("PUTIN", ("knife", "toaster"), text="put knife in toaster")
+
+    class FactsOnly:   # no predict(): the domain's semantics decide
+        profile = None
+
+        def world_state(self):
+            return executor.world_state()
+
+        def domain_text(self):
+            return executor.domain_text()
+    for world in (executor, FactsOnly()):
+        hits, unknown = last_hop(world, into, VH.hazards)
+        assert not unknown and [h.hazard.name for h in hits] == ["metal_in_running_appliance"]
+    gate = SafetyGate(executor, SkillPolicy(), SafetySettings(), VH.skill_problem, hazards=VH.hazards)
+    with pytest.raises(HazardStopped) as stopped:
+        gate.execute(into)
+    assert "stopped at the last hop by the planner's gate" in str(stopped.value)
+    assert stopped.value.interrupted_skill == into and stopped.value.hazards
+    assert "[PUTIN]" not in " ".join(executor.history)   # it never ran
+    assert gate.execute(Skill("SWITCHOFF", ("toaster",))).success
+    assert gate.execute(into).success   # the toaster is off now
+    # gate_hazards false: the gate leaves the check to the bridge
+    assert not SafetyGate(executor, SkillPolicy(), SafetySettings(gate_hazards=False), VH.skill_problem,
+                          hazards=VH.hazards).settings.gate_hazards
+
+
+def test_a_world_whose_facts_cannot_be_read_follows_hazard_unknown():
+    class Blind:
+        profile = None
+        sent: list = []
+
+        def world_state(self):
+            raise RuntimeError("this robot reports no facts")
+
+        def execute(self, skill):
+            self.sent.append(skill)
+            return ExecutionResult(True)
+    skill = Skill("SWITCHON", ("toaster",))
+    gate = SafetyGate(Blind(), SkillPolicy(hazard_unknown="refuse"), SafetySettings(), VH.skill_problem,
+                      hazards=VH.hazards)
+    with pytest.raises(HazardStopped, match="the hazards cannot be checked.*this robot reports no facts"):
+        gate.execute(skill)
+    assert not Blind.sent
+    gate = SafetyGate(Blind(), SkillPolicy(hazard_unknown="warn"), SafetySettings(), VH.skill_problem,
+                      hazards=VH.hazards)
+    assert gate.execute(skill).success and Blind.sent == [skill]
+    assert "the hazards cannot be checked" in gate.warnings[0]
+
+
+def test_a_skill_the_bridge_stops_for_a_hazard_stops_the_goal():
+    class Bridge:   # what ExecutorClient returns when the bridge refuses with PreconditionFailure.HAZARD
+        profile = None
+
+        def world_state(self):
+            raise RuntimeError("not asked")
+
+        def execute(self, skill):
+            return ExecutionResult.failed(ErrorType.HAZARD, "refused by the executor bridge: it would burn",
+                                          "fire: it would burn")
+    gate = SafetyGate(Bridge(), SkillPolicy(), SafetySettings(gate_hazards=False), VH.skill_problem,
+                      hazards=VH.hazards)
+    with pytest.raises(HazardStopped, match="stopped at the last hop by the executor") as stopped:
+        gate.execute(Skill("SWITCHON", ("toaster",)))
+    assert stopped.value.hazards == ["fire: it would burn"]
+
+
+def test_a_compiled_problem_keeps_its_meaning_for_fast_downward():
+    """The derived predicate forbids exactly the hazards that do not hold yet."""
+    from llm_planner_ros.pddl import fast_downward
+    from llm_planner_ros.pddl.problem import world_problem
+
+    robot = mm_with("(at robot_1 dock_6) (hand_free robot_1) (in phone_19 fridge_7) (on book_17 desk_5) "
+                    "(switched_on kettle_9)")
+    world = robot.world_state()
+    domain, problem = MM.hazards.compiled(MM.domain_text, world_problem(world, "mobile_manipulator")
+                                          .replace("(:goal (and))", "(:goal (on book_17 kettle_9))"), world)
+    assert "(:derived (llm_planner_hazard)" in domain and "llm_planner_hazard_2_exempt" in domain
+    outcome = fast_downward.solve(domain, problem, 20.0)
+    assert outcome.status == "solved", outcome.detail
+    assert [a[0] for a in outcome.actions].index("switch_off") < [a[0] for a in outcome.actions].index("place")
+
+
+def test_hazards_load_from_a_file_with_the_profile_schema(tmp_path: Path):
+    from llm_planner_ros.safety.hazards import read_hazards
+
+    path = tmp_path / "hazards.yaml"
+    path.write_text("never:\n  - {name: x, type: fire, words: w, when: ['(switched_on ?a)'], classes: {'?a': [tv]}}\n")
+    assert len(read_hazards(path, MM.domain, MM.spec.objects)) == 1
+    path.write_text("never:\n  - {name: x, type: fire, words: w, when: ['(burning ?a)']}\n")
+    with pytest.raises(ValueError, match=r"hazards.yaml: never\[0\] \(x\).when\[0\]: unknown predicate"):
+        read_hazards(path, MM.domain, MM.spec.objects)
+    assert not Hazards([], MM.domain) and len(Hazards([HazardEntry(name="y", type="slip", words="w",
+                                                                   when=("(on ?a ?b)",))], MM.domain)) == 1

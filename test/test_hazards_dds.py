@@ -1,0 +1,117 @@
+"""Hazards over DDS (issue 38), with the real nodes: a hazardous interpreted goal is refused; a
+plan that would pass through a hazard is planned again around it; an LLM-step goal's hazardous
+skill is stopped at the executor bridge; a robot's profile whose ``never:`` entry names an
+unknown predicate is refused, with the entry's path."""
+from __future__ import annotations
+
+import sys
+import uuid
+from pathlib import Path
+
+from action_msgs.msg import GoalStatus
+
+from helpers.faulty_openai import FaultyOpenAIServer
+from helpers.processes import NodeProcess, ros_node
+from helpers.ros_client import RosTestClient, execute_skill
+from llm_planner_msgs.action import PlanTask
+from llm_planner_msgs.msg import PreconditionFailure
+from llm_planner_ros.core.types import Skill
+from llm_planner_ros.profiles.loader import shipped
+
+R = PlanTask.Result
+READY = "serving action 'execute_skill'"
+
+
+def test_a_plan_through_a_hazard_is_planned_around_it_and_a_hazardous_goal_refused_over_dds():
+    """Scene 1's toaster is on: the knife goes in only once it is off. Then a goal that switches
+    it on with the knife inside is refused before anything runs."""
+    ns = f"/hazplan_{uuid.uuid4().hex[:6]}"
+    with ros_node("executor_bridge", ns, READY) as bridge, ros_node("planner_node", ns, "planner ready"), \
+            RosTestClient(ns) as client:
+        goal = PlanTask.Goal(task="Put the knife in the toaster", method="pddl", execute=True,
+                             goal_conditions=["(obj_inside knife toaster)"])
+        status, result = client.send_plan(goal, timeout=60).result(timeout=180)
+        assert status == GoalStatus.STATUS_SUCCEEDED and result.termination_reason == R.REASON_GOAL_REACHED, \
+            result.detail
+        program = list(result.program)
+        assert program.index("[SWITCHOFF] <toaster> (292)") < program.index("[PUTIN] <knife> (2003) <toaster> (292)")
+        assert "re-planned around the hazard fire: a metal object inside a microwave or a toaster" in result.detail
+        assert len(result.hazards) == 1 and "(obj_inside knife_2003 toaster_292)" in result.hazards[0]
+        assert "stopped" not in bridge.output
+
+        goal = PlanTask.Goal(task="Toast the knife", method="pddl", execute=True,
+                             goal_conditions=["(obj_inside knife toaster)", "(on toaster)"])
+        status, result = client.send_plan(goal, timeout=60).result(timeout=120)
+        assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == R.REASON_HAZARDOUS_GOAL
+        assert not result.steps and "refused: the goal would make a hazard hold: fire" in result.detail
+        assert "executing skill [SWITCHON]" not in bridge.output
+
+
+def test_a_hazardous_interpreted_goal_is_refused_over_dds():
+    """The task text alone, on the mobile manipulator: the embedded model and the profile's
+    words make it a goal, and the goal is the world model's to refuse: nobody is asked."""
+    ns = f"/hazint_{uuid.uuid4().hex[:6]}"
+    with ros_node("pddl_robot", f"{ns}/robot", READY, "profile:=mobile_manipulator") as robot, \
+            ros_node("executor_bridge", ns, READY, "backend:=robot", "robot_action:=robot/execute_skill"), \
+            ros_node("planner_node", ns, "planner ready", "interpret_confirm:=always"), \
+            RosTestClient(ns) as client:
+        goal = PlanTask.Goal(task="Put my phone in the fridge", method="interpret", execute=True)
+        status, result = client.send_plan(goal, timeout=60).result(timeout=300)
+        assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == R.REASON_HAZARDOUS_GOAL, \
+            result.detail
+        assert "(in phone_19 fridge_7)" in result.goal_conditions, list(result.goal_conditions)
+        assert result.hazards == ["small_item_damage: an electronic device in the fridge ((in phone_19 fridge_7))"]
+        assert not result.steps and "executing skill" not in robot.output
+
+
+def test_an_llm_step_goals_hazardous_skill_is_stopped_at_the_bridge():
+    """Method translated on a scripted OpenAI-compatible server (the real model plans in the
+    other tests): the planner leaves the hazard check to the bridge (gate_hazards false); the
+    bridge asks the simulator what the skill would do and refuses it; the goal ends there."""
+    ns = f"/hazllm_{uuid.uuid4().hex[:6]}"
+    with FaultyOpenAIServer() as server, ros_node("executor_bridge", ns, READY) as bridge, \
+            ros_node("planner_node", ns, "planner ready", "llm_backend:=openai", f"openai_base_url:={server.url}",
+                     "openai_model:=m", "gate_hazards:=false", "epsilon:=0.0", "max_steps:=6"), \
+            RosTestClient(ns) as client:
+        server.mode = "steps:Walk to knife|Grab knife|Walk to toaster|Put knife in toaster|Walk to kitchen"
+        status, result = client.send_plan(PlanTask.Goal(task="Put the knife in the toaster", method="translated",
+                                                        execute=True), timeout=60).result(timeout=180)
+        assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == R.REASON_HAZARD_STOPPED, \
+            result.detail
+        assert "stopped at the last hop by the executor" in result.detail and "metal object" in result.detail
+        last = result.steps[-1]
+        assert last.skill.action == "PUTIN" and not last.executed, [s.script for s in result.steps]
+        assert last.error.type == PreconditionFailure.HAZARD and "metal object" in last.error.cause
+        assert [s.executed for s in result.steps[:-1]] == [True, True, True], [s.script for s in result.steps]
+        assert result.hazards and "toaster" in result.hazards[0]
+        assert "executing skill [PUTIN]" not in bridge.output and "stopped '[PUTIN]" in bridge.output, \
+            [line for line in bridge.output.splitlines() if "PUTIN" in line]
+        # the same skill sent straight to the bridge, as any other sender would: refused the same way
+        reply = execute_skill(client, Skill("PUTIN", ("knife", "toaster"), text="put knife in toaster"))
+        assert not reply.success and reply.failure.type == PreconditionFailure.HAZARD, reply.failure.message
+        assert "executing skill [PUTIN]" not in bridge.output
+
+
+def test_a_robot_profile_whose_never_entry_names_an_unknown_predicate_is_refused_with_its_path(tmp_path: Path):
+    """The robot sends its profile over GetWorldState; the bridge and the planner validate it
+    against its domain, and neither plans nor sends anything on it."""
+    text = shipped("mobile_manipulator").read_text()
+    text = text[:text.index("never:")] + ("never:\n  - {name: hot_kettle, type: fire, words: w, "
+                                          "when: ['(burning ?k)'], classes: {'?k': [kettle]}}\n")
+    (tmp_path / "profile.yaml").write_text(text)
+    (tmp_path / "domain.pddl").write_text((shipped("mobile_manipulator").parent / "domain.pddl").read_text())
+    ns = f"/hazprofile_{uuid.uuid4().hex[:6]}"
+    robot = NodeProcess([sys.executable, "-m", "helpers.profile_robot", "--profile-file",
+                         str(tmp_path / "profile.yaml"), "--domain-file", str(tmp_path / "domain.pddl"),
+                         "--ros-args", "-r", f"__ns:={ns}/robot"], ready=READY, timeout=120)
+    path = "never[0] (hot_kettle).when[0]: unknown predicate 'burning'"
+    with robot, ros_node("executor_bridge", ns, READY, "backend:=robot", "robot_action:=robot/execute_skill"), \
+            ros_node("planner_node", ns, "planner ready"), RosTestClient(ns) as client:
+        reply = execute_skill(client, Skill("NAVIGATE_TO", ("kitchen_counter",), (2,)))
+        assert not reply.success and "the robot's profile is invalid" in reply.failure.message
+        assert path in reply.failure.message, reply.failure.message
+        status, result = client.send_plan(PlanTask.Goal(task="Boil water", method="pddl", execute=True,
+                                                        goal_conditions=["(switched_on kettle)"]),
+                                          timeout=60).result(timeout=120)
+        assert status == GoalStatus.STATUS_ABORTED and path in result.detail, result.detail
+        assert "executing skill" not in robot.output
