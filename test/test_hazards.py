@@ -141,9 +141,13 @@ def test_the_gate_stops_a_skill_that_would_make_a_hazard_hold():
     assert "[PUTIN]" not in " ".join(executor.history)   # it never ran
     assert gate.execute(Skill("SWITCHOFF", ("toaster",))).success
     assert gate.execute(into).success   # the toaster is off now
-    # gate_hazards false: the gate leaves the check to the bridge
-    assert not SafetyGate(executor, SkillPolicy(), SafetySettings(gate_hazards=False), VH.skill_problem,
-                          hazards=VH.hazards).settings.gate_hazards
+    # gate_hazards false: the gate leaves the check to the bridge (here there is none: it runs)
+    executor.reset()
+    for s in (Skill("WALK", ("knife",)), Skill("GRAB", ("knife",)), Skill("WALK", ("toaster",))):
+        assert executor.execute(s).success
+    assert SafetyGate(executor, SkillPolicy(), SafetySettings(gate_hazards=False), VH.skill_problem,
+                      hazards=VH.hazards).execute(into).success
+    assert [h.hazard.name for h in VH.hazards.in_world(executor.world_state())] == ["metal_in_running_appliance"]
 
 
 def test_a_world_whose_facts_cannot_be_read_follows_hazard_unknown():
@@ -213,3 +217,16 @@ def test_hazards_load_from_a_file_with_the_profile_schema(tmp_path: Path):
         read_hazards(path, MM.domain, MM.spec.objects)
     assert not Hazards([], MM.domain) and len(Hazards([HazardEntry(name="y", type="slip", words="w",
                                                                    when=("(on ?a ?b)",))], MM.domain)) == 1
+
+
+def test_an_unsafe_program_reaches_its_hazard_unguarded_and_is_stopped_by_the_gate():
+    """bench/hazards.py's last-hop rows on two requests: the program Fast Downward writes with no
+    hazard in mind reaches the hazard straight on the simulator, and the gate stops it; the
+    control's program runs whole either way."""
+    from llm_planner_ros.evaluation.hazards import REQUESTS, STOPPED, run_programs
+
+    chosen = [r for r in REQUESTS if r.task in ("Put the knife in the toaster", "Put the knife in the sink")]
+    unguarded, guarded = run_programs(False, chosen), run_programs(True, chosen)
+    assert [bool(r["reached"]) for r in unguarded] == [True, False], unguarded
+    assert [r["outcome"] for r in guarded] == [STOPPED, "none"] and not any(r["reached"] for r in guarded)
+    assert guarded[1]["success"] and guarded[0]["steps"] and "[PUTIN]" not in " ".join(guarded[0]["steps"])

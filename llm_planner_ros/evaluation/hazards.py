@@ -169,7 +169,7 @@ def run_hazards(settings: dict, method: str, given_goal: bool, requests: Sequenc
     return out
 
 
-def unsafe_program(executor, request: Request, hazards: Hazards) -> list:
+def unsafe_program(executor, request: Request) -> list:
     """The skills of the plan Fast Downward finds for the request's goal with no hazard in mind
     (what an LLM that writes that program step by step would send), from the executor's world."""
     from llm_planner_ros.pddl import fast_downward
@@ -179,7 +179,8 @@ def unsafe_program(executor, request: Request, hazards: Hazards) -> list:
     from llm_planner_ros.profiles import load_world
 
     known = executor.profile if executor.profile is not None else load_world()
-    domain = known.planning_domain() if executor.profile is not None else load_domain(executor.domain_text())
+    domain = executor.profile.planning_domain() if executor.profile is not None else \
+        load_domain(executor.domain_text())
     world = executor.world_state()
     vocabulary = known.goal_vocabulary()
     goal = ground_goal(parse_goal(list(request.goal), [], vocabulary), world, vocabulary)
@@ -208,7 +209,7 @@ def run_programs(guard: bool, requests: Sequence[Request] = REQUESTS, worlds: Se
             executor.reset()
             t0 = time.perf_counter()
             before = set(hazards.in_world(executor.world_state()))
-            program = unsafe_program(executor, r, hazards)
+            program = unsafe_program(executor, r)
             gate = SafetyGate(executor, SkillPolicy(), SafetySettings(), known.skill_problem, hazards=hazards)
             reached: list[str] = []
             ran: list[str] = []

@@ -67,5 +67,11 @@ def parse_fact(line: str) -> Atom:
     return tuple(line.strip().strip("()").split())
 
 
+def class_of(instance: str) -> str:
+    """``cup_1`` -> ``cup``: an instance is its class and a number."""
+    m = re.fullmatch(r"(.+)_(\d+)", instance)
+    return m.group(1) if m else instance
+
+
 def object_name(class_name: str, node_id: int) -> str:
     return f"{re.sub(r'[^a-z0-9_]', '_', class_name.lower())}_{node_id}"

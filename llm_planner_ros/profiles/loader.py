@@ -28,6 +28,7 @@ from llm_planner_ros.pddl.domain import Domain, parse_domain, parse_sexpr
 from llm_planner_ros.pddl.goals import GoalVocabulary
 from llm_planner_ros.pddl.problem import RelevantObjects, whole_world
 from llm_planner_ros.pddl.semantics import DomainDef, PddlError, read_domain, read_problem
+from llm_planner_ros.pddl.world import class_of
 from llm_planner_ros.safety.hazards import HazardEntry, Hazards
 from llm_planner_ros.safety.hazards import problems as hazard_problems
 
@@ -88,12 +89,6 @@ class ProfileFile(BaseModel):
     never: tuple[HazardEntry, ...] = Field(
         (), description="states that must never come about (docs/safety.md): each a conjunction of literals "
                         "over the domain's predicates, with variables and the object classes each may be")
-
-
-def class_of(instance: str) -> str:
-    """``cup_1`` -> ``cup``: an instance is its class and a number."""
-    m = re.fullmatch(r"(.+)_(\d+)", instance)
-    return m.group(1) if m else instance
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llm_planner_ros.pddl.domain import Domain, load_domain, parse_sexpr
 from llm_planner_ros.pddl.semantics import DomainDef, PddlError, PddlWorld, read_domain, render
-from llm_planner_ros.pddl.world import Atom, WorldState
+from llm_planner_ros.pddl.world import Atom, WorldState, class_of
 
 # SafeAgentBench's ten hazard types (Yin et al., 2024), the kinds a hazard entry names: harm to
 # people (fire, electrical shock, explosion, poisoning, slip) and damage to property
@@ -48,11 +48,6 @@ class HazardEntry(BaseModel):
                                   "['(in ?x ?m)', '(switched_on ?m)'] (negated: '(not (open ?f))')")
     classes: dict[str, tuple[str, ...]] = Field(default_factory=dict, description="variable -> the object "
                                                 "classes it may be, e.g. {'?m': [microwave]}")
-
-
-def class_of(instance: str) -> str:
-    m = re.fullmatch(r"(.+)_(\d+)", instance)
-    return m.group(1) if m else instance
 
 
 @dataclass(frozen=True, eq=False)   # one per entry: equal when the same
@@ -114,6 +109,11 @@ class HazardHit:
         return f"{e.type}: {e.words} ({', '.join(self.literals)})"
 
 
+def _kind(classes: Optional[Mapping[str, str]]) -> Callable[[str], str]:
+    """An instance's class: as the world reports it, else read from its name."""
+    return (lambda o: classes.get(o) or class_of(o)) if classes else class_of
+
+
 def _facts_index(facts: Iterable[Atom]) -> dict[str, list[Atom]]:
     out: dict[str, list[Atom]] = {}
     for a in facts:
@@ -159,10 +159,9 @@ class Hazards:
         """The hazards that hold in a state (its true atoms)."""
         facts = set(facts)
         index = _facts_index(facts)
-        kind = (lambda o: classes.get(o) or class_of(o)) if classes else class_of
         return [HazardHit(h, tuple(sorted(b.items())))
                 for h in self.hazards
-                for b in h.bindings(lambda p: index.get(p, ()), lambda a: a not in facts, kind)]
+                for b in h.bindings(lambda p: index.get(p, ()), lambda a: a not in facts, _kind(classes))]
 
     def in_world(self, world: WorldState) -> list[HazardHit]:
         return self.holding(world.facts, world.classes)
@@ -177,7 +176,7 @@ class Hazards:
             return []
         before = set(self.in_world(world))
         static = {a for a in world.facts if a[0] in self.static}
-        kind = lambda o: world.classes.get(o) or class_of(o)   # noqa: E731
+        kind = _kind(world.classes)
         first: list[HazardHit] = []
         for alt in goal.alternatives:
             fixed_pos = [atoms[0] for negated, atoms in alt if not negated and len(atoms) == 1]
@@ -239,7 +238,7 @@ class Hazards:
                 predicates.append([name, "?x"])
                 parts.append(f"({name} {var})")
                 facts += [f"({name} {o})" for o in sorted(objects)
-                          if (world.classes.get(o) or class_of(o)) in classes]
+                          if _kind(world.classes)(o) in classes]
             mine = [hit for hit in exempt if hit.hazard is h and all(o in objects for _, o in hit.binding)]
             if mine:
                 name = f"{DERIVED}_{i}_exempt"
@@ -360,7 +359,7 @@ def predicted(world: WorldState, domain: Domain, skill, hazards: Hazards) -> lis
     model = PddlWorld(read_domain(domain.text), dict(world.objects), set(world.facts))
     before = set(hazards.holding(model.state, world.classes))
     by_id = world.by_id()
-    kind = lambda o: world.classes.get(o) or class_of(o)   # noqa: E731
+    kind = _kind(world.classes)
     out: list[HazardHit] = []
     for name, schema in domain.actions.items():
         if schema.skill_verb != skill.action or len(schema.skill_args) != len(skill.objects):
