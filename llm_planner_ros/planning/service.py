@@ -423,7 +423,7 @@ class PlanningService:
         if not req.execute:
             t0 = time.perf_counter()
             result = withhold_refused(result, policy)
-            result = check_plan(result, lambda: world.plan_model(req))
+            result = check_plan(result, lambda: world.plan_model(req), world.hazards)
             report.times.extra["check_s"] = time.perf_counter() - t0
         if self.safety.dry_run and request.execute:
             result.detail = "dry run: executed in the in-process simulator, nothing sent to the bridge; " \
