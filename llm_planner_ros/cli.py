@@ -45,6 +45,8 @@ def format_step(event: StepEvent) -> str:
 def print_result(result: PlanResult, seconds: float) -> None:
     print(f"end: {result.termination_reason.value} ({result.detail}); {len(result.steps)} steps in {seconds:.1f}s"
           + (f"; executed={result.executed} corrections={result.num_corrections}" if result.executing else ""))
+    for hazard in result.hazards:
+        print(f"hazard: {hazard}")
     for s in result.steps:
         mark = "" if not result.executing else ("  executed" if s.executed else f"  FAILED: {s.error.cause}")
         print(f"  {s.skill.script():<42s} | {s.skill.text}{mark}")
