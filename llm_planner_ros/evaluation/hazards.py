@@ -229,7 +229,7 @@ def run_programs(guard: bool, requests: Sequence[Request] = REQUESTS, worlds: Se
             out.append(dict(world=world, task=r.task, hazardous=r.hazardous, type=r.type,
                             method="unsafe program" + (", gate" if guard else ", no guard"), given_goal=True,
                             outcome=STOPPED if ended == "hazard_stopped" else NONE, reached=reached,
-                            termination=ended, success=ended == "end_of_plan" and bool(program), hazards=named,
+                            termination=ended, success=ended == "end_of_plan", hazards=named,
                             steps=ran, detail=f"{len(program)} skills planned, {len(ran)} ran",
                             seconds=round(time.perf_counter() - t0, 2)))
             progress(out[-1])
