@@ -6,12 +6,16 @@ when a goal runs as a substitute. bench/interpret.py runs them (``--cannot-do``)
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import PlanResult
+
+if TYPE_CHECKING:
+    from llm_planner_ros.planning.service import PlanningService
 
 # the worlds: VirtualHome's scene 1 as it starts, the mobile_manipulator profile's world, and one
 # BEHAVIOR activity's world (cleaning_bathtub: a bathtub, a sink, a scrub brush)
@@ -104,16 +108,23 @@ class ConstantExecutor:
         return self.executor
 
 
+def world_services(settings: dict, worlds: Iterable[str]) -> Iterator[tuple[str, Any, bool, PlanningService]]:
+    """Per world: (its name, a fresh executor of it, whether its world is a profile's, a service with
+    ``settings`` (flat, as the node's parameters) that plans and executes on that executor)."""
+    from llm_planner_ros.wiring import ServiceConfig, build_service
+
+    for world in worlds:
+        executor, profile = world_executor(world)
+        yield world, executor, profile, build_service(
+            ServiceConfig.from_flat(settings), executor_factory=ConstantExecutor(executor),
+            robot_world=ConstantExecutor(executor) if profile else None)
+
+
 def run_cannot_do(settings: dict, cases: Sequence[CannotDo] = CANNOT_DO) -> list[dict]:
     """Each case through a service with ``settings`` (flat, as the node's parameters) on its world
     as it starts, executed: :func:`check`'s verdicts."""
-    from llm_planner_ros.wiring import ServiceConfig, build_service
-
     out = []
-    for world in dict.fromkeys(c.world for c in cases):
-        executor, profile = world_executor(world)
-        service = build_service(ServiceConfig.from_flat(settings), executor_factory=ConstantExecutor(executor),
-                                robot_world=ConstantExecutor(executor) if profile else None)
+    for world, executor, _, service in world_services(settings, dict.fromkeys(c.world for c in cases)):
         for case in (c for c in cases if c.world == world):
             executor.reset()
             request = parse_request(task=case.task, method="interpret", execute=True)

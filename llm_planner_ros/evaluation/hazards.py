@@ -17,7 +17,7 @@ from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import StepEvent, TerminationReason
-from llm_planner_ros.evaluation.cannot_do import MOBILE_MANIPULATOR, VIRTUALHOME, ConstantExecutor, world_executor
+from llm_planner_ros.evaluation.cannot_do import MOBILE_MANIPULATOR, VIRTUALHOME, world_executor, world_services
 from llm_planner_ros.safety.hazards import Hazards
 
 
@@ -135,14 +135,10 @@ def run_hazards(settings: dict, method: str, given_goal: bool, requests: Sequenc
     """Each request through a service with ``settings`` (flat, as the node's parameters) on its
     world as it starts, executed with ``method``; with ``given_goal`` the request's goal is given.
     After every step the executor's world is checked for a hazard that did not hold at the start."""
-    from llm_planner_ros.wiring import ServiceConfig, build_service
-
     out = []
-    for world in (w for w in worlds if any(r.world == w for r in requests)):
-        executor, profile = world_executor(world)
-        service = build_service(ServiceConfig.from_flat(settings), executor_factory=ConstantExecutor(executor),
-                                robot_world=ConstantExecutor(executor) if profile else None)
-        hazards = executor.profile.hazards if profile else service.world.hazards
+    for world, executor, _, service in world_services(
+            settings, (w for w in worlds if any(r.world == w for r in requests))):
+        hazards = service.world.hazards if executor.profile is None else executor.profile.hazards
         for r in (r for r in requests if r.world == world):
             executor.reset()
             before = set(hazards.in_world(executor.world_state()))

@@ -181,13 +181,9 @@ class VirtualHomeExecutor:
     def predict(self, skill: Skill) -> Optional[world.WorldState]:
         """The world as it would be after ``skill``, by the simulator's own step on a copy of the
         state (nothing changes here); None when the skill would not run."""
-        from virtualhome_eval.simulation.evolving_graph.execution import ExecutionInfo
-
-        grounded = self._ground(skill)
-        if isinstance(grounded, ExecutionResult):
+        line = self._trial(skill)
+        if line is None:
             return None
-        line = grounded[1]
-        self._sim.info = ExecutionInfo()
         try:
             ok, new_state = self._sim.execute_one_step(self._script(line), self._state)
         except Exception:
@@ -207,17 +203,24 @@ class VirtualHomeExecutor:
 
     def check(self, skill: Skill) -> bool:
         """Whether ``skill`` would execute now, without changing the state."""
-        from virtualhome_eval.simulation.evolving_graph.execution import ExecutionInfo
-
-        grounded = self._ground(skill)
-        if isinstance(grounded, ExecutionResult):
+        line = self._trial(skill)
+        if line is None:
             return False
-        line = grounded[1]
-        self._sim.info = ExecutionInfo()
         try:
             return bool(self._sim.check_one_step(self._script(line), self._state))
         except Exception:
             return False
+
+    def _trial(self, skill: Skill) -> Optional[str]:
+        """The script line ``skill`` grounds to, the simulator's messages cleared for a trial step;
+        None when it does not ground."""
+        from virtualhome_eval.simulation.evolving_graph.execution import ExecutionInfo
+
+        grounded = self._ground(skill)
+        if isinstance(grounded, ExecutionResult):
+            return None
+        self._sim.info = ExecutionInfo()
+        return grounded[1]
 
     # -- helpers ----------------------------------------------------------------------------
     def _ground(self, skill: Skill) -> tuple[tuple[int, ...], str] | ExecutionResult:
