@@ -115,3 +115,51 @@ def test_a_robot_profile_whose_never_entry_names_an_unknown_predicate_is_refused
                                           timeout=60).result(timeout=120)
         assert status == GoalStatus.STATUS_ABORTED and path in result.detail, result.detail
         assert "executing skill" not in robot.output
+
+
+def test_the_bridge_stops_a_hazardous_skill_on_a_robot_from_the_facts_it_reports():
+    """The robot backend: the bridge reads the robot's profile and facts over GetWorldState and
+    predicts the skill by the profile's domain; the phone never goes in the fridge."""
+    ns = f"/hazrobot_{uuid.uuid4().hex[:6]}"
+    with ros_node("pddl_robot", f"{ns}/robot", READY, "profile:=mobile_manipulator") as robot, \
+            ros_node("executor_bridge", ns, READY, "backend:=robot", "robot_action:=robot/execute_skill") as bridge, \
+            RosTestClient(ns) as client:
+        for skill in (Skill("NAVIGATE_TO", ("fridge",), (7,)), Skill("OPEN", ("fridge",), (7,)),
+                      Skill("NAVIGATE_TO", ("desk",), (5,)), Skill("PICK", ("phone",), (19,)),
+                      Skill("NAVIGATE_TO", ("fridge",), (7,))):
+            reply = execute_skill(client, skill)
+            assert reply.success, (skill, reply.failure.message)
+        reply = execute_skill(client, Skill("PLACE_IN", ("phone", "fridge"), (19, 7)))
+        assert not reply.success and reply.failure.type == PreconditionFailure.HAZARD, reply.failure.message
+        assert "an electronic device in the fridge ((in phone_19 fridge_7))" in reply.failure.cause
+        assert "executing skill [PLACE_IN]" not in robot.output and "stopped '[PLACE_IN]" in bridge.output
+        assert execute_skill(client, Skill("NAVIGATE_TO", ("desk",), (5,))).success
+        assert execute_skill(client, Skill("PLACE", ("phone", "desk"), (19, 5))).success   # a safe place is fine
+
+
+def test_a_robot_that_reports_no_facts_gets_its_skills_refused_or_sent_with_a_warning(tmp_path: Path):
+    """Its hazards cannot be checked: hazard_unknown refuse (the default) refuses every skill
+    with the reason; set live to warn, the bridge sends it and says so in its log."""
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    (tmp_path / "profile.yaml").write_text(shipped("mobile_manipulator").read_text())
+    (tmp_path / "domain.pddl").write_text((shipped("mobile_manipulator").parent / "domain.pddl").read_text())
+    ns = f"/hazblind_{uuid.uuid4().hex[:6]}"
+    robot = NodeProcess([sys.executable, "-m", "helpers.profile_robot", "--profile-file",
+                         str(tmp_path / "profile.yaml"), "--domain-file", str(tmp_path / "domain.pddl"), "--no-facts",
+                         "--ros-args", "-r", f"__ns:={ns}/robot"], ready=READY, timeout=120)
+    skill = Skill("NAVIGATE_TO", ("kitchen_counter",), (2,))
+    with robot, ros_node("executor_bridge", ns, READY, "backend:=robot", "robot_action:=robot/execute_skill") \
+            as bridge, RosTestClient(ns) as client:
+        reply = execute_skill(client, skill)
+        assert not reply.success and reply.failure.type == PreconditionFailure.HAZARD, reply.failure.message
+        assert "the hazards cannot be checked: the executor reports no facts" in reply.failure.message
+        assert "(hazard_unknown: refuse)" in reply.failure.message and "executing skill" not in robot.output
+        warn = Parameter(name="hazard_unknown", value=ParameterValue(type=ParameterType.PARAMETER_STRING,
+                                                                      string_value="warn"))
+        answer = client.call(SetParameters, "executor_bridge/set_parameters", SetParameters.Request(parameters=[warn]))
+        assert answer.results[0].successful, answer.results[0].reason
+        reply = execute_skill(client, skill)
+        assert reply.success, reply.failure.message
+        assert "sent anyway (hazard_unknown: warn)" in bridge.output and "executing skill [NAVIGATE_TO]" in robot.output
