@@ -92,6 +92,25 @@ def test_an_llm_step_goals_hazardous_skill_is_stopped_at_the_bridge():
         assert "executing skill [PUTIN]" not in bridge.output
 
 
+def test_an_llm_step_goals_hazardous_skill_is_stopped_at_the_planners_gate():
+    """The same program with the gate checking (the default): the planner predicts the skill from
+    the facts the bridge reports and stops it; the bridge never sees it."""
+    ns = f"/hazgate_{uuid.uuid4().hex[:6]}"
+    with FaultyOpenAIServer() as server, ros_node("executor_bridge", ns, READY) as bridge, \
+            ros_node("planner_node", ns, "planner ready", "llm_backend:=openai", f"openai_base_url:={server.url}",
+                     "openai_model:=m", "epsilon:=0.0", "max_steps:=6"), \
+            RosTestClient(ns) as client:
+        server.mode = "steps:Walk to knife|Grab knife|Walk to toaster|Put knife in toaster|Walk to kitchen"
+        status, result = client.send_plan(PlanTask.Goal(task="Put the knife in the toaster", method="translated",
+                                                        execute=True), timeout=60).result(timeout=180)
+        assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == R.REASON_HAZARD_STOPPED, \
+            result.detail
+        assert "stopped at the last hop by the planner's gate" in result.detail and "metal object" in result.detail
+        last = result.steps[-1]
+        assert last.skill.action == "PUTIN" and not last.executed and last.error.type == PreconditionFailure.HAZARD
+        assert "PUTIN" not in bridge.output   # it never left the planner
+
+
 def test_a_robot_profile_whose_never_entry_names_an_unknown_predicate_is_refused_with_its_path(tmp_path: Path):
     """The robot sends its profile over GetWorldState; the bridge and the planner validate it
     against its domain, and neither plans nor sends anything on it."""
