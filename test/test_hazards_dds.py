@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 from action_msgs.msg import GoalStatus
@@ -64,18 +65,26 @@ def test_a_hazardous_interpreted_goal_is_refused_over_dds():
         assert not result.steps and "executing skill" not in robot.output
 
 
-def test_an_llm_step_goals_hazardous_skill_is_stopped_at_the_bridge():
-    """Method translated on a scripted OpenAI-compatible server (the real model plans in the
-    other tests): the planner leaves the hazard check to the bridge (gate_hazards false); the
-    bridge asks the simulator what the skill would do and refuses it; the goal ends there."""
-    ns = f"/hazllm_{uuid.uuid4().hex[:6]}"
+@contextmanager
+def knife_into_the_running_toaster(name: str, *planner_params: str):
+    """Method translated on a scripted OpenAI-compatible server (the real model plans in the other
+    tests) whose program puts the knife into scene 1's toaster, which is on: (the bridge, a
+    client, the goal's status and result)."""
+    ns = f"/{name}_{uuid.uuid4().hex[:6]}"
     with FaultyOpenAIServer() as server, ros_node("executor_bridge", ns, READY) as bridge, \
             ros_node("planner_node", ns, "planner ready", "llm_backend:=openai", f"openai_base_url:={server.url}",
-                     "openai_model:=m", "gate_hazards:=false", "epsilon:=0.0", "max_steps:=6"), \
+                     "openai_model:=m", "epsilon:=0.0", "max_steps:=6", *planner_params), \
             RosTestClient(ns) as client:
         server.mode = "steps:Walk to knife|Grab knife|Walk to toaster|Put knife in toaster|Walk to kitchen"
         status, result = client.send_plan(PlanTask.Goal(task="Put the knife in the toaster", method="translated",
                                                         execute=True), timeout=60).result(timeout=180)
+        yield bridge, client, status, result
+
+
+def test_an_llm_step_goals_hazardous_skill_is_stopped_at_the_bridge():
+    """The planner leaves the hazard check to the bridge (gate_hazards false); the bridge asks the
+    simulator what the skill would do and refuses it; the goal ends there."""
+    with knife_into_the_running_toaster("hazllm", "gate_hazards:=false") as (bridge, client, status, result):
         assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == R.REASON_HAZARD_STOPPED, \
             result.detail
         assert "stopped at the last hop by the executor" in result.detail and "metal object" in result.detail
@@ -95,14 +104,7 @@ def test_an_llm_step_goals_hazardous_skill_is_stopped_at_the_bridge():
 def test_an_llm_step_goals_hazardous_skill_is_stopped_at_the_planners_gate():
     """The same program with the gate checking (the default): the planner predicts the skill from
     the facts the bridge reports and stops it; the bridge never sees it."""
-    ns = f"/hazgate_{uuid.uuid4().hex[:6]}"
-    with FaultyOpenAIServer() as server, ros_node("executor_bridge", ns, READY) as bridge, \
-            ros_node("planner_node", ns, "planner ready", "llm_backend:=openai", f"openai_base_url:={server.url}",
-                     "openai_model:=m", "epsilon:=0.0", "max_steps:=6"), \
-            RosTestClient(ns) as client:
-        server.mode = "steps:Walk to knife|Grab knife|Walk to toaster|Put knife in toaster|Walk to kitchen"
-        status, result = client.send_plan(PlanTask.Goal(task="Put the knife in the toaster", method="translated",
-                                                        execute=True), timeout=60).result(timeout=180)
+    with knife_into_the_running_toaster("hazgate") as (bridge, _, status, result):
         assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == R.REASON_HAZARD_STOPPED, \
             result.detail
         assert "stopped at the last hop by the planner's gate" in result.detail and "metal object" in result.detail

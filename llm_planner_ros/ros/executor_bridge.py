@@ -232,6 +232,7 @@ class ExecutorBridgeNode(Node):
         skill = conversions.skill_from_msg(goal_handle.request.skill)
         try:
             why = self._refusal(skill)
+            stopped = None if why else self._hazard(skill)
         except RobotWorldUnread as exc:   # no world to check against: nothing is sent
             self.get_logger().warning(f"not sent {skill.script() or skill.text!r}: {exc}")
             goal_handle.succeed()
@@ -240,7 +241,6 @@ class ExecutorBridgeNode(Node):
             self.get_logger().warning(f"refused {skill.script() or skill.text!r}: {why}")
             goal_handle.succeed()
             return refused(why)
-        stopped = self._hazard(skill)
         if stopped is not None:   # nor anything that would make a hazard of its world hold
             self.get_logger().warning(f"stopped {skill.script() or skill.text!r}: {stopped.failure.message}")
             goal_handle.succeed()
@@ -286,7 +286,9 @@ class ExecutorBridgeNode(Node):
     def _hazard(self, skill) -> Optional[ExecuteSkill.Result]:
         """The refusal of a skill whose effects, on the backend's world as it is, would make one
         of its hazards hold; where its facts cannot be read, the policy's ``hazard_unknown``
-        decides (refuse, or send with a warning). None: it may be sent."""
+        decides (refuse, or send with a warning). None: it may be sent. Asked only after the policy
+        admitted the skill, so a robot's profile is read and valid by then (its own, never another
+        world's); :class:`RobotWorldUnread` when it cannot be read."""
         if self._sim is not None:
             hazards = load_world().hazards
             if not hazards:
@@ -294,10 +296,7 @@ class ExecutorBridgeNode(Node):
             with self._sim.lock:
                 hits, unknown = last_hop(self._sim.sim, skill, hazards)
         else:
-            try:
-                profile = self._robot_profile()
-            except (ProfileError, RobotWorldUnread):
-                profile = None
+            profile = self._robot_profile()
             hazards = profile.hazards if profile is not None else load_world().hazards
             if not hazards:
                 return None
