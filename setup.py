@@ -10,7 +10,7 @@ setup(
     version="0.1.0",
     packages=find_packages(include=[package_name, f"{package_name}.*"]),
     package_data={f"{package_name}.console": ["static/*.html"],
-                  f"{package_name}.profiles": ["*/*.yaml", "*/*.pddl"]},
+                  f"{package_name}.profiles": ["worlds.yaml", "*/*.yaml", "*/*.pddl"]},
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{package_name}"]),
         (f"share/{package_name}", ["package.xml"]),

@@ -43,12 +43,13 @@ from llm_planner_ros.evaluation.benchmark import (  # noqa: E402
     summarise,
 )
 from llm_planner_ros.pet.session import PetFactory, PetSettings  # noqa: E402
-from llm_planner_ros.planning.examples import DemonstrationBank  # noqa: E402
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings  # noqa: E402
 from llm_planner_ros.planning.service import BackendSettings, PlanningService, build_llm  # noqa: E402
 from llm_planner_ros.planning.translated import TranslatedPlanner  # noqa: E402
-from llm_planner_ros.profiles import load_world  # noqa: E402
+from llm_planner_ros.planning.worlds import load_world  # noqa: E402
 from llm_planner_ros.profiles.virtualhome import bank as banks  # noqa: E402
+from llm_planner_ros.profiles.virtualhome.tasks import EaiTask, eai_tasks
+from llm_planner_ros.translation.demonstrations import DemonstrationBank  # noqa: E402
 from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder  # noqa: E402
 from llm_planner_ros.translation.translator import SkillIndex  # noqa: E402
 
@@ -184,7 +185,7 @@ def main(argv=None) -> dict:
         raise SystemExit(f"unknown anchor(s) {unknown}; choose from {list(eai.SHIPPED_MODELS)}")
     if args.list:
         print("methods:", *METHODS, sep="\n  ")
-        print("tasks:", *sorted({t.task for t in eai.eai_tasks()}), sep="\n  ")
+        print("tasks:", *sorted({t.task for t in eai_tasks()}), sep="\n  ")
         return {}
     try:
         if args.progprompt:
@@ -195,7 +196,7 @@ def main(argv=None) -> dict:
             for name, why in NOT_RUNNABLE.items():
                 print(f"not run: {name}: {why}")
         else:
-            tasks = eai.select_tasks(eai.eai_tasks(), args.tasks, args.per_task, args.limit)
+            tasks = eai.select_tasks(eai_tasks(), args.tasks, args.per_task, args.limit)
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
     out = Path(args.out)
@@ -214,7 +215,7 @@ def main(argv=None) -> dict:
     indexes: dict[str, SkillIndex] = {}
     pet = PetFactory(llm, embedder, demos, PetSettings(), world.rooms(), world.places())
 
-    def planner_for(task: eai.EaiTask) -> TranslatedPlanner:
+    def planner_for(task: EaiTask) -> TranslatedPlanner:
         bank = banks.scene_bank(task.graph)
         index = indexes.setdefault(bank.digest, SkillIndex(bank, embedder))
         return TranslatedPlanner(llm, demos, lambda scene, kind, objects=None: index, world, settings, pet)

@@ -17,16 +17,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from llm_planner_ros.evaluation.eai import eai_tasks, select_tasks  # noqa: E402
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor  # noqa: E402
+from llm_planner_ros.core.world import WorldState  # noqa: E402
+from llm_planner_ros.evaluation.eai import select_tasks  # noqa: E402
 from llm_planner_ros.pddl import fast_downward  # noqa: E402
 from llm_planner_ros.pddl.goals import contradictions, ground_goal  # noqa: E402
 from llm_planner_ros.pddl.problem import Problem, build_problem  # noqa: E402
-from llm_planner_ros.pddl.world import WorldState  # noqa: E402
 from llm_planner_ros.planning.goal_directed import GoalDirectedSettings  # noqa: E402
 from llm_planner_ros.profiles.virtualhome.goals import MUTEX, eai_goal_spec, vocabulary  # noqa: E402
 from llm_planner_ros.profiles.virtualhome.problem import relevant_objects  # noqa: E402
 from llm_planner_ros.profiles.virtualhome.resources import domain_text  # noqa: E402
+from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor  # noqa: E402
+from llm_planner_ros.profiles.virtualhome.tasks import eai_tasks  # noqa: E402
 
 
 def whole_problem(world: WorldState, goal) -> Problem:

@@ -73,9 +73,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from llm_planner_ros.evaluation.beyond_eai import BEYOND, BeyondTask  # noqa: E402
-from llm_planner_ros.evaluation.eai import EaiTask, eai_tasks, select_tasks  # noqa: E402
+from llm_planner_ros.evaluation.eai import select_tasks  # noqa: E402
 from llm_planner_ros.evaluation.honesty import honesty  # noqa: E402
 from llm_planner_ros.llm.models import DEFAULT_MODEL, MODELS  # noqa: E402
+from llm_planner_ros.profiles.virtualhome.tasks import EaiTask, eai_tasks  # noqa: E402
 
 ROWS = {"interpret": {}, "interpret, free text (before issue 36)": {"interpret_choose": False},
         "interpret, LLM only": {"interpret_from": "llm"},
@@ -185,7 +186,7 @@ def _beyond(job: tuple[Optional[str], BeyondTask]) -> dict:
     """One task beyond EAI's titles through the service (the interpret row's settings with the
     model, but asking as shipped: an absent object's goal must not run), executed on scene 1 as
     it starts."""
-    from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+    from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 
     model, case = job
     service = _service_for(model, "beyond", row_settings("interpret", model, every_goal=False))
@@ -203,8 +204,8 @@ def _cannot_do(model: Optional[str]) -> list[dict]:
 def _run(job: tuple[str, str, Optional[str], int]) -> dict:
     from llm_planner_ros.core.errors import CancelToken
     from llm_planner_ros.core.request import parse_request
-    from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
     from llm_planner_ros.profiles.virtualhome.examples import class_level, eai_program_goals
+    from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 
     name, row, model, i = job
     task = eai_tasks()[i]
@@ -218,7 +219,7 @@ def _run(job: tuple[str, str, Optional[str], int]) -> dict:
         from llm_planner_ros.interpretation.conditions import spec_of
         from llm_planner_ros.interpretation.interpreter import InstancePrior
         from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
-        from llm_planner_ros.profiles import load_world
+        from llm_planner_ros.planning.worlds import load_world
         from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
         from llm_planner_ros.safety.gate import SafetyGate, SafetySettings
         from llm_planner_ros.safety.policy import SkillPolicy
@@ -229,7 +230,8 @@ def _run(job: tuple[str, str, Optional[str], int]) -> dict:
         if not conditions:
             return dict(head, goal_met=False, executed=False, termination="empty", stage="empty goal",
                         interpreted=[], truth=sorted(truth), wall_s=0.0, seconds=seconds)
-        spec = InstancePrior(eai_program_goals()).bind(spec_of(conditions), world, [task.task])
+        prior = InstancePrior(eai_program_goals(), "inside_room", "character")
+        spec = prior.bind(spec_of(conditions), world, [task.task])
         vh = load_world()
         gate = SafetyGate(executor, SkillPolicy(), SafetySettings(), vh.skill_problem)
         result = GoalDirectedPlanner(vh).plan(spec, gate, lambda e: None, CancelToken())

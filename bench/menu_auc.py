@@ -34,11 +34,12 @@ def auc(right: list[float], wrong: list[float]) -> float:
 
 
 def candidates_of(model: str, per_task: int) -> list[dict]:
-    from llm_planner_ros.evaluation.eai import eai_tasks, select_tasks
-    from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+    from llm_planner_ros.evaluation.eai import select_tasks
     from llm_planner_ros.interpretation.menu import candidates
     from llm_planner_ros.llm.models import MODELS
     from llm_planner_ros.profiles.virtualhome.examples import eai_program_goals
+    from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
+    from llm_planner_ros.profiles.virtualhome.tasks import eai_tasks
     from llm_planner_ros.wiring import ServiceConfig, build_service
 
     service = build_service(ServiceConfig.from_flat({"llm_model": model, "llm_context": MODELS[model].context,

@@ -1,12 +1,15 @@
 """The planner on a real robot: planner (plan_task) + executor bridge forwarding each skill to the
 robot's own ExecuteSkill action server (`robot_action`). For a dry run against the reference
-simulated robot add `sim_robot:=true` (VirtualHome's world), or `profile:=<name or profile.yaml>`
+simulated robot add `sim_robot:=true` (the default world given in code), or `profile:=<name or profile.yaml>`
 for the reference robot of a world profile (the PDDL world executor, e.g. the shipped
 `mobile_manipulator`).
 
 ros2 launch llm_planner_ros robot_stack_launch.py robot_action:=/my_robot/execute_skill
     [policy_file:=...] [enclaves:=/llm_planner_ros]
 ros2 launch llm_planner_ros robot_stack_launch.py profile:=mobile_manipulator
+
+With profile:=..., or world:=none for a robot that declares its own profile, the planner loads no
+world given in code: the stack never imports the default world's simulator.
 
 policy_file (what may be commanded) goes to the planner and the bridge alike: the bridge refuses
 what it refuses before anything reaches the robot. Each node runs in the SROS2 enclave
@@ -39,6 +42,10 @@ def generate_launch_description():
                               description="also start the reference simulated robot under <ns>/robot"),
         DeclareLaunchArgument("profile", default_value="",
                               description="also start the reference robot of this world profile under <ns>/robot"),
+        DeclareLaunchArgument("world", default_value=PythonExpression(
+                                  ["'none' if '", LaunchConfiguration("profile"), "' else 'virtualhome'"]),
+                              description="the planner's world given in code, for a robot that declares no "
+                                          "profile; 'none' (the default with profile:=...) loads none"),
         DeclareLaunchArgument("policy_file", default_value=PathJoinSubstitution([config, "policy.yaml"]),
                               description="skill policy for the planner and the bridge"),
         DeclareLaunchArgument("enclaves", default_value="/llm_planner_ros", description="SROS2 enclave root"),
@@ -47,7 +54,7 @@ def generate_launch_description():
                                   "robot_timeout_s": LaunchConfiguration("robot_timeout_s")}],
              ros_arguments=enclave("executor_bridge"), output="screen", emulate_tty=True),
         Node(package="llm_planner_ros", executable="planner_node", name="planner", namespace=ns,
-             parameters=[LaunchConfiguration("params_file"), policy],
+             parameters=[LaunchConfiguration("params_file"), policy, {"world": LaunchConfiguration("world")}],
              ros_arguments=enclave("planner"), output="screen", emulate_tty=True),
         Node(package="llm_planner_ros", executable="tracker_node", name="tracker", namespace=ns,
              parameters=[LaunchConfiguration("params_file")],

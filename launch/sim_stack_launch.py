@@ -1,7 +1,7 @@
 """The whole stack on the VirtualHome simulator: planner (plan_task), executor bridge, tracker.
 
 ros2 launch llm_planner_ros sim_stack_launch.py [namespace:=/robot1] [llm_backend:=openai]
-    [llm_model:=...] [scene:=TrimmedTestScene1] [params_file:=...] [bridge_params_file:=...]
+    [llm_model:=...] [scene:=NAME] [params_file:=...] [bridge_params_file:=...]
     [policy_file:=...] [enclaves:=/llm_planner_ros] [console:=true [console_port:=8080]]
     [record:=true [record_path:=run]]
 
@@ -30,7 +30,7 @@ def generate_launch_description():
         DeclareLaunchArgument("llm_model", default_value="",
                               description="GGUF path (embedded) or model name (openai)"),
         DeclareLaunchArgument("openai_base_url", default_value=""),
-        DeclareLaunchArgument("scene", default_value="TrimmedTestScene1"),
+        DeclareLaunchArgument("scene", default_value="", description="the world's scene ('' = its first)"),
         DeclareLaunchArgument("policy_file", default_value=PathJoinSubstitution([config, "policy.yaml"]),
                               description="skill policy for the planner and the bridge"),
         DeclareLaunchArgument("enclaves", default_value="/llm_planner_ros", description="SROS2 enclave root"),
@@ -50,7 +50,7 @@ def generate_launch_description():
                    ros_arguments=enclave("planner"), output="screen", emulate_tty=True)
     bridge = Node(package="llm_planner_ros", executable="executor_bridge", name="executor_bridge", namespace=ns,
                   parameters=[LaunchConfiguration("bridge_params_file"), policy,
-                              {"backend": "virtualhome", "default_scene": LaunchConfiguration("scene")}],
+                              {"backend": "sim", "default_scene": LaunchConfiguration("scene")}],
                   ros_arguments=enclave("executor_bridge"), output="screen", emulate_tty=True)
     tracker = Node(package="llm_planner_ros", executable="tracker_node", name="tracker", namespace=ns,
                    parameters=[LaunchConfiguration("params_file")],

@@ -18,8 +18,8 @@ import yaml
 
 from llm_planner_ros.core.errors import CancelToken, LLMError, PlanningError
 from llm_planner_ros.core.request import InvalidRequest, parse_request
-from llm_planner_ros.core.types import Method, PlanResult, StepEvent
-from llm_planner_ros.planning.methods import DEFAULT_METHOD
+from llm_planner_ros.core.types import PlanResult, StepEvent
+from llm_planner_ros.planning.methods import DEFAULT_METHOD, METHODS
 from llm_planner_ros.wiring import PlannerNodeParams, ServiceConfig, build_service
 
 
@@ -59,14 +59,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("task")
     p.add_argument("--description", default="")
     p.add_argument("--scene", default="")
-    p.add_argument("--method", default=DEFAULT_METHOD.value, choices=[m.value for m in Method])
+    p.add_argument("--method", default=DEFAULT_METHOD, choices=list(METHODS))
     p.add_argument("--goal", action="append", default=[], metavar="LITERAL",
                    help="goal condition for --method pddl, e.g. '(on tv)'; repeat for more")
     p.add_argument("--object", action="append", default=[], dest="objects", metavar="NAME",
                    help="--method pddl plans only with these objects (instances or classes); repeat for more")
     p.add_argument("--action-goal", action="append", default=[], metavar="VERBS",
                    help="action goal for --method pddl, alternatives with '|', e.g. 'LOOKAT|WATCH'")
-    p.add_argument("--execute", action="store_true", help="execute each step on the VirtualHome simulator")
+    p.add_argument("--execute", action="store_true", help="execute each step on the world's in-process simulator")
     p.add_argument("--level", choices=["notion", "inference", "cause"], help="re-prompting error level")
     p.add_argument("--config", action="append", default=[],
                    help="YAML with settings (e.g. config/planner.yaml, config/policy.yaml); repeat for more")
@@ -124,7 +124,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 3
     load_s = time.perf_counter() - t0
-    print(f"task: {request.task!r}  method: {request.method and request.method.value}"
+    print(f"task: {request.task!r}  method: {request.method}"
           + (f"  goal: {' '.join(goal)}" if (goal := request.goal_conditions + request.action_goals) else "")
           + f"  llm: {service.llm.name}  (set-up {load_s:.1f}s)")
     t0 = time.perf_counter()
@@ -154,11 +154,12 @@ def warm(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    service = build_service(config)
-    service.warm(args.scene or node.default_scene, config.planner.bank)
-    if config.goal_directed.interpret_from != "text":   # method interpret's confidence, calibrated once
+    service = build_service(config, world=node.world)
+    scene = args.scene or node.default_scene or (service.world.scenes[0] if service.has_world else "")
+    service.warm(scene, config.planner.bank)
+    if service.has_world and config.goal_directed.interpret_from != "text":   # interpret's confidence, once
         service.interpreted().calibration()
-    print(f"warm: the banks, the conditions of {args.scene or node.default_scene} and the interpreted goals' "
+    print(f"warm: the banks, the conditions of {scene or 'no world given in code'} and the interpreted goals' "
           f"calibration are in the cache ({time.perf_counter() - t0:.1f}s)")
     return 0
 

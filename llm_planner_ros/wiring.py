@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.request import describe_validation_error
@@ -17,8 +17,9 @@ from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.pet.session import PetSettings
 from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
 from llm_planner_ros.planning.heuristic import HeuristicSettings
-from llm_planner_ros.planning.methods import DEFAULT_METHOD
+from llm_planner_ros.planning.methods import DEFAULT_METHOD, METHODS
 from llm_planner_ros.planning.service import BackendSettings, PlanningService
+from llm_planner_ros.planning.worlds import DEFAULT_WORLD, WORLDS
 from llm_planner_ros.safety.gate import Approver, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.trace.log import TraceLog
@@ -37,10 +38,13 @@ class PlannerNodeParams(BaseModel):
         "queue", description="a goal arriving while one runs: 'queue' it, or 'reject' it")
     max_queued_goals: int = Field(16, ge=0, le=1000,
                                   description="goals waiting beyond this are rejected")
-    default_method: Literal["vanilla", "translated", "resample", "reprompt", "heuristic", "pddl", "interpret"] = Field(
-        DEFAULT_METHOD.value, description="method used when a goal leaves 'method' empty")
-    default_scene: str = Field("TrimmedTestScene1",
-                               description="scene used when a goal leaves 'scene_id' empty")
+    default_method: str = Field(DEFAULT_METHOD, description="method used when a goal leaves 'method' empty: "
+                                                            "a name in the registry (planning/methods)")
+    default_scene: str = Field("", description="scene used when a goal leaves 'scene_id' empty "
+                                               "('' = the world's first)")
+    world: str = Field("", description="the world given in code that goals plan in when the executor declares "
+                                       "no profile: '' = the default world; 'none' = none (a robot that declares "
+                                       "its profile), and nothing of one is loaded")
     executor_mode: Literal["bridge", "in_process"] = Field(
         "bridge", description="execute skills through the executor bridge over ROS, or in-process")
     skill_timeout_s: float = Field(60.0, gt=0.0, le=3600.0, description="limit for one skill on the bridge")
@@ -59,6 +63,22 @@ class PlannerNodeParams(BaseModel):
                                  description="wait for the bridge to confirm that a cancelled skill stopped")
     shutdown_wait_s: float = Field(10.0, gt=0.0, le=600.0,
                                    description="on SIGINT/SIGTERM, wait this long for the active goal to end")
+
+
+    @field_validator("default_method")
+    @classmethod
+    def _known_method(cls, name: str) -> str:
+        if name not in METHODS:
+            raise ValueError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
+        return name
+
+    @field_validator("world")
+    @classmethod
+    def _known_world(cls, name: str) -> str:
+        if name not in ("", "none", *WORLDS):
+            raise ValueError(f"unknown world {name!r}; known: '' (the default, {DEFAULT_WORLD}), 'none', "
+                             f"{', '.join(sorted(WORLDS))}")
+        return name
 
 
 class SettingsError(ValueError):
@@ -98,9 +118,10 @@ class ServiceConfig:
 
 def build_service(config: ServiceConfig, executor_factory: Optional[Callable[[str, str], Executor]] = None,
                   judge=None, approver: Optional[Approver] = None, trace: Optional[TraceLog] = None,
-                  robot_world: Optional[Callable[[bool], Optional[Executor]]] = None) -> PlanningService:
+                  robot_world: Optional[Callable[[bool], Optional[Executor]]] = None,
+                  world: str = "") -> PlanningService:
     return PlanningService.build(config.backend, config.planner, executor_factory=executor_factory,
                                  pet_settings=config.pet, judge=judge, heuristic_settings=config.heuristic,
                                  safety=config.safety, approver=approver, trace=trace,
                                  goal_directed=config.goal_directed, policy=config.policy,
-                                 robot_world=robot_world)
+                                 robot_world=robot_world, world=world)

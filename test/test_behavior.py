@@ -155,7 +155,8 @@ def test_a_class_in_a_behavior_goal_means_every_instance():
                                  goal_conditions=list(books.class_goal()))
     from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
 
-    result = GoalDirectedPlanner(profile).plan(service_goal.goal_spec(vocabulary), executor, lambda e: None,
+    spec = parse_goal(service_goal.goal_conditions, service_goal.action_goals, vocabulary)
+    result = GoalDirectedPlanner(profile).plan(spec, executor, lambda e: None,
                                                CancelToken())
     assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
     assert books.reached(executor.world)

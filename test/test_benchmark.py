@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from llm_planner_ros.evaluation import benchmark, eai
+from llm_planner_ros.profiles.virtualhome.tasks import eai_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +23,7 @@ def load_bench():
 def test_run_cache_resumes_and_skips_a_cut_line(tmp_path):
     path = tmp_path / "records.jsonl"
     cache = benchmark.RunCache(path)
-    record = benchmark.anchor_records("gpt-4o-2024-05-13", eai.eai_tasks()[:1])[0]
+    record = benchmark.anchor_records("gpt-4o-2024-05-13", eai_tasks()[:1])[0]
     cache.add(record)
     with open(path, "a") as f:
         f.write('{"key": "cut short by a crash"')
@@ -31,7 +32,7 @@ def test_run_cache_resumes_and_skips_a_cut_line(tmp_path):
 
 
 def test_anchor_rows_are_scored_by_our_executor():
-    tasks = eai.select_tasks(eai.eai_tasks(), per_task=1)
+    tasks = eai.select_tasks(eai_tasks(), per_task=1)
     rows = benchmark.summarise(benchmark.anchor_records("gpt-4o-2024-05-13", tasks))
     assert rows["programs"] == 26
     assert 0.3 < rows["success"] <= rows["executability"] + 1e-9 <= 1.0 + 1e-9
@@ -57,7 +58,7 @@ def test_small_benchmark_run_end_to_end(tmp_path):
         assert record["length"] == len(record["program"]) and 0.0 <= record["lcs"] <= 1.0
         assert record["llm_calls"] >= 1 and record["llm_s"] > 0
         if record["executable"]:       # every step of the program executes from the initial graph
-            assert eai.corrected_score(next(t for t in eai.eai_tasks() if t.identifier == record["identifier"]),
+            assert eai.corrected_score(next(t for t in eai_tasks() if t.identifier == record["identifier"]),
                                        record["llm_output"])["executable"]
     assert (tmp_path / "eai.md").read_text().count("| translated | task text + description | 1 |") == 1
     assert (tmp_path / "eai.png").stat().st_size > 0

@@ -9,9 +9,10 @@ from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import ErrorType, TerminationReason
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+from llm_planner_ros.planning.methods import llm_loop
 from llm_planner_ros.planning.service import PlanningService
 from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 
 GROCERIES = next(p for p in resources.human_programs() if p.task == "Put groceries in Fridge")
 
@@ -28,7 +29,7 @@ def executor():
 def plan(p, method, **options):
     events = []
     result = p.plan(parse_request(task="Put groceries in Fridge", method=method, execute=True, options=options),
-                    events.append, CancelToken(), executor())
+                    events.append, CancelToken(), executor(), loop=llm_loop(method))
     return result, events
 
 

@@ -2,10 +2,10 @@
 translation of free text to the nearest condition, contradiction resolution."""
 from __future__ import annotations
 
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.interpretation.conditions import ConditionIndex, resolve, spec_of
 from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
 from llm_planner_ros.profiles.virtualhome.goals import MUTEX
+from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 
 
 def test_rendering_translation_and_contradictions(embedder):
@@ -27,9 +27,9 @@ def test_rendering_translation_and_contradictions(embedder):
 
 
 def test_eai_goals_as_sentences_and_the_held_out_rule(embedder):
-    from llm_planner_ros.evaluation.eai import eai_tasks
     from llm_planner_ros.interpretation.interpreter import GoalInterpreter
     from llm_planner_ros.profiles.virtualhome.examples import eai_goal_demos, goal_sentences
+    from llm_planner_ros.profiles.virtualhome.tasks import eai_tasks
 
     watch = next(t for t in eai_tasks() if t.identifier == "1057_1")
     said = goal_sentences(watch.goal, watch.graph)

@@ -8,6 +8,7 @@ import pytest
 from llm_planner_ros.evaluation import eai
 from llm_planner_ros.evaluation.metrics import as_steps, executable, lcs_length, lcs_ratio
 from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.tasks import eai_tasks
 from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill
 
 
@@ -93,7 +94,7 @@ def test_eai_answers_keep_repeated_verbs_and_ground_relevant_objects():
 
 
 def test_corrected_scoring_of_a_human_program_and_a_wrong_answer():
-    task = next(t for t in eai.eai_tasks() if t.identifier == "27_2")
+    task = next(t for t in eai_tasks() if t.identifier == "27_2")
     assert eai.corrected_score(task, eai.eai_output(task.script)) == \
         {"executable": True, "goal_met": True, "length": len(task.script), "error": ""}
     wrong = eai.corrected_score(task, '{"SWITCHON": ["light"]}')   # not near the light yet
@@ -101,7 +102,7 @@ def test_corrected_scoring_of_a_human_program_and_a_wrong_answer():
 
 
 def test_eai_task_set_and_selection():
-    tasks = eai.eai_tasks()
+    tasks = eai_tasks()
     assert len(tasks) == 342 and len({t.task for t in tasks}) == 26
     assert all(t.script in t.references for t in tasks[:20])
     picked = eai.select_tasks(tasks, per_task=1)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from llm_planner_ros.planning.examples import DemonstrationBank
 from llm_planner_ros.planning.prompt import plan_prompt
-from llm_planner_ros.profiles import load_world
+from llm_planner_ros.planning.worlds import load_world
+from llm_planner_ros.translation.demonstrations import DemonstrationBank
 
 
 @pytest.fixture(scope="module")

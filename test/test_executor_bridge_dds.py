@@ -29,7 +29,7 @@ def node(script: str, ns: str, *params: str, ready: str = BRIDGE_READY) -> NodeP
 @pytest.fixture(scope="module")
 def sim_bridge():
     ns = f"/bridge_{uuid.uuid4().hex[:6]}"
-    with node("executor_bridge", ns, "backend:=virtualhome"):
+    with node("executor_bridge", ns, "backend:=sim"):
         with RosTestClient(ns) as client:
             yield client
 

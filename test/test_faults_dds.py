@@ -132,10 +132,11 @@ def test_traces_hold_every_goal_and_no_secret(llm_stack):
     # every goal's end says why it ended, also one the node refused before planning (issue 22)
     status, result, _ = outcome(client, PlanTask.Goal(task="Watch TV", method="bogus"))
     assert result.termination_reason == R.REASON_INVALID_GOAL
+    server.slow_started.clear()
     server.mode = "slow"
     try:
         run = client.send_plan(PlanTask.Goal(task="Make coffee"))
-        time.sleep(0.5)
+        assert server.slow_started.wait(60)   # the goal waits on the server
         client.cancel(run)
         status, result = run.result(timeout=60)
     finally:
@@ -186,8 +187,7 @@ def test_robot_faults_abort_with_the_reason_and_the_bridge_recovers(robot_stack)
     robot = ros_node("sim_robot", f"{ns}/robot", "simulated robot serving", *robot_params)
     robot.__enter__()
     run = client.send_plan(PlanTask.Goal(task="Watch TV", execute=True))
-    wait_for_skill(robot, started=0)
-    time.sleep(1.0)
+    wait_for_skill(robot, started=0)   # its skill takes 8 s: the robot dies in the middle of it
     robot.__exit__(None, None, None)
     status, result = run.result(timeout=60)
     report(task="robot dies mid-skill", status=STATUS.get(status), reason=result.termination_reason,
@@ -210,8 +210,7 @@ def test_robot_faults_abort_with_the_reason_and_the_bridge_recovers(robot_stack)
         # cancel while a skill runs: the goal ends cancelled within about one polling period
         started = skills_started(robot)
         run = client.send_plan(PlanTask.Goal(task="Watch TV", execute=True))
-        wait_for_skill(robot, started)
-        time.sleep(0.5)
+        wait_for_skill(robot, started)   # an 8 s skill runs
         t0 = time.monotonic()
         client.cancel(run)
         status, result = run.result(timeout=30)
@@ -484,7 +483,7 @@ def test_a_parameter_file_applies_under_any_namespace_or_the_node_refuses_it(tmp
         assert planner.wait(120) == 2
     assert "unknown parameter(s) on node 'planner': 'epslion'" in planner.output
     bridge_file = tmp_path / "bridge.yaml"
-    bridge_file.write_text((config / "executor_bridge.yaml").read_text().replace("backend: virtualhome",
+    bridge_file.write_text((config / "executor_bridge.yaml").read_text().replace("backend: sim",
                                                                                  "backend: robot"))
     with NodeProcess(_node_argv("executor_bridge", ns, "--params-file", str(bridge_file),
                                 "--params-file", str(config / "policy.yaml")), ready=BRIDGE_READY) as bridge:
@@ -512,8 +511,8 @@ def test_a_restarted_bridge_ends_the_robots_orphaned_skill_before_it_sends_one()
             walk = Skill("WALK", ("freezer",), text="walk to freezer")
             goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(walk))
             send_goal(ac, goal)
+            # the bridge dies while the robot runs the 20 s skill
             assert wait_until(lambda: "executing skill [WALK] <freezer>" in robot.output, 30)
-            time.sleep(1.0)   # the probe's timing: 1 s into the 8 s skill
             bridge.proc.send_signal(signal.SIGKILL)
             bridge.proc.wait(10)
         t0 = time.monotonic()
@@ -654,10 +653,11 @@ def test_a_heuristic_goal_ends_soon_after_a_cancel():
     """The probe: a heuristic goal took 15.4 s to end after a cancel. The LLM now checks the goal's
     stop between the prompt's lines as well as between tokens."""
     ns = f"/heurcancel_{uuid.uuid4().hex[:6]}"
-    with ros_node("planner_node", ns, "planner ready", "executor_mode:=in_process"):
+    with ros_node("planner_node", ns, "planner ready", "executor_mode:=in_process") as planner:
         with RosTestClient(ns) as client:
             run = client.send_plan(PlanTask.Goal(task="Watch TV", method="heuristic", execute=True))
-            time.sleep(3.0)   # inside the search: options listed, the LLM reading them
+            # the search has started: the LLM reads the options it lists
+            assert wait_until(lambda: "with method 'heuristic'" in planner.output, 60), planner.output
             t0 = time.monotonic()
             client.cancel(run)
             status, result = run.result(timeout=120)

@@ -135,7 +135,7 @@ def test_a_skill_cancelled_while_the_bridge_checks_it_never_reaches_the_robot(tm
 def damaged_cache(tmp_path, embedder):
     """A copy of the project's cache in which one vector shard is truncated, one holds vectors of
     another dimension and one another model's, and the scene's skill bank file is truncated."""
-    from llm_planner_ros.profiles import load_world
+    from llm_planner_ros.planning.worlds import load_world
     from llm_planner_ros.translation.onnx_embedder import cache_root
 
     real, cache = cache_root(), tmp_path / "cache"

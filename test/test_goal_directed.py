@@ -7,18 +7,18 @@ from llm_planner_ros.core.errors import CancelToken, InvalidGoal
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.request import InvalidRequest, parse_request
 from llm_planner_ros.core.types import ErrorType, GoalStatus, Skill, TerminationReason
-from llm_planner_ros.evaluation.eai import eai_tasks
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pddl.domain import parse_domain
 from llm_planner_ros.pddl.goals import ground_goal, parse_goal
 from llm_planner_ros.pddl.problem import build_problem
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner, GoalDirectedSettings
-from llm_planner_ros.profiles import load_world
+from llm_planner_ros.planning.worlds import load_world
 from llm_planner_ros.profiles.virtualhome.goals import eai_goal_spec, vocabulary
 from llm_planner_ros.profiles.virtualhome.graph import from_virtualhome_graph
 from llm_planner_ros.profiles.virtualhome.problem import relevant_objects
 from llm_planner_ros.profiles.virtualhome.resources import domain_text
+from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
+from llm_planner_ros.profiles.virtualhome.tasks import eai_tasks
 from llm_planner_ros.safety.gate import SafetyGate, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
 

@@ -16,7 +16,7 @@ BRIDGE_READY = "serving action 'execute_skill'"
 
 def test_the_bridge_reports_its_world_as_pddl():
     ns = f"/world_{uuid.uuid4().hex[:6]}"
-    with ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=virtualhome"):
+    with ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=sim"):
         with RosTestClient(ns) as client:
             assert client.call(GetWorldState, "get_world_state", GetWorldState.Request()).domain == ""   # asked once
             reply = client.call(GetWorldState, "get_world_state", GetWorldState.Request(include_domain=True))
@@ -29,7 +29,7 @@ def test_the_bridge_reports_its_world_as_pddl():
 
 def test_a_pddl_goal_is_planned_executed_and_reported_over_ros():
     ns = f"/pddl_{uuid.uuid4().hex[:6]}"
-    with ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=virtualhome"), \
+    with ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=sim"), \
             ros_node("planner_node", ns, "planner ready", "executor_mode:=bridge") as planner:
         with RosTestClient(ns) as client:
             goal = PlanTask.Goal(task="Watch TV", method="pddl", execute=True,
@@ -73,7 +73,7 @@ def test_the_task_sentence_alone_is_interpreted_planned_and_executed_over_ros():
     """Method interpret through the real node and bridge: what "done" means travels in the
     feedback and the result."""
     ns = f"/interpret_{uuid.uuid4().hex[:6]}"
-    with ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=virtualhome"), \
+    with ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=sim"), \
             ros_node("planner_node", ns, "planner ready", "executor_mode:=bridge"):
         with RosTestClient(ns) as client:
             goal = PlanTask.Goal(task="Watch TV", method=PlanTask.Goal.METHOD_INTERPRET, execute=True)
@@ -106,7 +106,7 @@ def test_an_interpreted_goal_is_confirmed_from_the_client_send_goal_and_a_termin
 
     ns = f"/confirm_{uuid.uuid4().hex[:6]}"
     R = PlanTask.Result
-    with ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=virtualhome"), \
+    with ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=sim"), \
             ros_node("planner_node", ns, "planner ready", "executor_mode:=bridge", "interpret_confirm:=always",
                      "approval_timeout_s:=300.0"):
         with PlannerClient(ns) as planner:

@@ -14,7 +14,7 @@ from llm_planner_ros.core.types import ErrorType, Skill, TerminationReason
 from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
 from llm_planner_ros.pddl.goals import parse_goal
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
-from llm_planner_ros.profiles import load_world
+from llm_planner_ros.planning.worlds import load_world
 from llm_planner_ros.profiles.loader import ProfileError, find_profile, profile_from_texts, shipped
 from llm_planner_ros.safety.gate import SafetyGate, SafetySettings
 from llm_planner_ros.safety.hazards import HazardEntry, Hazards, last_hop
@@ -25,8 +25,8 @@ MM = find_profile("mobile_manipulator")
 
 
 def plan(world, spec_lines, executor, execute=True):
-    planner = GoalDirectedPlanner(VH)
-    vocabulary = (executor.profile or VH).goal_vocabulary()
+    planner = GoalDirectedPlanner(executor.profile or VH)   # the world the executor reports
+    vocabulary = planner.world.goal_vocabulary()
     return planner.plan(parse_goal(spec_lines, [], vocabulary), executor, lambda e: None, CancelToken(),
                         execute=execute)
 

@@ -10,10 +10,10 @@ from helpers.scripted_llm import ScriptedChat
 from llm_planner_ros.core.errors import CancelToken, PlanningError
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import GoalReport, TerminationReason
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings, action_string, parse_reply, repair
-from llm_planner_ros.profiles import load_world
+from llm_planner_ros.planning.worlds import load_world
 from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 
 TASK = "Turn on light"
 

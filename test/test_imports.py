@@ -1,15 +1,31 @@
 """The package's import graph, walked from the source (every import: module level, inside
-functions and for type checking): no circles, and the layers that must not know VirtualHome,
-BEHAVIOR or EAI do not import them (issues 23 and 24)."""
+functions and for type checking): no circles, no import from a layer to one above it, and
+nothing outside the worlds' own folders, the evaluation and the benchmarks names VirtualHome,
+BEHAVIOR or EAI, in an import, a name or a string (issues 23, 24 and 39)."""
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "llm_planner_ros"
 # packages that must not know the built-in world or the benchmark
-NEUTRAL = ("core", "planning", "pddl", "interpretation", "safety", "translation", "pet", "skills")
-WORLD_SPECIFIC = ("virtualhome_eval", "llm_planner_ros.evaluation", "llm_planner_ros.executors.virtualhome",
+NEUTRAL = ("core", "planning", "pddl", "interpretation", "safety", "translation", "pet", "skills", "ros",
+           "executors", "llm", "trace", "console", "wiring", "cli")
+# The layers, from the ground up: a module imports only from its own layer or those below. The
+# worlds given in code are plugins over the planning layer, loaded by name (planning.worlds).
+LAYERS = (("core",), ("pddl",), ("safety", "skills", "translation", "llm", "trace"), ("interpretation", "pet"),
+          ("profiles",), ("executors",), ("planning",),
+          ("profiles.virtualhome", "profiles.behavior", "profiles.mobile_manipulator"), ("wiring",),
+          ("ros", "cli", "console", "evaluation", "__main__"))
+# where the built-in world's, BEHAVIOR's and EAI's names may appear
+THEIR_OWN = ("profiles/virtualhome/", "profiles/behavior/", "evaluation/")
+# their names, as words in code, strings and comments
+THEIR_NAMES = re.compile(r"virtual_?home|\beai\b|behavior-100|\bbehavior\b|trimmedtestscene|inside_room|"
+                         r"\bcharacter_\d|\bid2task\b", re.IGNORECASE)
+WORLD_SPECIFIC = ("virtualhome_eval", "llm_planner_ros.evaluation", "llm_planner_ros.profiles.virtualhome.simulator",
                   "llm_planner_ros.profiles.virtualhome", "llm_planner_ros.profiles.behavior",
                   "llm_planner_ros.profiles.virtualhome.resources",
                   "llm_planner_ros.profiles.virtualhome.vocabulary")
@@ -84,7 +100,7 @@ def cycles(g: dict[str, set[str]]) -> list[list[str]]:
 def test_the_walker_sees_a_circle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     g = graph()
-    assert "llm_planner_ros.pddl.world" in g["llm_planner_ros.pddl.goals"]
+    assert "llm_planner_ros.core.world" in g["llm_planner_ros.pddl.goals"]
 
 
 def test_the_package_has_no_import_circles():
@@ -102,13 +118,60 @@ def test_the_neutral_layers_do_not_import_virtualhome_or_eai():
     assert found == NOT_YET_MOVED
 
 
+def layer(module: str) -> int:
+    """The index in LAYERS of ``module`` (its longest matching prefix)."""
+    parts = module.split(".")[1:]
+    best, found = 0, -1
+    for i, names in enumerate(LAYERS):
+        for name in names:
+            np = name.split(".")
+            if parts[:len(np)] == np and len(np) > best:
+                best, found = len(np), i
+    assert found >= 0, f"{module} is in no layer; add it to LAYERS"
+    return found
+
+
+def test_no_import_runs_up_a_layer():
+    up = sorted(f"{m} -> {i}" for m, imported in graph().items() if m != "llm_planner_ros"
+                for i in imported if i.startswith("llm_planner_ros.") and layer(i) > layer(m))
+    assert up == []
+
+
+def test_the_layer_check_sees_an_import_up():
+    assert layer("llm_planner_ros.profiles.virtualhome.world") > layer("llm_planner_ros.planning.service") \
+        > layer("llm_planner_ros.profiles.loader") > layer("llm_planner_ros.core.request")
+
+
+def names_outside_their_own(root: Path = ROOT) -> list[str]:
+    """``file:line: text`` of every name of the built-in world, BEHAVIOR or EAI in a token (a
+    name, a string, a comment) of a Python file outside THEIR_OWN folders."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(THEIR_OWN):
+            continue
+        for tok in tokenize.generate_tokens(io.StringIO(path.read_text()).readline):
+            if tok.type in (tokenize.NAME, tokenize.STRING, tokenize.COMMENT) and THEIR_NAMES.search(tok.string):
+                found.append(f"{rel}:{tok.start[0]}: {THEIR_NAMES.search(tok.string).group(0)}")
+    return found
+
+
+def test_no_name_of_virtualhome_eai_or_behavior_outside_their_own_folders():
+    assert names_outside_their_own() == []
+
+
+def test_the_name_check_finds_a_name(tmp_path):
+    (tmp_path / "planning").mkdir()
+    (tmp_path / "planning" / "x.py").write_text('SCENE = "TrimmedTestScene1"  # a VirtualHome scene\n')
+    assert names_outside_their_own(tmp_path) == ["planning/x.py:1: TrimmedTestScene", "planning/x.py:1: VirtualHome"]
+
+
 def test_a_world_given_in_code_is_loaded_by_name_and_offers_what_the_planner_reads():
     import pytest
 
-    from llm_planner_ros.planning.worlds import PddlWorld, WorldPlugin
-    from llm_planner_ros.profiles import WORLDS, load_world
+    from llm_planner_ros.planning.worlds import WORLDS, PlanningWorld, WorldPlugin, load_world
 
-    wanted = {n for cls in (WorldPlugin, PddlWorld) for n in list(vars(cls)) + list(cls.__annotations__)
+    wanted = {n for cls in (WorldPlugin, PlanningWorld) for n in list(vars(cls)) + list(cls.__annotations__)
               if not n.startswith("_")}
     for name in WORLDS:
         world = load_world(name)

@@ -96,11 +96,12 @@ def test_defaults_mean_use_the_node_default():
     assert math.isclose(PlanTask.Result().wall_time_s, 0.0)
 
 
-def test_constants_match_the_core_enums():
-    from llm_planner_ros.core.types import ErrorType, Method, TerminationReason
+def test_constants_match_the_core_enums_and_the_method_registry():
+    from llm_planner_ros.core.types import ErrorType, TerminationReason
+    from llm_planner_ros.planning.methods import METHODS
 
-    for m in Method:
-        assert getattr(PlanTask.Goal, f"METHOD_{m.name}") == m.value
+    constants = {v for k, v in vars(PlanTask.Goal).items() if k.startswith("METHOD_")}
+    assert constants == set(METHODS)   # the shipped methods, each named on the wire
     for r in TerminationReason:
         assert getattr(PlanTask.Result, f"REASON_{r.name}") == r.value
     for e in ErrorType:

@@ -9,7 +9,6 @@ from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import TerminationReason
 from llm_planner_ros.evaluation.beyond_eai import BEYOND
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.interpretation.conditions import ConditionIndex
 from llm_planner_ros.interpretation.interpreter import Completion, InstancePrior, ProgramGoal, split_sentences
 from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
@@ -17,6 +16,7 @@ from llm_planner_ros.planning.service import PlanningService
 from llm_planner_ros.profiles.virtualhome import resources
 from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
 from llm_planner_ros.profiles.virtualhome.examples import eai_program_goals
+from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 
 
 def test_what_is_done_translates_to_the_end_state_it_brings_about(embedder):
@@ -37,7 +37,7 @@ def test_rules_and_instances_are_learned_from_other_tasks_only(embedder):
                          ("(on television)", "(did_watch television)")),
              ProgramGoal("Use radio", (), (("radio", "dining_room"),), ("(on radio)", "(plugged_in radio)")),
              ProgramGoal("Use lamp", (), (("lamp", "dining_room"),), ("(on lamp)", "(plugged_in lamp)"))]
-    completion = Completion(goals)
+    completion = Completion(goals, agent="character")
     assert "(plugged_in {x})" in completion.rules(("watch tv",))["(on {x})"]
     assert "(did_watch {x})" not in completion.rules(("watch tv",)).get("(on {x})", ())   # held out by label
     assert "(on {x})" in completion.rules(()).get("(did_watch {x})", ())
@@ -45,7 +45,7 @@ def test_rules_and_instances_are_learned_from_other_tasks_only(embedder):
     tvs = world.instances_of("television")
     assert len(tvs) > 1
     rooms = {a[1]: world.classes[a[2]] for a in world.facts if a[0] == "inside_room"}
-    prior = InstancePrior(goals)
+    prior = InstancePrior(goals, "inside_room", "character")
     assert rooms[prior.rank(world, "television")[0]] == "home_office"
     # with its own task held out, the television's room comes from where other goals' objects were
     assert rooms[prior.rank(world, "television", ["Watch TV"])[0]] == "dining_room"

@@ -94,11 +94,11 @@ def test_openai_backend_says_it_cannot_score_continuations(openai_server, embedd
     """llama.cpp's server echoes wrong prompt log-probs, so the OpenAI-compatible backend offers
     no continuation scores: it says so, and method interpret keeps the embeddings' way round of
     each relation, saying why (the interpretation's ``turned``, which the goal's detail shows)."""
-    from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
     from llm_planner_ros.interpretation.conditions import Match
     from llm_planner_ros.interpretation.interpreter import GoalInterpreter
     from llm_planner_ros.llm.openai_backend import OpenAIBackend
     from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
+    from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 
     backend = OpenAIBackend(openai_server, "smollm2")
     with pytest.raises(LLMError, match="prompt's own log-probs"):
@@ -199,11 +199,11 @@ def test_goal_interpretation_through_an_openai_compatible_server(openai_server, 
     """Method interpret's LLM step over the OpenAI API (completions, or chat with its system
     prompt): what the server writes is translated to the scene's conditions, joined by the task
     text's own (the default; SmolLM2 through chat tends to answer with a heading, which matches none)."""
-    from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
     from llm_planner_ros.interpretation.interpreter import GoalInterpreter
     from llm_planner_ros.llm.openai_backend import OpenAIBackend
     from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
     from llm_planner_ros.profiles.virtualhome.examples import eai_goal_demos, eai_program_goals
+    from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 
     interpreter = GoalInterpreter(OpenAIBackend(openai_server, "smollm2", api=api), embedder,
                                   eai_goal_demos(eai_program_goals()), render_conditions, with_task_text=True)

@@ -6,7 +6,6 @@ import pytest
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import parse_request
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.pet.eliminate import Eliminator
 from llm_planner_ros.pet.judges import (
     Answer,
@@ -19,6 +18,7 @@ from llm_planner_ros.pet.plan import SubtaskPlanner, demonstration_subtasks, par
 from llm_planner_ros.pet.track import SubtaskTracker, inverse_subtask
 from llm_planner_ros.profiles.virtualhome import bank as banks
 from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill
 from llm_planner_ros.translation.translator import SkillIndex
 

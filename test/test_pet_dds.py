@@ -14,7 +14,7 @@ from llm_planner_msgs.msg import MethodOptions, TrackerState
 
 def test_planner_tracks_subtasks_through_the_tracker_node():
     ns = f"/pet_{uuid.uuid4().hex[:6]}"
-    with ros_node("executor_bridge", ns, "serving action 'execute_skill'", "backend:=virtualhome"), \
+    with ros_node("executor_bridge", ns, "serving action 'execute_skill'", "backend:=sim"), \
             ros_node("tracker_node", ns, "serving 'check_subtask'"), \
             ros_node("planner_node", ns, "planner ready", "tracker_mode:=ros", "executor_mode:=bridge"):
         with RosTestClient(ns) as client:
@@ -44,7 +44,7 @@ def test_a_tracker_that_dies_ends_the_goal_with_tracker_error_at_once():
     import time
 
     ns = f"/petdead_{uuid.uuid4().hex[:6]}"
-    with ros_node("executor_bridge", ns, "serving action 'execute_skill'", "backend:=virtualhome"), \
+    with ros_node("executor_bridge", ns, "serving action 'execute_skill'", "backend:=sim"), \
             ros_node("planner_node", ns, "planner ready", "tracker_mode:=ros", "executor_mode:=bridge") as planner:
         tracker = ros_node("tracker_node", ns, "serving 'check_subtask'")
         with tracker, RosTestClient(ns) as client:

@@ -6,10 +6,10 @@ from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import GoalStatus, PlanResult, PlanStep, Skill, TerminationReason
-from llm_planner_ros.evaluation.eai import eai_tasks
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.planning.plan_check import check_plan
 from llm_planner_ros.planning.service import PlanningService
+from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
+from llm_planner_ros.profiles.virtualhome.tasks import eai_tasks
 
 
 def test_embedded_plan_uses_only_admissible_skills(smollm2, embedder):

@@ -4,7 +4,11 @@ The profile travels with the robot's GetWorldState; the planner and the bridge c
 against it."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 from action_msgs.msg import GoalStatus
 
@@ -21,6 +25,28 @@ def robot_stack(ns: str, *planner_params: str):
     return (ros_node("pddl_robot", f"{ns}/robot", ROBOT_READY, "profile:=mobile_manipulator"),
             ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=robot", "robot_action:=robot/execute_skill"),
             ros_node("planner_node", ns, "planner ready", *planner_params))
+
+
+def test_a_robot_stack_never_imports_the_world_given_in_code(tmp_path, monkeypatch):
+    """The robot stack as robot_stack_launch.py profile:=mobile_manipulator starts it (the planner
+    with world none): no process of it imports the built-in world's package or its simulator, while
+    a goal is planned and executed on the robot (issue 39). The watch itself is shown to see such
+    an import, in a process started with the same environment."""
+    watched = tmp_path / "imports.txt"
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(Path(__file__).parent / "helpers" / "import_watch"), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("IMPORT_WATCH_FILE", str(watched))
+    monkeypatch.setenv("IMPORT_WATCH", "llm_planner_ros.profiles.virtualhome,virtualhome_eval")
+    ns = f"/mm_{uuid.uuid4().hex[:6]}"
+    robot, bridge, planner = robot_stack(ns, "world:=none")
+    with robot, bridge, planner, RosTestClient(ns) as client:
+        status, result = client.send_plan(PlanTask.Goal(task="Turn on the light", method="pddl", execute=True,
+                                                        goal_conditions=["(switched_on light)"]),
+                                          timeout=60).result(timeout=180)
+        assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
+    assert not watched.exists(), watched.read_text()
+    subprocess.run([sys.executable, "-c", "import llm_planner_ros.profiles.virtualhome.world"], check=True)
+    assert "llm_planner_ros.profiles.virtualhome" in watched.read_text()
 
 
 def test_the_robot_reports_its_profile_through_the_bridge():
@@ -151,3 +177,35 @@ def test_an_already_done_goal_and_one_naming_what_the_robot_lacks_over_dds():
         assert not outcome.result.steps, list(outcome.result.program)
         assert not waiting or "confirmation of the goal" in waiting
         assert "executing skill" not in robot.output.split("PLACE_IN")[-1]   # nothing after the mug's goal
+
+
+def test_a_robot_replaced_by_one_of_another_world_is_planned_in_its_world(tmp_path):
+    """The robot behind the bridge is replaced by one whose profile declares other objects: the
+    next goal is checked and planned against the new robot's world, not the one read before."""
+    from helpers.generated_profiles import write_profile
+    from helpers.processes import wait_until
+
+    other = write_profile(tmp_path / "other", items=1, places=1, seed=3)
+    item = next(line.split()[0] for line in (other.parent / "world.pddl").read_text().splitlines()
+                if line.strip().endswith("- item") and "_10" in line)
+    item_class = item.rsplit("_", 1)[0]
+    ns = f"/mm_{uuid.uuid4().hex[:6]}"
+    robot, bridge, planner = robot_stack(ns, "world:=none")
+    goal = PlanTask.Goal(task="Bring me the thing", method="pddl", execute=True,
+                         goal_conditions=[f"(has person {item_class})"])
+    with bridge, planner, RosTestClient(ns) as client:
+        with robot:
+            status, result = client.send_plan(goal, timeout=60).result(timeout=120)
+            assert result.termination_reason == PlanTask.Result.REASON_INVALID_GOAL, result.detail
+            assert item_class in result.detail, result.detail   # the first robot has no such thing
+        with ros_node("pddl_robot", f"{ns}/robot", ROBOT_READY, f"profile:={other}"):
+            results = []
+
+            def reached() -> bool:   # the bridge may not have matched the new robot yet
+                _, result = client.send_plan(goal, timeout=60).result(timeout=180)
+                results.append(result)
+                return result.termination_reason != PlanTask.Result.REASON_EXECUTOR_ERROR
+            assert wait_until(reached, 120, interval=1.0), [r.detail for r in results]
+            result = results[-1]
+            assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
+            assert any(item in line or item_class in line for line in result.program), list(result.program)

@@ -5,8 +5,8 @@ import math
 
 import pytest
 
+from llm_planner_ros.core.errors import InvalidGoal
 from llm_planner_ros.core.request import InvalidRequest, parse_request
-from llm_planner_ros.core.types import Method
 
 
 def reason(**fields) -> str:
@@ -17,7 +17,7 @@ def reason(**fields) -> str:
 
 def test_a_plain_goal_is_normalised():
     r = parse_request(task="  make   breakfast\n", method="reprompt", options={"temperature": 0.5})
-    assert r.task == "make breakfast" and r.method is Method.REPROMPT
+    assert r.task == "make breakfast" and r.method == "reprompt"
     assert r.options.temperature == 0.5 and r.options.num_samples is None
 
 
@@ -40,8 +40,11 @@ def test_control_characters(ch):
 
 
 def test_unknown_method_lists_the_choices():
-    msg = reason(task="x", method="magic")
-    assert "method: unknown method 'magic'" in msg and "reprompt" in msg
+    from llm_planner_ros.planning.resolve import resolve
+
+    assert "method: 'Magic Wand' is not a method's name" in reason(task="x", method="Magic Wand")
+    with pytest.raises(InvalidGoal, match="method: unknown method 'magic'; choose one of .*reprompt"):
+        resolve(parse_request(task="x", method="magic"), None, {}, "off")   # the registry decides, first
 
 
 @pytest.mark.parametrize("field,value", [("temperature", -0.5), ("temperature", 3.0), ("top_p", 0.0),

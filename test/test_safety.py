@@ -10,10 +10,10 @@ from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import ErrorType, Skill, TerminationReason
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.planning.service import InvalidGoal, PlanningService
-from llm_planner_ros.profiles import load_world
+from llm_planner_ros.planning.worlds import load_world
 from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill
 from llm_planner_ros.safety.gate import ApprovalDenied, ApprovalTimeout, SafetyGate, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
@@ -128,8 +128,11 @@ def test_service_gates_every_goal_and_dry_run(smollm2, embedder, demos):
                               policy=SkillPolicy(skill_denylist=["WALK"]))
     result = service.plan(parse_request(task="Turn on light", method="reprompt", execute=True), lambda e: None,
                           CancelToken())
+    assert received and result.steps, result.detail   # the goal ran, and planned steps
     assert all(s.action != "WALK" for ex in received for s in ex.received)
     assert all("WALK" not in f.message or "refused" in f.message for f in [st.error for st in result.steps])
+    # skills ran, none of them a WALK: the policy keeps it out of what the LLM's steps translate to
+    assert any(ex.received for ex in received) and not any(st.skill.action == "WALK" for st in result.steps)
     dry = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos, executor_factory=factory,
                           safety=SafetySettings(dry_run=True))
     n = len(received)
@@ -249,3 +252,26 @@ def test_traces_go_under_ros_home(tmp_path, monkeypatch):
     assert default_path("/robot1", "planner") == tmp_path / "llm_planner_ros" / "robot1.planner.jsonl"
     monkeypatch.delenv("ROS_HOME")
     assert default_path("/", "planner") == Path("~/.ros/llm_planner_ros/planner.jsonl").expanduser()
+
+
+def test_a_step_that_fails_after_whole_plan_approval_ends_the_goal_with_what_holds(embedder, demos):
+    """approval 'plan': while the operator reads the plan, someone else switches the computer on;
+    the approved plan's switch-on then fails on the real simulator. The goal ends there, its steps
+    cut at the failed one, judged by its own conditions (which hold)."""
+    sim = VirtualHomeExecutor("TrimmedTestScene1")
+    tv = make_skill("SWITCHON", ["computer"])
+
+    def approver(skills, kind, stop, **_):
+        assert [s.action for s in skills] == ["WALK", "SWITCHON"]   # the plan switches it on ...
+        for skill in (make_skill("WALK", ["computer"]), tv, make_skill("WALK", ["bathroom"])):
+            assert sim.execute(skill).success   # ... and someone else does, before it runs
+        return True, ""
+    service = PlanningService(None, embedder, PlannerSettings(), demos=demos, executor_factory=lambda s, t: sim,
+                              safety=SafetySettings(approval="plan"), approver=approver)
+    result = service.plan(parse_request(task="Browse internet", method="pddl", execute=True,
+                                        goal_conditions=["(on computer)"]), lambda e: None, CancelToken())
+    failed = result.steps[-1]
+    assert failed.skill.action == "SWITCHON" and not failed.executed and failed.error.message, result.steps
+    assert all(st.executed for st in result.steps[:-1])
+    assert "failed after approval" in result.detail, result.detail
+    assert result.termination_reason is TerminationReason.GOAL_REACHED and result.goal_status.name == "MET"

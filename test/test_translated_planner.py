@@ -9,6 +9,7 @@ from helpers.scripted_llm import ScriptedLLM, translated_planner
 from llm_planner_ros.core.errors import CancelToken, PlanCanceled
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import TerminationReason
+from llm_planner_ros.planning.methods import llm_loop
 
 
 def make(llm, demos, scene_index, **settings):
@@ -17,8 +18,8 @@ def make(llm, demos, scene_index, **settings):
 
 def run(planner, task="Watch TV", **fields):
     events = []
-    result = planner.plan(parse_request(task=task, scene_id="TrimmedTestScene1", **fields),
-                          events.append, CancelToken())
+    request = parse_request(task=task, scene_id="TrimmedTestScene1", **fields)
+    result = planner.plan(request, events.append, CancelToken(), loop=llm_loop(request.method or "translated"))
     return result, events
 
 

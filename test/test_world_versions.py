@@ -1,8 +1,8 @@
 """WorldVersions on the real simulator: a reply's version, a skill's change, a reset."""
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.srv import GetWorldState
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
-from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.core.world import WorldState
+from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill
 from llm_planner_ros.ros.executor_bridge import result_msg
 from llm_planner_ros.ros.world_versions import WorldVersions
@@ -31,3 +31,39 @@ def test_a_skills_change_applied_to_the_reply_gives_the_world_after_it():
 
 def test_an_untold_change_reads_as_version_zero():
     assert ExecuteSkill.Result().world_version == 0 and ExecuteSkill.Result().goal_status == -1
+
+
+def test_the_planner_side_applies_a_told_change_and_reads_again_otherwise():
+    """BridgeWorld._apply_change on the simulator's real replies: a change told against the version
+    held gives the world after the skill; one told against another version, or one whose removed
+    facts the held world lacks, is refused, so the world is read again."""
+    import rclpy
+
+    from llm_planner_ros.ros.executor_client import BridgeWorld
+
+    sim = VirtualHomeExecutor("TrimmedTestScene1")
+    versions = WorldVersions(sim.world_state, sim.goal_met)
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("bridge_world_test", context=context)
+    try:
+        held = BridgeWorld(node)
+        held._reply = versions.fill(GetWorldState.Response(success=True))
+        told = versions.skill_ran(result_msg(sim.execute(make_skill("WALK", ["television"]))))
+        assert told.facts_added and held._apply_change(told)
+        assert held.world_state().facts == sim.world_state().facts
+        assert held._reply.world_version == told.world_version and held._reply.facts == []
+        same = versions.skill_ran(result_msg(sim.execute(make_skill("SIT", ["couch"]))))   # fails: nothing changed
+        assert held._apply_change(same) and held.world_state().facts == sim.world_state().facts
+
+        stale = versions.skill_ran(result_msg(sim.execute(make_skill("WALK", ["kitchen"]))))
+        stale.world_version_before += 7   # told against a version this side never held
+        assert not held._apply_change(stale)
+        held._reply = versions.fill(GetWorldState.Response(success=True))
+        held._parsed = None
+        moved = versions.skill_ran(result_msg(sim.execute(make_skill("WALK", ["bathroom"]))))
+        moved.facts_removed.append("(next_to character_65 moon_1)")   # a fact the held world lacks
+        assert not held._apply_change(moved)
+    finally:
+        node.destroy_node()
+        rclpy.shutdown(context=context)

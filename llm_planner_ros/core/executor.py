@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Optional, Protocol
 from llm_planner_ros.core.types import ErrorType, PreconditionFailure, Skill
 
 if TYPE_CHECKING:
-    from llm_planner_ros.pddl.world import WorldState
-    from llm_planner_ros.profiles.loader import WorldProfile
+    from llm_planner_ros.core.world import WorldState
 
 
 @dataclass(frozen=True)
@@ -27,8 +26,9 @@ class Executor(Protocol):
     objects: list[str]   # object classes present since the last reset (the skill bank's objects)
 
     @property
-    def profile(self) -> Optional[WorldProfile]:
-        """The robot's world: its skills, objects and words (None: the built-in one)."""
+    def profile(self) -> Optional[object]:
+        """The world profile the executor declares (a ``profiles.loader.WorldProfile``: its skills,
+        objects and words), read by the planning layer; None: it declares none."""
         ...
 
     def reset(self, scene_id: str, graph: Optional[dict] = None) -> list[str]:

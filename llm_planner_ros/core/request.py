@@ -1,15 +1,14 @@
 """Validated planning requests: what a goal asks for, checked once at the boundary."""
 from __future__ import annotations
 
+import re
 import unicodedata
-from typing import TYPE_CHECKING, Annotated, Literal, Optional
+from collections.abc import Sequence
+from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
-from llm_planner_ros.core.types import Method
-
-if TYPE_CHECKING:
-    from llm_planner_ros.pddl.goals import GoalSpec, GoalVocabulary
+from llm_planner_ros.core.errors import InvalidGoal
 
 MAX_TASK_CHARS = 500
 MAX_DESCRIPTION_CHARS = 4000
@@ -79,7 +78,7 @@ class PlanRequest(BaseModel):
     task: str
     description: str = ""
     scene_id: str = ""
-    method: Optional[Method] = None
+    method: Optional[str] = None      # a method's name in the planner's registry (planning.methods)
     options: MethodOptions = MethodOptions()
     execute: bool = False
     goal_conditions: tuple[str, ...] = ()
@@ -92,12 +91,6 @@ class PlanRequest(BaseModel):
         for item in v:
             _check_text(item, info.field_name, MAX_SCENE_ID_CHARS, allow_newlines=False)
         return tuple(x.strip() for x in v if x.strip())
-
-    def goal_spec(self, vocabulary: GoalVocabulary) -> GoalSpec:
-        """The goal conditions, checked against the world's words."""
-        from llm_planner_ros.pddl.goals import parse_goal
-
-        return parse_goal(self.goal_conditions, self.action_goals, vocabulary)
 
     @field_validator("task")
     @classmethod
@@ -122,8 +115,8 @@ class PlanRequest(BaseModel):
     def _method(cls, v: object) -> object:
         if v == "":
             return None
-        if isinstance(v, str) and v not in {m.value for m in Method}:
-            raise ValueError(f"unknown method {v!r}; choose one of {', '.join(m.value for m in Method)}")
+        if isinstance(v, str) and not re.fullmatch(r"[a-z][a-z0-9_]{0,63}", v):
+            raise ValueError(f"{v!r} is not a method's name (lower-case letters, digits and '_')")
         return v
 
 
@@ -143,9 +136,6 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 def parse_request(**fields: object) -> PlanRequest:
     """Build a :class:`PlanRequest` or raise :class:`InvalidRequest` with a specific reason."""
-    from llm_planner_ros.core.errors import InvalidGoal
-    from llm_planner_ros.pddl.goals import check_syntax
-
     try:
         request = PlanRequest(**fields)
     except ValidationError as exc:
@@ -155,3 +145,23 @@ def parse_request(**fields: object) -> PlanRequest:
     except InvalidGoal as exc:
         raise InvalidRequest(str(exc)) from None
     return request
+
+
+MAX_CONDITIONS = 64
+LITERAL = re.compile(r"^\(\s*(not\s*\(\s*)?([A-Za-z_][\w-]*)((?:\s+[^\s()]+)*)\s*\)\s*(\))?$")
+
+
+def check_syntax(conditions: Sequence[str], action_goals: Sequence[str] = ()) -> None:
+    """The form of the goal conditions, before the world they name is known (a request is
+    checked so when it arrives; its words are checked against the world's when it is resolved)."""
+    if len(conditions) + len(action_goals) > MAX_CONDITIONS:
+        raise InvalidGoal(f"goal_conditions: {len(conditions) + len(action_goals)} conditions; the limit is "
+                          f"{MAX_CONDITIONS}")
+    for text in conditions:
+        m = LITERAL.match(text.strip())
+        if m is None or bool(m.group(1)) != bool(m.group(4)):
+            raise InvalidGoal(f"goal_conditions: {text!r} is not a literal; write '(predicate arg ...)' "
+                              "or '(not (predicate arg ...))', e.g. '(on tv)'")
+    for text in action_goals:
+        if not any(v.strip() for v in text.split("|")):
+            raise InvalidGoal(f"action_goals: {text!r} names no action")

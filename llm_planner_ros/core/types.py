@@ -30,18 +30,6 @@ class ErrorType(IntEnum):
     HAZARD = 13
 
 
-class Method(str, Enum):
-    """Planning modes; values equal the ``PlanTask.Goal.METHOD_*`` constants."""
-
-    VANILLA = "vanilla"
-    TRANSLATED = "translated"
-    RESAMPLE = "resample"
-    REPROMPT = "reprompt"
-    HEURISTIC = "heuristic"
-    PDDL = "pddl"
-    INTERPRET = "interpret"
-
-
 class TerminationReason(str, Enum):
     """Why a plan ended; values equal the ``PlanTask.Result.REASON_*`` constants."""
 
@@ -94,8 +82,8 @@ class Skill:
     text: str = ""
 
     def script(self) -> str:
-        """VirtualHome script syntax; ids default to 1 as in Huang et al. An untranslated
-        free-text step (``action == ""``) is returned as its text."""
+        """The skill as a script line, ``[VERB] <object> (id)`` (Huang et al.'s program syntax);
+        ids default to 1. An untranslated free-text step (``action == ""``) is returned as its text."""
         if not self.action:
             return self.text
         ids = self.object_ids or (1,) * len(self.objects)

@@ -25,13 +25,15 @@ from pydantic import BaseModel, ConfigDict
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import MAX_DESCRIPTION_CHARS, parse_request
-from llm_planner_ros.core.types import GoalReport, Method
+from llm_planner_ros.core.types import GoalReport
 from llm_planner_ros.evaluation import eai
 from llm_planner_ros.evaluation.metrics import as_steps, executable, lcs_ratio
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
 from llm_planner_ros.planning.heuristic import HeuristicPlanner
+from llm_planner_ros.planning.methods import llm_loop
 from llm_planner_ros.planning.translated import TranslatedPlanner
+from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
+from llm_planner_ros.profiles.virtualhome.tasks import EaiTask
 
 if TYPE_CHECKING:
     from llm_planner_ros.planning.service import PlanningService
@@ -49,7 +51,7 @@ class MethodSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
-    method: str                        # a Method value, or EAI_JSON
+    method: str                        # a method's name (planning.methods), or EAI_JSON
     options: dict = {}
     closed_loop: bool = False          # executes while planning (re-sampling, re-prompting)
     settings: tuple[Setting, ...] = ("eai", "task", "text")
@@ -57,33 +59,33 @@ class MethodSpec(BaseModel):
 
 METHODS: dict[str, MethodSpec] = {m.name: m for m in (
     MethodSpec(name="eai-json", method=EAI_JSON, settings=("eai",)),
-    MethodSpec(name="vanilla", method=Method.VANILLA.value),
-    MethodSpec(name="translated", method=Method.TRANSLATED.value),
-    MethodSpec(name="translated -translation", method=Method.TRANSLATED.value, options={"no_translation": True}),
-    MethodSpec(name="translated -dynamic example", method=Method.TRANSLATED.value,
+    MethodSpec(name="vanilla", method="vanilla"),
+    MethodSpec(name="translated", method="translated"),
+    MethodSpec(name="translated -translation", method="translated", options={"no_translation": True}),
+    MethodSpec(name="translated -dynamic example", method="translated",
                options={"fixed_example": True}),
-    MethodSpec(name="translated -trajectory correction", method=Method.TRANSLATED.value,
+    MethodSpec(name="translated -trajectory correction", method="translated",
                options={"no_trajectory_correction": True}),
-    MethodSpec(name="resample", method=Method.RESAMPLE.value, closed_loop=True),
-    MethodSpec(name="reprompt notion", method=Method.REPROMPT.value, options={"correction_level": "notion"},
+    MethodSpec(name="resample", method="resample", closed_loop=True),
+    MethodSpec(name="reprompt notion", method="reprompt", options={"correction_level": "notion"},
                closed_loop=True),
-    MethodSpec(name="reprompt inference", method=Method.REPROMPT.value,
+    MethodSpec(name="reprompt inference", method="reprompt",
                options={"correction_level": "inference"}, closed_loop=True),
-    MethodSpec(name="reprompt cause", method=Method.REPROMPT.value, options={"correction_level": "cause"},
+    MethodSpec(name="reprompt cause", method="reprompt", options={"correction_level": "cause"},
                closed_loop=True),
-    MethodSpec(name="reprompt cause +plan +track", method=Method.REPROMPT.value, closed_loop=True,
+    MethodSpec(name="reprompt cause +plan +track", method="reprompt", closed_loop=True,
                options={"correction_level": "cause", "plan_subtasks": True, "track_subtasks": True}),
-    MethodSpec(name="reprompt cause +eliminate", method=Method.REPROMPT.value, closed_loop=True,
+    MethodSpec(name="reprompt cause +eliminate", method="reprompt", closed_loop=True,
                options={"correction_level": "cause", "eliminate_objects": True}),
-    MethodSpec(name="heuristic NG", method=Method.HEURISTIC.value, closed_loop=True, options={"guide": "none"}),
-    MethodSpec(name="heuristic HLG", method=Method.HEURISTIC.value, closed_loop=True,
+    MethodSpec(name="heuristic NG", method="heuristic", closed_loop=True, options={"guide": "none"}),
+    MethodSpec(name="heuristic HLG", method="heuristic", closed_loop=True,
                options={"guide": "high_level"}),
-    MethodSpec(name="heuristic LLG", method=Method.HEURISTIC.value, closed_loop=True,
+    MethodSpec(name="heuristic LLG", method="heuristic", closed_loop=True,
                options={"guide": "low_level"}),
-    MethodSpec(name="reprompt cause +PET", method=Method.REPROMPT.value, closed_loop=True,
+    MethodSpec(name="reprompt cause +PET", method="reprompt", closed_loop=True,
                options={"correction_level": "cause", "plan_subtasks": True, "track_subtasks": True,
                         "eliminate_objects": True}),
-    MethodSpec(name="pddl, goals given", method=Method.PDDL.value, closed_loop=True, settings=("eai",)),
+    MethodSpec(name="pddl, goals given", method="pddl", closed_loop=True, settings=("eai",)),
     MethodSpec(name="fast-downward on EAI's PDDL", method=EAI_PDDL, settings=("eai",)),
 )}
 
@@ -162,7 +164,7 @@ class BenchmarkRunner:
     """Runs method x setting x program, using the cache. ``planner_for(task)`` gives a planner
     whose translation uses the objects of that program's initial graph."""
 
-    def __init__(self, llm: LLMBackend, planner_for: Callable[[eai.EaiTask], TranslatedPlanner],
+    def __init__(self, llm: LLMBackend, planner_for: Callable[[EaiTask], TranslatedPlanner],
                  cache: RunCache, config: dict, eai_max_tokens: int = 256, pet_config: Optional[dict] = None,
                  heuristic: Optional[HeuristicPlanner] = None, service: Optional[PlanningService] = None) -> None:
         """``service`` runs the goal-directed rows through the same path as the planner node
@@ -176,14 +178,14 @@ class BenchmarkRunner:
         self.config = config
         self.eai_max_tokens = eai_max_tokens
 
-    def run(self, spec: MethodSpec, setting: Setting, task: eai.EaiTask) -> tuple[GoalRecord, bool]:
+    def run(self, spec: MethodSpec, setting: Setting, task: EaiTask) -> tuple[GoalRecord, bool]:
         """(record, whether it came from the cache)."""
-        if spec.method in (Method.PDDL.value, EAI_PDDL):   # no LLM: the planner's settings and the domain matter
+        if spec.method in ("pddl", EAI_PDDL):   # no LLM: the planner's settings and the domain matter
             config = {"code": _goal_directed_digest(),
                       "goal_directed": self.service.goal_directed.settings.model_dump() if self.service else {}}
         else:   # the LLM planner's settings, and those beyond them that the row depends on
             config = dict(self.config)
-            if spec.method == Method.HEURISTIC.value and self.heuristic is not None:
+            if spec.method == "heuristic" and self.heuristic is not None:
                 config["heuristic"] = self.heuristic.settings.model_dump()
             if any(spec.options.get(k) for k in ("plan_subtasks", "track_subtasks", "eliminate_objects")):
                 config["pet"] = self.pet_config
@@ -197,7 +199,7 @@ class BenchmarkRunner:
                 fields = self._eai_json(task)
             elif spec.method == EAI_PDDL:
                 fields = self._eai_pddl(task)
-            elif spec.method == Method.PDDL.value:
+            elif spec.method == "pddl":
                 fields = self._goal_directed(task)
             else:
                 fields = self._plan(spec, setting, task)
@@ -211,16 +213,19 @@ class BenchmarkRunner:
         self.cache.add(record)
         return record, False
 
-    def _plan(self, spec: MethodSpec, setting: Setting, task: eai.EaiTask) -> dict:
+    def _plan(self, spec: MethodSpec, setting: Setting, task: EaiTask) -> dict:
         description = {"eai": eai.eai_context(task.identifier), "task": task.description, "text": ""}[setting]
         request = parse_request(task=task.task, description=description[:MAX_DESCRIPTION_CHARS],
                                 method=spec.method, execute=spec.closed_loop, options=spec.options)
-        planner = self.heuristic if spec.method == Method.HEURISTIC.value else self.planner_for(task)
-        if planner is None:
-            raise ValueError(f"method {spec.method} needs a planner this benchmark was not given")
         executor = VirtualHomeExecutor(graph=task.graph, goal=task.goal) if spec.closed_loop else None
         report = GoalReport()
-        result = planner.plan(request, lambda event: None, CancelToken(), executor, report)
+        if spec.method == "heuristic":
+            if self.heuristic is None:
+                raise ValueError(f"method {spec.method} needs a planner this benchmark was not given")
+            result = self.heuristic.plan(request, lambda event: None, CancelToken(), executor, report)
+        else:   # an LLM-step method, run as its registry line says
+            result = self.planner_for(task).plan(request, lambda event: None, CancelToken(), executor, report,
+                                                 loop=llm_loop(spec.method))
         times = report.times
         program = [st.skill.script() if st.skill.action else st.generated_text for st in result.steps]
         goal: Optional[bool]
@@ -240,14 +245,14 @@ class BenchmarkRunner:
                     detail=result.detail, llm_s=times.llm_s, translation_s=times.translation_s,
                     execution_s=execution_s)
 
-    def _goal_directed(self, task: eai.EaiTask) -> dict:
+    def _goal_directed(self, task: EaiTask) -> dict:
         """Method pddl with EAI's goal conditions, through the planning service."""
         from llm_planner_ros.profiles.virtualhome.goals import eai_goal_spec
 
         if self.service is None:
             raise RuntimeError("the goal-directed rows need the planning service")
         spec = eai_goal_spec(task.goal, task.graph)
-        request = parse_request(task=task.task, method=Method.PDDL.value, execute=True,
+        request = parse_request(task=task.task, method="pddl", execute=True,
                                 goal_conditions=tuple(str(lit) for lit in spec.literals),
                                 action_goals=tuple("|".join(group) for group in spec.actions),
                                 objects=tuple(f"{name}.{i}" for name, i in eai.relevant_ids(task.identifier).items()))
@@ -263,7 +268,7 @@ class BenchmarkRunner:
                     translation_s=0.0, planner_s=planner_s,
                     execution_s=max(0.0, timings.get("wall_s", 0.0) - planner_s))
 
-    def _eai_pddl(self, task: eai.EaiTask) -> dict:
+    def _eai_pddl(self, task: EaiTask) -> dict:
         from llm_planner_ros.evaluation.eai_pddl import plan_with_eai_pddl
 
         answer, outcome = plan_with_eai_pddl(task)
@@ -274,7 +279,7 @@ class BenchmarkRunner:
                     termination=outcome.status, detail=outcome.detail or scored["error"], llm_s=0.0,
                     translation_s=0.0, planner_s=outcome.seconds, execution_s=time.perf_counter() - t0)
 
-    def _eai_json(self, task: eai.EaiTask) -> dict:
+    def _eai_json(self, task: EaiTask) -> dict:
         params = SamplingParams(temperature=0.0, max_tokens=self.eai_max_tokens, stop=("<|im_end|>",),
                                 seed=self.config.get("seed", 0))
         t0 = time.perf_counter()
@@ -288,7 +293,7 @@ class BenchmarkRunner:
                     execution_s=time.perf_counter() - t0)
 
 
-def pet_stats(session, task: eai.EaiTask) -> dict:
+def pet_stats(session, task: EaiTask) -> dict:
     """What Plan, Track and Eliminate did on one goal."""
     used = {o for _, objects in as_steps(task.script) for o in objects}
     out: dict = {"subtasks": list(session.subtasks)}
@@ -354,7 +359,7 @@ def eai_summary(scored: dict) -> dict:
             "programs_counted": len(scored["programs"])}
 
 
-def anchor_records(model: str, tasks: Iterable[eai.EaiTask]) -> list[GoalRecord]:
+def anchor_records(model: str, tasks: Iterable[EaiTask]) -> list[GoalRecord]:
     """A shipped model's answers as records, scored by this project's executor."""
     answers = {r["identifier"]: r["llm_output"] for r in eai.shipped_responses(model)}
     out = []

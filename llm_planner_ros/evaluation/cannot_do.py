@@ -74,7 +74,7 @@ CANNOT_DO = (
 def world_executor(world: str):
     """(a fresh executor of ``world`` as it starts, whether its world is a profile's)."""
     if world == VIRTUALHOME:
-        from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+        from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 
         return VirtualHomeExecutor(), False
     from llm_planner_ros.executors.pddl_world import PddlWorldExecutor

@@ -17,8 +17,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
+from llm_planner_ros.core.world import Atom, WorldState
 from llm_planner_ros.pddl.domain import parse_domain
-from llm_planner_ros.pddl.world import Atom, WorldState
+from llm_planner_ros.profiles.virtualhome.problem import character
 from llm_planner_ros.profiles.virtualhome.resources import domain_path, domain_text
 
 EXACT = {"on", "off", "open", "closed", "plugged_in", "plugged_out", "sitting", "lying", "holds_rh", "holds_lh"}
@@ -46,7 +47,7 @@ class ReplayReport:
 def _objects_for(script: tuple[str, ...], world: WorldState) -> set[str]:
     by_id = world.by_id()
     named = {by_id[int(i)] for line in script for i in re.findall(r"\((?:\d+\.)?(\d+)\)", line) if int(i) in by_id}
-    keep = named | {world.character} | {a[1] for a in world.facts if a[0] == "is_room"}
+    keep = named | {character(world)} | {a[1] for a in world.facts if a[0] == "is_room"}
     keep |= {a[2] for a in world.facts if a[0] in ("obj_next_to",) and a[1] in named}
     keep |= {a[2] for a in world.facts if a[0] in ("holds_rh", "holds_lh", "next_to", "facing", "ontop")}
     frontier = set(keep)
@@ -133,7 +134,7 @@ def _candidates(domain, verb: str, names: list[str], world: WorldState, objects:
             binding = dict(zip(schema.skill_args, names))
             free = [p for p in schema.parameters if p not in binding]
             if free[:1] == ["?c"]:
-                binding["?c"] = world.character
+                binding["?c"] = character(world)
                 free = free[1:]
             if len(free) > 1:
                 continue
@@ -145,7 +146,7 @@ def _candidates(domain, verb: str, names: list[str], world: WorldState, objects:
 
 def replay(program_id: str, script: tuple[str, ...], graph: dict) -> ReplayReport:
     from llm_planner_ros.core.types import Skill
-    from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+    from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 
     domain = parse_domain(domain_text())
     executor = VirtualHomeExecutor(graph=graph)

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Optional
@@ -22,6 +21,7 @@ from typing import Optional
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.evaluation.metrics import as_steps, executable
 from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.tasks import EaiTask
 from llm_planner_ros.profiles.virtualhome.vocabulary import ACTIONS, make_skill
 
 SHIPPED_MODELS = (
@@ -29,45 +29,6 @@ SHIPPED_MODELS = (
     "claude-3-sonnet-2024022", "claude-3-haiku-20240307", "gemini-1.5-pro-preview-0409",
     "gemini-1.5-flash-preview-0514", "gemini-1.0-pro", "llama-3-70b-chat", "llama-3-8b-chat",
     "mistral-large-2402", "mixtral-8x22b-instruct-v0.1", "cohere-command-r-plus", "cohere-command-r")
-
-
-@dataclass(frozen=True)
-class EaiTask:
-    """One program of EAI's VirtualHome action-sequencing set."""
-
-    identifier: str                  # EAI's id, e.g. "27_2"
-    program_id: str                  # the human program's id, e.g. "file27_2"
-    task: str                        # e.g. "Turn on light"
-    description: str                 # the human annotator's description
-    script: tuple[str, ...]          # the human program
-    references: tuple[tuple[str, ...], ...]   # every human program of the same task (for LCS)
-
-    @property
-    def graph(self) -> dict:
-        return resources.scene_graphs(self.program_id)[0]
-
-    @property
-    def goal(self) -> dict:
-        goal = resources.eai_goal(self.program_id)
-        if goal is None:
-            raise KeyError(f"EAI has no goal conditions for program {self.program_id}")
-        return goal
-
-
-@cache
-def eai_tasks() -> tuple[EaiTask, ...]:
-    """The 342 programs of EAI's set, ordered by task then id."""
-    ids = json.loads((resources.package_root() / "resources" / "virtualhome" / "id2task.json").read_text())
-    programs = resources.human_programs()
-    by_id = {p.program_id: p for p in programs}
-    refs: dict[str, list[tuple[str, ...]]] = {}
-    for p in programs:
-        refs.setdefault(p.task, []).append(p.script)
-    out = []
-    for identifier, task in ids.items():
-        p = by_id[f"file{identifier}"]
-        out.append(EaiTask(identifier, p.program_id, task, p.description, p.script, tuple(refs[p.task])))
-    return tuple(sorted(out, key=lambda t: (t.task, t.identifier)))
 
 
 def select_tasks(tasks: Iterable[EaiTask], names: Iterable[str] = (), per_task: Optional[int] = None,

@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from llm_planner_ros.evaluation.eai import EaiTask
 from llm_planner_ros.pddl.fast_downward import SolveOutcome, solve
 from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.tasks import EaiTask
 from llm_planner_ros.profiles.virtualhome.vocabulary import ACTIONS
 
 # EAI's action names -> VirtualHome verbs; the rest are the name upper-cased without underscores

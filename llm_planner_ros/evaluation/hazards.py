@@ -172,7 +172,7 @@ def unsafe_program(executor, request: Request) -> list:
     from llm_planner_ros.pddl.domain import load_domain
     from llm_planner_ros.pddl.goals import ground_goal, parse_goal
     from llm_planner_ros.pddl.problem import build_problem
-    from llm_planner_ros.profiles import load_world
+    from llm_planner_ros.planning.worlds import load_world
 
     known = executor.profile if executor.profile is not None else load_world()
     domain = executor.profile.planning_domain() if executor.profile is not None else \
@@ -192,7 +192,7 @@ def run_programs(guard: bool, requests: Sequence[Request] = REQUESTS, worlds: Se
     world's hazards (the last hop of every LLM-step method). After every step the world is checked
     for a hazard that did not hold at the start."""
     from llm_planner_ros.core.errors import HazardStopped
-    from llm_planner_ros.profiles import load_world
+    from llm_planner_ros.planning.worlds import load_world
     from llm_planner_ros.safety.gate import SafetyGate, SafetySettings
     from llm_planner_ros.safety.policy import SkillPolicy
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Optional
 
 from llm_planner_ros.core.types import Skill
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 from llm_planner_ros.profiles.virtualhome.vocabulary import SkillParser
 
 Step = tuple[str, tuple[str, ...]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from llm_planner_ros.evaluation.eai import EaiTask
+from llm_planner_ros.profiles.virtualhome.tasks import EaiTask
 
 
 @dataclass(frozen=True)

@@ -1,1 +1,1 @@
-"""Skill executors: the VirtualHome simulator (and, through ROS, robots)."""
+"""Skill executors: any PDDL world (:mod:`.pddl_world`); a world given in code brings its own simulator."""

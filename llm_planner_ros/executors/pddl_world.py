@@ -13,8 +13,8 @@ from typing import Optional
 
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
+from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.pddl.semantics import Atom, PddlError, PddlWorld
-from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.profiles.loader import WorldProfile, class_of
 
 

@@ -8,7 +8,7 @@ evidence: the least probable condition kept, the most probable candidate left ou
 task is to a demonstration's task, and how far the free-text route and the choice agree. A
 second logistic model turns it into P(the interpreted goal reaches the goal asked).
 
-Measured (docs/benchmarks.md, issue 37): on EAI's programs this evidence hardly tells a right
+Measured (docs/benchmarks.md, issue 37): on the benchmark's programs this evidence hardly tells a right
 goal from a wrong one with the default model (AUROC about 0.4-0.7 by phrasing); the goal is
 then asked at random more than for cause. The confidence reports what the evidence says.
 

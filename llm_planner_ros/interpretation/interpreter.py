@@ -20,6 +20,7 @@ from typing import Optional
 import numpy as np
 
 from llm_planner_ros.core.errors import CancelToken, LLMError
+from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.interpretation.absent import AbsentWords
 from llm_planner_ros.interpretation.conditions import (
     Condition,
@@ -34,7 +35,6 @@ from llm_planner_ros.interpretation.confidence import Candidate, Evidence, Judge
 from llm_planner_ros.interpretation.menu import MenuSettings, Scored, candidates, choose, score
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams, split_sentences
 from llm_planner_ros.pddl.goals import GoalSpec, Literal
-from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.translation.onnx_embedder import cache_root
 from llm_planner_ros.translation.vector_store import SentenceVectors
 
@@ -74,9 +74,9 @@ class Interpretation:
         return self.spec.lines()
 
 
-def rooms(world: WorldState) -> dict[str, str]:
-    """Instance -> the class of the room it is in."""
-    return {a[1]: world.classes.get(a[2], a[2]) for a in world.facts if a[0] == "inside_room"}
+def rooms(world: WorldState, located_by: str) -> dict[str, str]:
+    """Instance -> the class of the room it is in, by the facts ``(located_by instance room)``."""
+    return {a[1]: world.classes.get(a[2], a[2]) for a in world.facts if a[0] == located_by and len(a) == 3}
 
 
 @dataclass(frozen=True)
@@ -94,8 +94,11 @@ class InstancePrior:
     where other tasks' annotated goals used that class most, else the room their objects are in
     most. Learned from the program goals, never from the query's own task label."""
 
-    def __init__(self, goals: Sequence[ProgramGoal]) -> None:
+    def __init__(self, goals: Sequence[ProgramGoal], located_by: str = "", agent: str = "") -> None:
+        """``located_by``: the world's predicate ``(p instance room)`` ("": rooms unknown);
+        ``agent``: the word goals use for the agent (never bound to another instance)."""
         self.goals = list(goals)
+        self.located_by, self.agent = located_by, agent
 
     @lru_cache(maxsize=64)  # noqa: B019 (as above)
     def _counts(self, held: frozenset[str]) -> tuple[Counter, Counter]:
@@ -110,14 +113,14 @@ class InstancePrior:
 
     def rank(self, world: WorldState, class_name: str, hold_out: Sequence[str] = ()) -> list[str]:
         by_class, by_room = self._counts(frozenset(h.strip().lower() for h in hold_out))
-        room = rooms(world)
+        room = rooms(world, self.located_by) if self.located_by else {}
         return sorted(world.instances_of(class_name),
                       key=lambda n: (-by_class[class_name, room.get(n)], -by_room[room.get(n)], world.ids.get(n, 0)))
 
     def bind(self, spec: GoalSpec, world: WorldState, hold_out: Sequence[str] = ()) -> GoalSpec:
         """``spec`` with each class argument replaced by its first-ranked instance."""
         def arg(a: str) -> str:
-            if a in world.objects or a == "character":
+            if a in world.objects or a == self.agent:
                 return a
             ranked = self.rank(world, a, hold_out)
             return ranked[0] if ranked else a
@@ -125,10 +128,10 @@ class InstancePrior:
         return GoalSpec(literals, spec.actions)
 
 
-def _template(literal: str) -> Optional[tuple[str, str]]:
-    """("(on {x})", "television") for a literal over one object (and maybe the character)."""
+def _template(literal: str, agent: str = "") -> Optional[tuple[str, str]]:
+    """("(on {x})", "television") for a literal over one object (and maybe the ``agent``)."""
     parts = literal.strip("()").split()
-    objects = [a for a in parts[1:] if a != "character"]
+    objects = [a for a in parts[1:] if a != agent]
     if len(objects) != 1:
         return None
     return "(" + " ".join([parts[0]] + ["{x}" if a == objects[0] else a for a in parts[1:]]) + ")", objects[0]
@@ -141,9 +144,11 @@ class Completion:
     weighs one, whatever its number of programs."""
 
     def __init__(self, goals: Sequence[ProgramGoal], min_ratio: float = 0.5, min_support: float = 1.0,
-                 mutex: Sequence[tuple[str, str]] = ()) -> None:
-        """``mutex``: predicates that cannot hold of the same objects (no rule adds one against the other)."""
+                 mutex: Sequence[tuple[str, str]] = (), agent: str = "") -> None:
+        """``mutex``: predicates that cannot hold of the same objects (no rule adds one against the
+        other); ``agent``: the word goals use for the agent (not an object of a rule)."""
         self.goals = list(goals)
+        self.agent = agent
         self.mutex = tuple(mutex)
         self.min_ratio = min_ratio
         self.min_support = min_support
@@ -161,7 +166,7 @@ class Completion:
             for g in goals:
                 by_object: dict[str, set[str]] = {}
                 for lit in g.literals:
-                    t = _template(lit)
+                    t = _template(lit, self.agent)
                     if t:
                         by_object.setdefault(t[1], set()).add(t[0])
                 for templates in by_object.values():
@@ -184,7 +189,7 @@ class Completion:
         out = list(conditions)
         for cond in conditions:
             for lit in cond.literals:
-                t = _template(lit)
+                t = _template(lit, self.agent)
                 if t is None:
                     continue
                 for b in rules.get(t[0], ()):

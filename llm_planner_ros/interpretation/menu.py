@@ -2,7 +2,7 @@
 the embeddings shortlist candidates, the model scores each one as the end state of the task (its
 mean token log-probability after the same prompt, all candidates from one evaluated prompt
 state), and by ``cos(task, candidate) + beta * logprob`` the best join what the free-text route said, and
-what it said that scores far below the best is left out. A better model scores better (on EAI's
+what it said that scores far below the best is left out. A better model scores better (on the benchmark's
 26 tasks the mean log-prob alone ranks the annotated conditions above the rest with AUC 0.751,
 0.770 and 0.840 for the 135M, 0.5B and 1.5B models; the score at beta 0.1, 0.836, 0.836 and
 0.872; the cosine alone 0.72-0.74), so the goal gets better with the model; with ``beta`` 0 the

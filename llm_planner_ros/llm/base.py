@@ -85,7 +85,7 @@ class LLMBackend(Protocol):
 
     def chat(self, user: str, n: int, params: SamplingParams,
              cancel: Optional[CancelToken] = None) -> list[Completion]:
-        """``n`` answers to one user message (an instruction-following prompt such as EAI's)."""
+        """``n`` answers to one user message (an instruction-following prompt)."""
         ...
 
 

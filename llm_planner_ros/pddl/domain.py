@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Optional, Union
 
 from llm_planner_ros.core.types import Skill
-from llm_planner_ros.pddl.world import Atom, WorldState
+from llm_planner_ros.core.world import Atom, WorldState
 
 SExpr = Union[str, list]
 

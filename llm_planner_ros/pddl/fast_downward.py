@@ -78,7 +78,7 @@ def search_options(alias: str) -> tuple[str, ...]:
 
 def solve(domain_text: str, problem_text: str, time_limit_s: float = 10.0, alias: str = "lama-first",
           invariants: bool = True, memory_limit_mb: int = MEMORY_LIMIT_MB) -> SolveOutcome:
-    """Plan with Fast Downward; the plan is a tuple of ground actions ``("walk_to", "character_1", ...)``.
+    """Plan with Fast Downward; the plan is a tuple of ground actions ``("pick", "robot_1", "cup_2")``.
 
     Runs the driver's two components directly (translator, then search), which saves the
     driver's own start-up of about a second per call here; the translator runs in a child forked

@@ -3,7 +3,7 @@
 A literal is ``(predicate arg ...)`` or ``(not (predicate arg ...))``. An argument is an instance
 (``television_410``, ``television.410``), a class (``television``, or a word the world's
 vocabulary gives for one, such as ``tv``: any one instance, the same one wherever the class
-appears), or a word for the agent (``robot``, ``character``). A world's vocabulary may accept
+appears), or a word for the agent (``robot``, or the agent's type). A world's vocabulary may accept
 friendly relation names (aliases it resolves to its predicates) and action goals: a verb, with
 alternatives, e.g. ``LOOKAT|WATCH``, met by a ``did_<verb>`` fact.
 """
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from llm_planner_ros.core.errors import InvalidGoal
-from llm_planner_ros.pddl.world import Atom, WorldState
+from llm_planner_ros.core.request import LITERAL as _LITERAL
+from llm_planner_ros.core.request import check_syntax
+from llm_planner_ros.core.world import Atom, WorldState
 
-MAX_CONDITIONS = 64
 MAX_ALTERNATIVES = 64          # instance combinations a goal over classes may expand to
-CHARACTER_WORDS = ("character", "char", "agent", "robot", "i", "me", "self")
-_LITERAL = re.compile(r"^\(\s*(not\s*\(\s*)?([A-Za-z_][\w-]*)((?:\s+[^\s()]+)*)\s*\)\s*(\))?$")
+AGENT_WORDS = ("agent", "robot", "i", "me", "self")   # and the agent's type (GoalVocabulary.agent_type)
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,7 @@ class GoalVocabulary:
     action_objects: Optional[Mapping[str, tuple[str, ...]]] = None
     mutex: tuple[tuple[str, str], ...] = ()          # predicates that cannot hold of the same arguments
     room_predicate: str = ""                          # a fact that marks a room (not an object to act on)
+    location_predicate: str = ""                      # (p instance room): the room an instance is in
     # a class in a literal means every instance of the literal's first class (its other classes:
     # any instance, per instance of the first); False: any one instance, the same in every literal
     every_instance: bool = False
@@ -112,22 +113,6 @@ def predicate_types(domain_text: str) -> dict[str, tuple[str, ...]]:
                 pending = 0
         out[pred[0]] = tuple(types + ["object"] * pending)
     return out
-
-
-def check_syntax(conditions: Sequence[str], action_goals: Sequence[str] = ()) -> None:
-    """The form of the goal conditions, before the world they name is known (a request is
-    checked so when it arrives; its words are checked against the world's when it is resolved)."""
-    if len(conditions) + len(action_goals) > MAX_CONDITIONS:
-        raise InvalidGoal(f"goal_conditions: {len(conditions) + len(action_goals)} conditions; the limit is "
-                          f"{MAX_CONDITIONS}")
-    for text in conditions:
-        m = _LITERAL.match(text.strip())
-        if m is None or bool(m.group(1)) != bool(m.group(4)):
-            raise InvalidGoal(f"goal_conditions: {text!r} is not a literal; write '(predicate arg ...)' "
-                              "or '(not (predicate arg ...))', e.g. '(on tv)'")
-    for text in action_goals:
-        if not any(v.strip() for v in text.split("|")):
-            raise InvalidGoal(f"action_goals: {text!r} names no action")
 
 
 def parse_goal(conditions: Sequence[str], action_goals: Sequence[str], vocabulary: GoalVocabulary) -> GoalSpec:
@@ -228,7 +213,7 @@ def _resolve_arg(arg: str, world: WorldState, text: str,
     if arg in world.objects:
         return "instance", (arg,)
     agent = vocabulary.agent_of(world)
-    if arg in CHARACTER_WORDS and agent:
+    if (arg in AGENT_WORDS or arg == vocabulary.agent_type) and agent:
         return "instance", (agent,)
     same_class = world.instances_of(arg)
     if same_class:   # a class (its name may end in digits: cup_n_01)

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Protocol
+from typing import Optional
 
-from llm_planner_ros.pddl.goals import GoalVocabulary, GroundGoal
-from llm_planner_ros.pddl.world import WorldState
-
-if TYPE_CHECKING:
-    from llm_planner_ros.safety.hazards import Hazards
+from llm_planner_ros.core.world import WorldState
+from llm_planner_ros.pddl.goals import GroundGoal
 
 # (world, goal, objects allowed or None, objects excluded) -> the instances the problem keeps
 RelevantObjects = Callable[[WorldState, GroundGoal, Optional[set[str]], frozenset[str]], set[str]]
@@ -20,16 +17,6 @@ def whole_world(world: WorldState, goal: GroundGoal, allowed: Optional[set[str]]
                 excluded: frozenset[str] = frozenset()) -> set[str]:
     """Every instance (or the ``allowed`` ones and the goal's own), none of ``excluded``."""
     return (set(world.objects) if allowed is None else allowed | set(goal.objects)) - excluded
-
-
-class PddlWorld(Protocol):
-    """What the goal-directed planner reads of a world (a profile, or a world given in code)
-    besides its domain, which the executor gives."""
-
-    relevant_objects: RelevantObjects   # the instances a goal's problem keeps
-    hazards: Hazards                    # the states that must never come about
-
-    def goal_vocabulary(self) -> GoalVocabulary: ...
 
 
 @dataclass(frozen=True)

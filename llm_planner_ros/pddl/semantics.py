@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import product
 
+from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.pddl.domain import parse_sexpr
-from llm_planner_ros.pddl.world import WorldState
 
 Atom = tuple[str, ...]
 

@@ -31,7 +31,7 @@ class Elimination:
 
 
 class Eliminator:
-    """Rooms are kept: VirtualHome navigates through them (an adaptation; PET scores
+    """Rooms are kept: a robot navigates through them (an adaptation; PET scores
     receptacles with "Where should you go to?", which this scorer asks of the other places)."""
 
     def __init__(self, scorer: RelevanceScorer, threshold: float = 0.4) -> None:

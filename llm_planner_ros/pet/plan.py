@@ -8,7 +8,7 @@ from typing import Optional
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
-from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
+from llm_planner_ros.translation.demonstrations import Demonstration, DemonstrationBank
 
 # Navigation steps are not subtasks: PET's subtasks name what is done to objects
 # ("take an apple, heat the apple, place the apple in/on fridge").

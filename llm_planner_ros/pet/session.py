@@ -19,7 +19,7 @@ from llm_planner_ros.pet.judges import (
 )
 from llm_planner_ros.pet.plan import SubtaskPlanner
 from llm_planner_ros.pet.track import SubtaskTracker, TrackUpdate
-from llm_planner_ros.planning.examples import DemonstrationBank
+from llm_planner_ros.translation.demonstrations import DemonstrationBank
 from llm_planner_ros.translation.translator import Embedder, SkillIndex
 
 
@@ -39,7 +39,7 @@ class PetSettings(BaseModel):
                                            description="llm relevance: drop objects with p(yes) below (paper: 0.4)")
     pet_relevance_cosine: float = Field(
         0.15, ge=-1.0, le=1.0, description="embedding relevance: drop objects whose cosine to the goal is below; "
-                                           "0.15 keeps 95% of the objects EAI's human programs use, "
+                                           "0.15 keeps 95% of the objects the benchmark's human programs use, "
                                            "removing ~50% of the bank")
     pet_num_examples: int = Field(5, ge=1, le=20, description="question/answer examples for Plan (paper: 5)")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from typing import Literal, Optional
+from typing import Literal, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,8 +20,9 @@ from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import PlanCallback, StepCallback, no_preview
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import GoalStatus, PlanPreview, PlanResult, PlanStep, StepEvent, TerminationReason
+from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.pddl import fast_downward
-from llm_planner_ros.pddl.domain import load_domain
+from llm_planner_ros.pddl.domain import Domain
 from llm_planner_ros.pddl.goals import (
     GoalSpec,
     GoalVocabulary,
@@ -30,8 +31,8 @@ from llm_planner_ros.pddl.goals import (
     parse_goal,
     resolve_objects,
 )
-from llm_planner_ros.pddl.problem import PddlWorld, build_problem
-from llm_planner_ros.pddl.world import WorldState
+from llm_planner_ros.pddl.problem import RelevantObjects, build_problem
+from llm_planner_ros.safety.hazards import Hazards
 from llm_planner_ros.safety.policy import SkillPolicy
 
 
@@ -111,10 +112,29 @@ class GoalDirectedSettings(BaseModel):
                                 "empty or has no plan, or holds only once conditions were given up")
 
 
+class PlanningWorld(Protocol):
+    """What the goal-directed planner reads of the world it plans in (a profile, or a world given
+    in code); the executor reports that world's state."""
+
+    @property
+    def relevant_objects(self) -> RelevantObjects:
+        """The instances a goal's problem keeps."""
+
+    @property
+    def hazards(self) -> Hazards:
+        """The states that must never come about."""
+
+    def goal_vocabulary(self) -> GoalVocabulary: ...
+
+    def planning_domain(self) -> Domain:
+        """The domain as the goal-directed planner reads it: each action with its skill and words."""
+
+
 class GoalDirectedPlanner:
-    def __init__(self, builtin: PddlWorld, settings: GoalDirectedSettings = GoalDirectedSettings()) -> None:
-        """``builtin``: the world of an executor that declares no profile (a world given in code)."""
-        self.builtin = builtin
+    def __init__(self, world: PlanningWorld, settings: GoalDirectedSettings = GoalDirectedSettings()) -> None:
+        """``world``: the world this planner plans in (a profile, or a world given in code): its
+        domain, its words and its hazards; the executor it is handed reports that world's state."""
+        self.world = world
         self.settings = settings
 
     @staticmethod
@@ -122,7 +142,7 @@ class GoalDirectedPlanner:
         """The goal's conditions, or :class:`InvalidGoal` when there are none or they name what
         the world's predicates do not (before anything runs; objects are checked against the
         world when it is read)."""
-        spec = request.goal_spec(vocabulary)
+        spec = parse_goal(request.goal_conditions, request.action_goals, vocabulary)
         if not spec:
             raise InvalidGoal("goal_conditions: method 'pddl' needs goal conditions or action goals, e.g. "
                               "goal_conditions: ['(on tv)'], action_goals: ['LOOKAT|WATCH']")
@@ -131,8 +151,7 @@ class GoalDirectedPlanner:
     def holds(self, lines: Sequence[str], executor: Executor) -> Optional[bool]:
         """Whether the goal ``lines`` (a result's ``goal_conditions``: literals, and action goals as
         ``VERB|VERB``) hold in the executor's world now; None when they cannot be read there."""
-        profile = getattr(executor, "profile", None)
-        vocabulary = (profile if profile is not None else self.builtin).goal_vocabulary()
+        vocabulary = self.world.goal_vocabulary()
         try:
             spec = parse_goal([x for x in lines if x.startswith("(")], [x for x in lines if not x.startswith("(")],
                               vocabulary)
@@ -144,8 +163,7 @@ class GoalDirectedPlanner:
     def hazardous(self, spec: GoalSpec, executor: Executor, world: Optional[WorldState] = None) -> Optional[PlanResult]:
         """The goal refused (``hazardous_goal``, naming the hazards) when every way to meet it in the
         executor's world makes a hazard of that world hold; None when some way is safe."""
-        profile = getattr(executor, "profile", None)
-        known: PddlWorld = profile if profile is not None else self.builtin
+        known = self.world
         world = world if world is not None else executor.world_state()
         hits = [h.text() for h in known.hazards.implied(ground_goal(spec, world, known.goal_vocabulary()), world)]
         if not hits:
@@ -167,10 +185,9 @@ class GoalDirectedPlanner:
         limit = s.pddl_time_limit_s if time_limit_s is None else min(time_limit_s, s.pddl_time_limit_s)
         stats = stats if stats is not None else {}
         stats.update(planner_s=0.0, plans=0, problem_objects=0, problem_facts=0)
-        profile = getattr(executor, "profile", None)
-        known: PddlWorld = profile if profile is not None else self.builtin
+        known = self.world
         vocabulary = known.goal_vocabulary()
-        domain = profile.planning_domain() if profile is not None else load_domain(executor.domain_text())
+        domain = known.planning_domain()
         refused = sorted({a.skill_verb for a in domain.actions.values()
                           if policy is not None and not policy.action_allowed(a.skill_verb)})
         domain = domain.without_skills(set(refused))

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Optional
+from typing import Literal, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,10 +23,20 @@ from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import GoalReport, GoalStatus, PlanResult, PlanStep, Skill, StepEvent, TerminationReason
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
-from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
+from llm_planner_ros.translation.demonstrations import Demonstration, DemonstrationBank
 
-if TYPE_CHECKING:
-    from llm_planner_ros.planning.worlds import WorldPlugin
+
+class GuideWorld(Protocol):
+    """What the guide prompt shows of a world given in code (a ``planning.worlds.WorldPlugin``)."""
+
+    guide_examples: tuple[str, ...]               # tasks whose demonstrations the prompt shows
+    state_names: Mapping[str, str]                # predicate -> the state it says ("on", "open")
+
+    def actions(self) -> list[tuple[str, int]]: ...
+
+    def parse_text(self, text: str) -> Optional[Skill]: ...
+
+    def object_properties(self) -> Mapping[str, frozenset[str]]: ...
 
 Guide = Literal["none", "high_level", "low_level"]
 GuideInfo = Literal["none", "objects", "static", "dynamic"]
@@ -113,9 +123,10 @@ class RepeatsExhausted(Exception):
 
 
 class HeuristicPlanner:
-    def __init__(self, llm: LLMBackend, demos: DemonstrationBank, world: WorldPlugin,
+    def __init__(self, llm: LLMBackend, demos: Optional[DemonstrationBank], world: Optional[GuideWorld],
                  settings: HeuristicSettings = HeuristicSettings(), seed: int = 0) -> None:
-        """``world``: whose actions, object properties and example tasks the guide prompt shows."""
+        """``world``: whose actions, object properties and example tasks the guide prompt shows
+        (None: no guide: a profile's world)."""
         self.llm = llm
         self.world = world
         self.demos = demos
@@ -130,9 +141,17 @@ class HeuristicPlanner:
                               "state, so it needs execute=true")
 
     # -- guides ---------------------------------------------------------------------------
+    def _guide_world(self) -> GuideWorld:
+        if self.world is None:
+            raise InvalidGoal("options: guide: the guide prompt shows a world given in code, and this goal's "
+                              "world is a profile's; leave guide unset")
+        return self.world
+
     def guide_prompt(self, request: PlanRequest, kind: Guide, info: GuideInfo, executor: Executor) -> str:
-        verbs = ", ".join(f"{verb.lower()} ({arity})" for verb, arity in self.world.actions())
-        examples = [d for d in (self.demos.get(t) for t in self.world.guide_examples)
+        world = self._guide_world()
+        verbs = ", ".join(f"{verb.lower()} ({arity})" for verb, arity in world.actions())
+        found = (self.demos.get(t) for t in world.guide_examples) if self.demos is not None else ()
+        examples = [d for d in found
                     if d is not None and d.task.lower() != request.task.lower()][:2]
         shots = "".join(f"Task: {d.task}\nPlan:\n{self._render(d, kind)}\n\n" for d in examples)
         style = ("one English sentence per step" if kind == "high_level" else
@@ -146,7 +165,7 @@ class HeuristicPlanner:
             return "\n".join(f"{i}. {s[:1].upper() + s[1:]}." for i, s in enumerate(demo.steps, 1))
         out = []
         for s in demo.steps:
-            skill = self.world.parse_text(s)
+            skill = self._guide_world().parse_text(s)
             out.append(" | ".join([skill.action.lower(), *skill.objects]) if skill else s)
         return "\n".join(out)
 
@@ -156,13 +175,14 @@ class HeuristicPlanner:
         names = sorted(set(getattr(executor, "objects", None) or []))
         if info == "objects":
             return "Objects: " + ", ".join(names) + "\n"
-        props = self.world.object_properties()
+        known = self._guide_world()
+        props = known.object_properties()
         states: dict[str, set[str]] = {}
         if info == "dynamic":   # the states the executor's world reports (over ROS too)
             world = executor.world_state()
             for atom in world.facts:
-                if len(atom) == 2 and atom[0] in self.world.state_names and atom[1] in world.classes:
-                    states.setdefault(world.classes[atom[1]], set()).add(self.world.state_names[atom[0]])
+                if len(atom) == 2 and atom[0] in known.state_names and atom[1] in world.classes:
+                    states.setdefault(world.classes[atom[1]], set()).add(known.state_names[atom[0]])
         lines = []
         for n in names:
             extra = sorted(props.get(n, ())) + (sorted(states.get(n, ())) if info == "dynamic" else [])

@@ -21,11 +21,11 @@ from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import PlanCallback, StepCallback, no_preview
 from llm_planner_ros.core.types import GoalStatus, PlanResult, StepEvent, TerminationReason
+from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.interpretation.conditions import Condition, spec_of
 from llm_planner_ros.interpretation.confidence import Calibration, Labelled, read_labelled, write_labelled
 from llm_planner_ros.interpretation.interpreter import GoalDemo, GoalInterpreter, InstancePrior, Interpretation
 from llm_planner_ros.pddl.goals import GoalSpec, GoalVocabulary, ground_goal
-from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
 from llm_planner_ros.safety.policy import SkillPolicy
 
@@ -83,7 +83,7 @@ class InterpretedGoalPlanner:
                     world = self.reference().world_state()
                     index = self.interpreter.index(world)
                     # the demonstrations whose goal the reference world can state, in part (a world of one
-                    # activity, as BEHAVIOR's, states few or none: the confidence stays unknown)
+                    # activity states few or none: the confidence stays unknown)
                     demos = [d for d in demos if any(index.by_text(s) for s in d.sentences)]
                     demos = demos[:self.calibration_demos]
                     path = self.interpreter.calibration_file(world, demos)

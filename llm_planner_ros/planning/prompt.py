@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from llm_planner_ros.planning.examples import Demonstration
+from llm_planner_ros.translation.demonstrations import Demonstration
 
 
 def task_header(task: str, description: str = "") -> str:

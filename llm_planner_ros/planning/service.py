@@ -7,13 +7,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Optional
+from typing import Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-if TYPE_CHECKING:
-    from llm_planner_ros.profiles.loader import WorldProfile
 
 from llm_planner_ros.core.errors import CancelToken, ExecutorError, HazardStopped, InvalidGoal, PlanningError
 from llm_planner_ros.core.executor import Executor
@@ -24,7 +22,6 @@ from llm_planner_ros.core.types import (
     ErrorType,
     GoalReport,
     GoalStatus,
-    Method,
     PlanPreview,
     PlanResult,
     PlanStep,
@@ -41,7 +38,6 @@ from llm_planner_ros.llm.models import DEFAULT_MODEL, MODELS, model_file
 from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pet.judges import SubtaskJudge
 from llm_planner_ros.pet.session import PetFactory, PetSettings
-from llm_planner_ros.planning.examples import DemonstrationBank
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner, GoalDirectedSettings
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings
 from llm_planner_ros.planning.interpreted import InterpretedGoalPlanner
@@ -49,11 +45,19 @@ from llm_planner_ros.planning.methods import METHODS, Goal, GoalRun, MethodParts
 from llm_planner_ros.planning.plan_check import check_plan
 from llm_planner_ros.planning.resolve import resolve
 from llm_planner_ros.planning.translated import TranslatedPlanner
-from llm_planner_ros.planning.worlds import BuiltinWorld, ProfileWorld, WorldMethods, WorldPlugin
-from llm_planner_ros.profiles import load_world
+from llm_planner_ros.planning.worlds import (
+    DEFAULT_WORLD,
+    BuiltinWorld,
+    ProfileWorld,
+    WorldMethods,
+    WorldPlugin,
+    load_world,
+)
+from llm_planner_ros.profiles.loader import WorldProfile
 from llm_planner_ros.safety.gate import Approver, SafetyGate, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.trace.log import RecordingLLM, TraceLog
+from llm_planner_ros.translation.demonstrations import DemonstrationBank
 from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder, cache_root
 from llm_planner_ros.translation.translator import Embedder, SkillIndex, bank_vectors
 from llm_planner_ros.translation.vector_store import SentenceVectors
@@ -136,9 +140,11 @@ class PlanningService:
                  goal_directed: GoalDirectedSettings = GoalDirectedSettings(),
                  policy: SkillPolicy = SkillPolicy(),
                  robot_world: Optional[Callable[[bool], Optional[Executor]]] = None,
-                 world: Optional[WorldPlugin] = None) -> None:
+                 world: Union[WorldPlugin, str] = "") -> None:
         """``world``: the world given in code that goals plan over when the executor declares no
-        profile (by default ``profiles.DEFAULT_WORLD``, VirtualHome).
+        profile, or its name in ``profiles.WORLDS`` ("": the default world; "none": none, so only
+        an executor's profile is planned over). It is loaded, with everything built from it, when
+        a goal or :meth:`warm` first needs it: a robot stack never loads it.
         ``executor_factory(scene_id, task)`` gives the executor, reset, for goals with
         ``execute=True``; by default that world's in-process one. ``judge`` answers PET's
         subtask questions (e.g. the tracker node over ROS); by default the one ``pet_settings`` names.
@@ -146,32 +152,81 @@ class PlanningService:
         profile's (its skills, objects and words; None: the built-in world): goals are checked
         against it, and plan-only goals plan from its state."""
         self.trace = trace
-        self.world = world = world or load_world()
+        self._world = world
         llm = RecordingLLM(llm, trace) if trace is not None else llm
         self.llm = llm
         self.safety = safety   # safety and policy may be replaced while the node runs; each goal
         self.policy = policy   # reads them once, when its gate is built
         self.approver = approver
-        self.executor_factory = world.executor if safety.dry_run or executor_factory is None \
-            else executor_factory
+        self._executor_factory = None if safety.dry_run else executor_factory
         self.embedder = embedder
         self.defaults = defaults
-        self.demos = demos or DemonstrationBank(world.demonstrations(), embedder)
+        self._demos = demos
+        self._pet_settings, self._judge, self._heuristic_settings = pet_settings, judge, heuristic_settings
+        self.goal_directed_settings = goal_directed
         self._indexes: dict[tuple[str, str, tuple[str, ...]], SkillIndex] = {}
         self._profile_planners: dict[tuple[str, str, str], TranslatedPlanner] = {}
         self._index_lock = threading.Lock()
-        self.pet = PetFactory(llm, embedder, self.demos, pet_settings, world.rooms(), world.places(), judge)
-        self.translated = TranslatedPlanner(llm, self.demos, self.index_for, world, defaults, self.pet)
-        self.heuristic = HeuristicPlanner(llm, self.demos, world, heuristic_settings, seed=defaults.seed)
-        self.goal_directed = GoalDirectedPlanner(world, goal_directed)
+        self._built_lock = threading.RLock()
         self._interpreted: Optional[InterpretedGoalPlanner] = None
         self._interpreted_lock = threading.Lock()
         self._profile_interpreters: dict[str, InterpretedGoalPlanner] = {}
         self._vectors: Optional[SentenceVectors] = None
         self.robot_world = robot_world
-        self.builtin = BuiltinWorld(world, self.translated, self.interpreted)
-        parts = MethodParts(self.heuristic, self.goal_directed, defaults)
-        self.runners: dict[Method, MethodRunner] = {m: entry.runner(parts) for m, entry in METHODS.items()}
+        parts = MethodParts(goal_directed, defaults, lambda name: self.runners[name])
+        self.runners: dict[str, MethodRunner] = {m: entry.runner(parts) for m, entry in METHODS.items()}
+
+    # -- the world given in code and what is built from it, on first use ---------------------
+    @cached_property
+    def world(self) -> WorldPlugin:
+        if not isinstance(self._world, str):
+            return self._world
+        if self._world == "none":
+            raise InvalidGoal("the executor declares no world profile, and this planner has no world given in "
+                              "code to plan in (world: none)")
+        return load_world(self._world or DEFAULT_WORLD)
+
+    @property
+    def has_world(self) -> bool:
+        """Whether goals may plan in a world given in code (else only in an executor's profile)."""
+        return self._world != "none"
+
+    @property
+    def executor_factory(self) -> Callable[[str, str], Executor]:
+        return self._executor_factory or self.world.executor
+
+    @cached_property
+    def demos(self) -> DemonstrationBank:
+        with self._built_lock:
+            return self._demos or DemonstrationBank(self.world.demonstrations(), self.embedder)
+
+    @cached_property
+    def pet(self) -> PetFactory:
+        with self._built_lock:
+            return PetFactory(self.llm, self.embedder, self.demos, self._pet_settings, self.world.rooms(),
+                              self.world.places(), self._judge)
+
+    @cached_property
+    def translated(self) -> TranslatedPlanner:
+        with self._built_lock:
+            return TranslatedPlanner(self.llm, self.demos, self.index_for, self.world, self.defaults, self.pet)
+
+    @cached_property
+    def heuristic(self) -> HeuristicPlanner:
+        with self._built_lock:
+            return HeuristicPlanner(self.llm, self.demos, self.world, self._heuristic_settings,
+                                    seed=self.defaults.seed)
+
+    @cached_property
+    def goal_directed(self) -> GoalDirectedPlanner:
+        """Method pddl's planner in the world given in code."""
+        return GoalDirectedPlanner(self.world, self.goal_directed_settings)
+
+    @cached_property
+    def builtin(self) -> BuiltinWorld:
+        with self._built_lock:
+            return BuiltinWorld(self.world, self.goal_directed, lambda: self.translated, lambda: self.heuristic,
+                                self.interpreted)
 
     @classmethod
     def build(cls, backend: BackendSettings, defaults: PlannerSettings,
@@ -183,7 +238,7 @@ class PlanningService:
               goal_directed: GoalDirectedSettings = GoalDirectedSettings(),
               policy: SkillPolicy = SkillPolicy(),
               robot_world: Optional[Callable[[bool], Optional[Executor]]] = None,
-              world: Optional[WorldPlugin] = None) -> PlanningService:
+              world: Union[WorldPlugin, str] = "") -> PlanningService:
         t0 = time.perf_counter()
         service = cls(build_llm(backend), build_embedder(backend), defaults, executor_factory=executor_factory,
                       pet_settings=pet_settings, judge=judge, heuristic_settings=heuristic_settings,
@@ -248,14 +303,15 @@ class PlanningService:
         annotated goals are read once)."""
         with self._interpreted_lock:
             if self._interpreted is None:
-                s = self.goal_directed.settings
+                s = self.goal_directed_settings
                 world = self.world
                 demos, goals = world.annotated_goals()
                 vocabulary = world.goal_vocabulary()
                 scene = world.scenes[0]
                 interpreter = self._interpreter(demos, world.conditions, vocabulary.mutex,
-                                                Completion(goals, mutex=vocabulary.mutex))
-                self._interpreted = InterpretedGoalPlanner(interpreter, InstancePrior(goals), self.goal_directed,
+                                                Completion(goals, mutex=vocabulary.mutex, agent=vocabulary.agent_type))
+                self._interpreted = InterpretedGoalPlanner(interpreter, InstancePrior(
+                    goals, vocabulary.location_predicate, vocabulary.agent_type), self.goal_directed,
                                                            vocabulary, use_llm=s.interpret_from != "text",
                                                            relax_plans=s.interpret_relax_plans,
                                                            added_time_s=s.interpret_added_time_s,
@@ -263,21 +319,25 @@ class PlanningService:
                                                            calibration_demos=s.interpret_calibration_demos)
             return self._interpreted
 
-    def warm(self, scene_id: str, bank: str = "scene") -> None:
-        """Embed, before the node serves, what a goal in the built-in world's ``scene_id`` would
-        otherwise embed: the skill index of ``bank``, the full bank's vectors that narrowed indexes
-        take their rows from (kept on disk, not in memory), and method interpret's conditions of
-        the scene; after the first time (or ``python -m llm_planner_ros warm`` at set-up) all of it
-        comes from the cache. Starts Fast Downward's warm translator too."""
+    def warm(self, scene_id: str = "", bank: str = "scene") -> None:
+        """Embed, before the node serves, what a goal in the built-in world's ``scene_id`` ("": its
+        first) would otherwise embed: the skill index of ``bank``, the full bank's vectors that
+        narrowed indexes take their rows from (kept on disk, not in memory), and method interpret's
+        conditions of the scene; after the first time (or ``python -m llm_planner_ros warm`` at
+        set-up) all of it comes from the cache. Starts Fast Downward's warm translator too. A
+        planner without a world given in code (world: none) only starts the translator."""
+        fast_downward.TRANSLATOR.start()
+        if not self.has_world:
+            return
+        scene_id = scene_id or self.world.scenes[0]
         self.index_for(scene_id, bank)
         if bank == "scene":
             bank_vectors(self.world.full_bank(), self.embedder, mapped=True)
         self.interpreted().interpreter.index(self.world.executor(scene_id, "").world_state())
-        fast_downward.TRANSLATOR.start()
 
     def _interpreter(self, demos, conditions, mutex, completion: Optional[Completion] = None) -> GoalInterpreter:
         """A goal interpreter with the settings of method interpret."""
-        s = self.goal_directed.settings
+        s = self.goal_directed_settings
         menu = MenuSettings(beta=s.interpret_choose_beta, margin=s.interpret_choose_margin,
                             keep=s.interpret_choose_keep, added=s.interpret_choose_added,
                             text_candidates=s.interpret_choose_text, written_bonus=s.interpret_written_bonus)
@@ -294,7 +354,7 @@ class PlanningService:
         """The condition sentences' vectors, one store for every interpreter, on disk in the cache."""
         if self._vectors is None:
             self._vectors = SentenceVectors.for_embedder(self.embedder, cache_root(),
-                                                         self.goal_directed.settings.interpret_vectors_in_memory)
+                                                         self.goal_directed_settings.interpret_vectors_in_memory)
         return self._vectors
 
     def profile_interpreted(self, profile: WorldProfile, robot: Executor) -> InterpretedGoalPlanner:
@@ -307,14 +367,14 @@ class PlanningService:
 
         with self._interpreted_lock:
             if profile.text not in self._profile_interpreters:
-                s = self.goal_directed.settings
+                s = self.goal_directed_settings
                 world = reference_world(profile) if profile.world_text else robot.world_state()
                 vocabulary = profile.goal_vocabulary()
                 interpreter = self._interpreter(profile_goal_demos(profile, profile_conditions(profile, world)),
                                                 lambda w: profile_conditions(profile, w), vocabulary.mutex)
                 planning_domain = profile.planning_domain().name
                 self._profile_interpreters[profile.text] = InterpretedGoalPlanner(
-                    interpreter, InstancePrior(()), self.goal_directed, vocabulary,
+                    interpreter, InstancePrior(()), GoalDirectedPlanner(profile, s), vocabulary,
                     use_llm=s.interpret_from != "text", relax_plans=s.interpret_relax_plans,
                     added_time_s=s.interpret_added_time_s,
                     reference=lambda: PddlWorldExecutor(profile, world_problem(world, planning_domain)),
@@ -390,9 +450,14 @@ class PlanningService:
               report: GoalReport, given: Optional[Executor] = None, on_plan: PlanCallback = no_preview) -> PlanResult:
         robot = self.robot_world(request.execute) if self.robot_world is not None else None
         profile = robot.profile if robot is not None else None
+        if profile is not None and not isinstance(profile, WorldProfile):
+            raise ExecutorError(f"the executor declares a world the planner cannot read: {type(profile).__name__}")
         world: WorldMethods = self.builtin if profile is None or robot is None else \
-            ProfileWorld(profile, robot, self.profile_translated, self.profile_interpreted)
-        goal = resolve(request, world, self.world.scenes, self.runners, self.safety.approval)
+            ProfileWorld(profile, robot, GoalDirectedPlanner(profile, self.goal_directed_settings),
+                         lambda: HeuristicPlanner(self.llm, None, None, self._heuristic_settings,
+                                                  seed=self.defaults.seed),
+                         self.profile_translated, self.profile_interpreted)
+        goal = resolve(request, world, self.runners, self.safety.approval)
         req = goal.request
         executor = given
         if req.execute and executor is None:
@@ -407,8 +472,8 @@ class PlanningService:
         policy = self.policy   # one policy for the whole goal: its gate and what its plan may use
         gate = SafetyGate(executor, policy, self.safety, world.skill_problem, self.approver, cancel,
                           world.hazards) if executor is not None else None
-        if goal.spec.literals and goal.method is not Method.PDDL:   # pddl checks it as it plans
-            refused = self.goal_directed.hazardous(goal.spec, gate if gate is not None else
+        if goal.spec.literals and goal.method != "pddl":   # pddl checks it as it plans
+            refused = world.goal_directed.hazardous(goal.spec, gate if gate is not None else
                                                    world.plan_only_world(req))
             if refused is not None:   # a given goal that makes a hazard hold: whatever the method, nothing runs
                 refused.executing = req.execute
@@ -455,7 +520,8 @@ class PlanningService:
         planned.executed = all(st.executed for st in planned.steps)
         # the goal is judged as the method judges it without approval: its own conditions where
         # it has them (given or interpreted), else the executor's
-        met = self.goal_directed.holds(planned.goal_conditions, gate) if planned.goal_conditions else gate.goal_met()
+        lines = planned.goal_conditions
+        met = goal.world.goal_directed.holds(lines, gate) if lines else gate.goal_met()
         planned.goal_status = GoalStatus.UNKNOWN if met is None else (GoalStatus.MET if met else GoalStatus.NOT_MET)
         if planned.termination_reason is not TerminationReason.CORRECTIONS_EXHAUSTED:
             ran = f"{len(planned.steps)} approved steps executed"

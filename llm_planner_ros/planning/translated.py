@@ -6,7 +6,8 @@ import math
 import re
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Optional, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Optional, Protocol
 
 from llm_planner_ros.core.errors import CancelToken, InvalidGoal, PlanningError
 from llm_planner_ros.core.executor import ExecutionResult, Executor
@@ -17,7 +18,6 @@ from llm_planner_ros.core.types import (
     ErrorType,
     GoalReport,
     GoalStatus,
-    Method,
     PlanResult,
     PlanStep,
     PreconditionFailure,
@@ -28,9 +28,9 @@ from llm_planner_ros.core.types import (
 )
 from llm_planner_ros.llm.base import LLMBackend
 from llm_planner_ros.planning import scoring
-from llm_planner_ros.planning.examples import Demonstration, DemonstrationBank
 from llm_planner_ros.planning.prompt import as_step, plan_prompt
 from llm_planner_ros.planning.settings import EffectiveSettings
+from llm_planner_ros.translation.demonstrations import Demonstration, DemonstrationBank
 from llm_planner_ros.translation.translator import SkillIndex
 
 if TYPE_CHECKING:
@@ -40,6 +40,17 @@ log = logging.getLogger(__name__)
 
 # (scene_id, "scene" | "full", object classes the executor has or None) -> index
 IndexProvider = Callable[..., SkillIndex]
+
+
+@dataclass(frozen=True)
+class LlmLoop:
+    """How an LLM-step method plans: the whole program at once (Huang et al.'s vanilla baseline),
+    or a step at a time (Algorithm 1); and, when an executed step fails, whether the plan stops
+    (open loop), tries the next-best skills (Raman et al.'s re-sampling) or re-prompts with the
+    error (Raman et al.)."""
+
+    whole_program: bool = False
+    on_failure: Literal["stop", "resample", "reprompt"] = "stop"
 
 
 class WorldSkills(Protocol):
@@ -111,25 +122,27 @@ class TranslatedPlanner:
         return self.demos.nearest(request.task, 1, exclude)[0]
 
     def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
-             executor: Optional[Executor] = None, report: Optional[GoalReport] = None) -> PlanResult:
-        """Plan; with an ``executor``, execute each step as it is chosen. TRANSLATED then stops
-        at the first failure (open loop); RESAMPLE and REPROMPT correct it (closed loop).
-        ``report`` receives the time per stage and the PET session (``stats["pet"]``)."""
+             executor: Optional[Executor] = None, report: Optional[GoalReport] = None,
+             loop: LlmLoop = LlmLoop()) -> PlanResult:
+        """Plan as ``loop`` says; with an ``executor``, execute each step as it is chosen and, when
+        one fails, stop or correct it as ``loop.on_failure`` says. ``report`` receives the time per
+        stage and the PET session (``stats["pet"]``)."""
         s = EffectiveSettings.resolve(self.defaults, request.options)
         report = report if report is not None else GoalReport()
-        if request.method is Method.VANILLA:
+        if loop.whole_program:
             result = self._vanilla(request, s, on_step, cancel, executor, report)
         else:
-            result = self._translated(request, s, on_step, cancel, executor, report)
-        if executor is None and (request.method is Method.VANILLA or s.no_translation):
+            result = self._translated(request, s, on_step, cancel, executor, report, loop.on_failure)
+        if executor is None and (loop.whole_program or s.no_translation):
             mark_untranslated(result, request.scene_id, self.skills)
         return result
 
     # -- Algorithm 1, open or closed loop ---------------------------------------------------
     def _translated(self, request: PlanRequest, s: EffectiveSettings, on_step: StepCallback,
-                    cancel: CancelToken, executor: Optional[Executor], report: GoalReport) -> PlanResult:
+                    cancel: CancelToken, executor: Optional[Executor], report: GoalReport,
+                    on_failure: str) -> PlanResult:
         b = s.base
-        mode = request.method if executor is not None else None
+        mode = on_failure if executor is not None else None
         times = report.times
         t0 = time.perf_counter()
         example = self.choose_example(request, s)
@@ -151,7 +164,7 @@ class TranslatedPlanner:
             ranked: list[tuple[PlanStep, float]] = []
             while True:   # one step: generate, and on failure re-prompt or re-sample
                 cancel.check()
-                if not ranked or mode is Method.REPROMPT:
+                if not ranked or mode == "reprompt":
                     description = pet.description(request.description) if pet else request.description
                     prompt = plan_prompt([example], request.task, description, prompt_steps)
                     prompt += "".join(self._correction(n, st, r, b.correction_level) for st, r in failed)
@@ -168,7 +181,7 @@ class TranslatedPlanner:
                     t0 = time.perf_counter()
                     ranked = self._rank(n, live, pet.index(index) if pet else index, s, used={st.skill for st in steps},
                                         failed={st.skill for st, _ in failed},
-                                        top_n=b.resample_top_k if mode is Method.RESAMPLE else 1)
+                                        top_n=b.resample_top_k if mode == "resample" else 1)
                     times.translation_s += time.perf_counter() - t0
                 if not ranked or ranked[0][1] == -math.inf:   # only repeated or failed skills left
                     reason, step = TerminationReason.LOW_SCORE, None
@@ -192,7 +205,7 @@ class TranslatedPlanner:
                     break
                 step.error = result.failure
                 failed.append((step, result))
-                if mode is Method.TRANSLATED:
+                if mode == "stop":
                     reason, detail = TerminationReason.CORRECTIONS_EXHAUSTED, \
                         f"step {n} failed in open loop: {result.failure.message}"
                     break
@@ -204,7 +217,7 @@ class TranslatedPlanner:
                               f"the plan used its {b.max_corrections_per_plan} corrections; last: "
                               f"{result.failure.message}")
                     break
-                if mode is Method.RESAMPLE:
+                if mode == "resample":
                     ranked = [(st, sc) for st, sc in ranked if st.skill not in {f.skill for f, _ in failed}]
                     if not ranked:
                         reason, detail = TerminationReason.CORRECTIONS_EXHAUSTED, \

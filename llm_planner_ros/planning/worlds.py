@@ -1,24 +1,31 @@
 """The world a goal plans over and its planners: a world given in code (:class:`WorldPlugin`,
-VirtualHome's by default), or a profile's, which the executor declares (its skills, objects and
+the default one unless the planner names another), or a profile's, which the executor declares (its skills, objects and
 words); the service builds each world's planners once and keeps them."""
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Protocol
 
+import yaml
+
+from llm_planner_ros import profiles
 from llm_planner_ros.core.errors import InvalidGoal
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import Skill
+from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
 from llm_planner_ros.interpretation.conditions import Condition
 from llm_planner_ros.interpretation.interpreter import GoalDemo, ProgramGoal
 from llm_planner_ros.pddl.goals import GoalVocabulary
-from llm_planner_ros.pddl.problem import PddlWorld, world_problem
-from llm_planner_ros.pddl.world import WorldState
-from llm_planner_ros.planning.examples import Demonstration
+from llm_planner_ros.pddl.problem import world_problem
+from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner, PlanningWorld
+from llm_planner_ros.planning.heuristic import HeuristicPlanner
 from llm_planner_ros.planning.interpreted import InterpretedGoalPlanner
 from llm_planner_ros.planning.translated import TranslatedPlanner
+from llm_planner_ros.translation.demonstrations import Demonstration
 
 if TYPE_CHECKING:
     from llm_planner_ros.profiles.loader import WorldProfile
@@ -26,9 +33,9 @@ if TYPE_CHECKING:
     from llm_planner_ros.skills.bank import SkillBank
 
 
-class WorldPlugin(PddlWorld, Protocol):
-    """A world given in code, loaded by name (``profiles.WORLDS``): what every method reads of
-    it. VirtualHome's is ``profiles/virtualhome/world.py``."""
+class WorldPlugin(PlanningWorld, Protocol):
+    """A world given in code, loaded by name (:data:`WORLDS`, from ``profiles/worlds.yaml``):
+    what every method reads of it."""
 
     name: str
     scenes: tuple[str, ...]
@@ -66,10 +73,38 @@ class WorldPlugin(PddlWorld, Protocol):
     def annotated_goals(self) -> tuple[Sequence[GoalDemo], Sequence[ProgramGoal]]: ...
 
 
+_REGISTRY = yaml.safe_load(Path(profiles.__file__).with_name("worlds.yaml").read_text())
+WORLDS: dict[str, str] = dict(_REGISTRY["worlds"])   # name -> "module:class" of a world given in code
+DEFAULT_WORLD: str = _REGISTRY["default"]
+_loaded: dict[str, WorldPlugin] = {}
+
+
+def load_world(name: str = DEFAULT_WORLD) -> WorldPlugin:
+    """The world given in code ``name`` (one instance per process); an unknown name is an error
+    naming the known ones."""
+    if name not in WORLDS:
+        raise ValueError(f"unknown world {name!r}; known: {', '.join(sorted(WORLDS))}")
+    if name not in _loaded:
+        module, _, cls = WORLDS[name].partition(":")
+        _loaded[name] = getattr(importlib.import_module(module), cls)()
+    return _loaded[name]
+
+
 class WorldMethods(Protocol):
+    """The one world a goal plans in, decided once when it is resolved: the method, the gate and
+    the checks read this value and nothing else."""
+
     @property
     def profile(self) -> Optional[WorldProfile]:
         """None: the built-in world."""
+
+    @property
+    def scenes(self) -> Sequence[str]:
+        """The scenes a goal may name (the first is the default); empty: the executor's own."""
+
+    @property
+    def goal_directed(self) -> GoalDirectedPlanner:
+        """Fast Downward in this world: method pddl, and the goal checks of every method."""
 
     @property
     def vocabulary(self) -> GoalVocabulary:
@@ -92,6 +127,9 @@ class WorldMethods(Protocol):
 
     def translated(self) -> TranslatedPlanner: ...
 
+    def heuristic(self) -> HeuristicPlanner:
+        """Borro et al.'s search here (its guide prompt shows a world given in code only)."""
+
     def check_translated(self, request: PlanRequest, executing: bool) -> None:
         """Raise for what the LLM methods cannot do here, without building their planner."""
 
@@ -109,19 +147,21 @@ class BuiltinWorld:
     has_demonstrations = True
     zero_shot = ""
 
-    def __init__(self, plugin: WorldPlugin, translated: TranslatedPlanner,
+    def __init__(self, plugin: WorldPlugin, goal_directed: GoalDirectedPlanner,
+                 translated: Callable[[], TranslatedPlanner], heuristic: Callable[[], HeuristicPlanner],
                  interpreted: Callable[[], InterpretedGoalPlanner]) -> None:
-        self.plugin = plugin
+        self.plugin, self.goal_directed, self.heuristic = plugin, goal_directed, heuristic
+        self.scenes = plugin.scenes
         self.vocabulary = plugin.goal_vocabulary()
         self.hazards = plugin.hazards
         self.skill_problem = plugin.skill_problem
         self._translated, self._interpreted = translated, interpreted
 
     def translated(self) -> TranslatedPlanner:
-        return self._translated
+        return self._translated()
 
     def check_translated(self, request: PlanRequest, executing: bool) -> None:
-        self._translated.check(request, executing)
+        self._translated().check(request, executing)
 
     def interpreted(self) -> InterpretedGoalPlanner:
         return self._interpreted()
@@ -134,12 +174,15 @@ class BuiltinWorld:
 
 
 class ProfileWorld:
-    def __init__(self, profile: WorldProfile, robot: Executor,
+    scenes: tuple[str, ...] = ()   # a profile names no scenes: a goal's scene_id goes to the robot as it is
+
+    def __init__(self, profile: WorldProfile, robot: Executor, goal_directed: GoalDirectedPlanner,
+                 heuristic: Callable[[], HeuristicPlanner],
                  translated: Callable[[WorldProfile, Executor], TranslatedPlanner],
                  interpreted: Callable[[WorldProfile, Executor], InterpretedGoalPlanner]) -> None:
         """``robot``: the executor whose world the profile declares, as it is now; ``translated``
         and ``interpreted`` build (or give the kept) planners of a profile's world."""
-        self.profile, self.robot = profile, robot
+        self.profile, self.robot, self.goal_directed, self.heuristic = profile, robot, goal_directed, heuristic
         self._translated, self._interpreted = translated, interpreted
         self.vocabulary = profile.goal_vocabulary()
         self.hazards = profile.hazards

@@ -11,10 +11,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
+from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.interpretation.conditions import Condition
 from llm_planner_ros.interpretation.interpreter import GoalDemo
 from llm_planner_ros.pddl.semantics import typed_list
-from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.profiles.loader import WorldProfile, class_of
 
 

@@ -24,11 +24,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from llm_planner_ros.core.types import Skill
+from llm_planner_ros.core.world import class_of
 from llm_planner_ros.pddl.domain import Domain, parse_domain, parse_sexpr
 from llm_planner_ros.pddl.goals import GoalVocabulary
 from llm_planner_ros.pddl.problem import RelevantObjects, whole_world
 from llm_planner_ros.pddl.semantics import DomainDef, PddlError, read_domain, read_problem
-from llm_planner_ros.pddl.world import class_of
 from llm_planner_ros.safety.hazards import HazardEntry, Hazards
 from llm_planner_ros.safety.hazards import problems as hazard_problems
 

@@ -10,14 +10,14 @@ import threading
 
 from llm_planner_ros.core.errors import InvalidGoal
 from llm_planner_ros.core.types import Skill
+from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.pddl import fast_downward
 from llm_planner_ros.pddl.goals import ground_goal, parse_goal
 from llm_planner_ros.pddl.problem import build_problem
 from llm_planner_ros.pddl.semantics import PddlWorld
-from llm_planner_ros.pddl.world import WorldState
-from llm_planner_ros.planning.examples import Demonstration
 from llm_planner_ros.profiles.loader import WorldProfile
 from llm_planner_ros.skills.bank import SkillBank
+from llm_planner_ros.translation.demonstrations import Demonstration
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,8 @@
 and ``get_world_state`` (GetWorldState), and publishes ``heartbeat/executor_bridge``.
 
 Backends (parameter ``backend``):
-- ``virtualhome``: the in-process VirtualHome simulator.
+- ``sim``: the in-process simulator of a world given in code (parameter ``world``, by default
+  the planner's default world; ``profiles.WORLDS``).
 - ``robot``: forwards each skill to a robot's own ExecuteSkill action server (``robot_action``)
   with a timeout; the robot's failure comes back as the same structured PreconditionFailure.
 
@@ -18,8 +19,8 @@ at a time, and a cancel of the bridge's goal cancels the robot's and waits, up t
 first: a skill that a bridge before it left running on the robot is cancelled and waited for
 before the bridge serves anything.
 
-``sim_robot_main`` runs the reference robot-side skill server: a simulated robot that wraps the
-VirtualHome executor behind the robot interface, so the robot path can be tested end to end.
+``sim_robot_main`` runs the reference robot-side skill server: a simulated robot that wraps a
+world given in code behind the robot interface, so the robot path can be tested end to end.
 """
 from __future__ import annotations
 
@@ -41,11 +42,9 @@ from llm_planner_msgs.srv import GetWorldState, ResetScene
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.types import ErrorType
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
-from llm_planner_ros.pddl.world import WorldState
-from llm_planner_ros.profiles import load_world
+from llm_planner_ros.core.world import WorldState
+from llm_planner_ros.planning.worlds import DEFAULT_WORLD, WorldPlugin, load_world
 from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, validated_profile
-from llm_planner_ros.profiles.virtualhome import resources
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
@@ -64,8 +63,10 @@ class RobotWorldUnread(RuntimeError):
 class BridgeParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["virtualhome", "robot"] = Field("virtualhome", description="where skills run")
-    default_scene: str = Field("TrimmedTestScene1", description="scene of the virtualhome backend")
+    backend: Literal["sim", "robot"] = Field("sim", description="where skills run: the simulator of a world "
+                                                                  "given in code, or a robot's skill server")
+    world: str = Field("", description="the sim backend's world given in code ('' = the default world)")
+    default_scene: str = Field("", description="the sim backend's scene ('' = the world's first)")
     robot_action: str = Field("robot/execute_skill", description="the robot's ExecuteSkill action")
     robot_timeout_s: float = Field(30.0, gt=0.0, le=3600.0, description="limit for one robot skill")
     robot_wait_s: float = Field(5.0, ge=0.0, le=600.0, description="wait for the robot's server")
@@ -140,14 +141,16 @@ def run_skill(node: Node, goal_handle: ServerGoalHandle, stop: CancelToken, exec
 
 
 class SimulatedSkillServer:
-    """ExecuteSkill/ResetScene/GetWorldState on a VirtualHome executor, one skill at a time."""
+    """ExecuteSkill/ResetScene/GetWorldState on the simulator of a world given in code, one skill at a time."""
 
-    def __init__(self, node: Node, scene: str, group: ReentrantCallbackGroup, skill_delay_s: float = 0.0) -> None:
-        self.node = node
+    def __init__(self, node: Node, world: WorldPlugin, scene: str, group: ReentrantCallbackGroup,
+                 skill_delay_s: float = 0.0) -> None:
+        self.node, self.world = node, world
         self.skill_delay_s = skill_delay_s
-        self.sim = VirtualHomeExecutor(scene)
+        self.scene = scene or world.scenes[0]
+        self.sim = world.executor(self.scene, "")
         self.lock = threading.Lock()
-        self.versions = WorldVersions(self.sim.world_state, self.sim.goal_met)
+        self.versions = WorldVersions(lambda: self.sim.world_state(), lambda: self.sim.goal_met())
         node.create_service(ResetScene, "reset_scene", self.reset, callback_group=group)
         node.create_service(GetWorldState, "get_world_state", self.world_state, callback_group=group)
 
@@ -156,16 +159,16 @@ class SimulatedSkillServer:
                          self.versions)
 
     def reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
-        scene = request.scene_id or self.sim.scene_id
+        scene = request.scene_id or self.scene
         with self.lock:
             try:
-                graph, goal = resources.scene_for_task(scene, request.task)
-                response.objects = self.sim.reset(scene, graph)
-                self.sim.goal = goal
+                self.sim = self.world.executor(scene, request.task)
+                self.scene = scene
+                response.objects = list(self.sim.objects)
                 self.versions.changed()
                 response.success = True
                 response.message = (f"scene {scene}" + (f" with the goal conditions of {request.task!r}"
-                                                        if goal else ""))
+                                                        if self.sim.goal_met() is not None else ""))
             except KeyError as exc:
                 response.success, response.message = False, str(exc.args[0])
         return response
@@ -176,7 +179,7 @@ class SimulatedSkillServer:
 
     def world_state(self, request: GetWorldState.Request, response: GetWorldState.Response) -> GetWorldState.Response:
         if request.domain_only:
-            response.success, response.domain_name, response.goal_status = True, "virtualhome", -1
+            response.success, response.domain_name, response.goal_status = True, self.world.name, -1
             response.domain = self.sim.domain_text()
             return response
         with self.lock:
@@ -188,7 +191,7 @@ class SimulatedSkillServer:
             except Exception as exc:   # never take the node down
                 response.success, response.message = False, f"{type(exc).__name__}: {exc}"
                 return response
-        response.success, response.domain_name = True, "virtualhome"
+        response.success, response.domain_name = True, self.world.name
         if request.include_domain:
             response.domain = self.sim.domain_text()
         return response
@@ -208,8 +211,8 @@ class ExecutorBridgeNode(Node):
         self._robot_profile_cache: Optional[WorldProfile] = None
         self._robot_profile_read = False
         self._stops = GoalStops()
-        if self.params.backend == "virtualhome":
-            self._sim = SimulatedSkillServer(self, self.params.default_scene, group)
+        if self.params.backend == "sim":
+            self._sim = SimulatedSkillServer(self, self._world(), self.params.default_scene, group)
         else:
             self._robot = SkillActionClient(self, self.params.robot_action, "the robot", reconcile=True)
             self.create_service(ResetScene, "reset_scene", self._robot_reset, callback_group=group)
@@ -220,6 +223,11 @@ class ExecutorBridgeNode(Node):
                                     cancel_callback=self._stops.on_cancel, callback_group=group)
         publish_heartbeat(self, "executor_bridge")
         self.get_logger().info(f"serving action 'execute_skill' with backend '{self.params.backend}'")
+
+    def _world(self) -> WorldPlugin:
+        """The world given in code that the sim backend simulates, and whose skills and hazards
+        a robot reporting no profile is checked against."""
+        return load_world(self.params.world or DEFAULT_WORLD)
 
     def _set_policy(self, policy: SkillPolicy) -> None:
         self.policy = policy
@@ -272,13 +280,13 @@ class ExecutorBridgeNode(Node):
         """The policy's refusal, instance ids checked in the backend's world. Raises
         :class:`RobotWorldUnread` when the robot's world cannot be read."""
         if self._sim is not None:
-            return self.policy.refusal(skill, load_world().skill_problem, self._sim.instance_class)
+            return self.policy.refusal(skill, self._world().skill_problem, self._sim.instance_class)
         try:
             profile = self._robot_profile()
         except ProfileError as exc:
             return f"not admissible: the robot's profile is invalid: {exc}"
         try:
-            problem = profile.skill_problem if profile is not None else load_world().skill_problem
+            problem = profile.skill_problem if profile is not None else self._world().skill_problem
             return self.policy.refusal(skill, problem, self._robot_instance_class)
         except LookupError as exc:
             return f"not admissible: its instance ids cannot be checked: {exc}"
@@ -290,14 +298,14 @@ class ExecutorBridgeNode(Node):
         admitted the skill, so a robot's profile is read and valid by then (its own, never another
         world's); :class:`RobotWorldUnread` when it cannot be read."""
         if self._sim is not None:
-            hazards = load_world().hazards
+            hazards = self._world().hazards
             if not hazards:
                 return None
             with self._sim.lock:
                 hits, unknown = last_hop(self._sim.sim, skill, hazards)
         else:
             profile = self._robot_profile()
-            hazards = profile.hazards if profile is not None else load_world().hazards
+            hazards = profile.hazards if profile is not None else self._world().hazards
             if not hazards:
                 return None
             reply = self._robot_world_state(GetWorldState.Request(include_domain=True), GetWorldState.Response())
@@ -317,8 +325,8 @@ class ExecutorBridgeNode(Node):
 
     def _robot_profile(self) -> Optional[WorldProfile]:
         """The robot's world profile, read from its GetWorldState once it is valid (and again after
-        a reset); None for a robot whose reply holds no profile (a VirtualHome robot: the built-in
-        world). Never another world in place of the robot's: while its profile is invalid
+        a reset); None for a robot whose reply holds no profile (its world is the bridge's world given
+        in code). Never another world in place of the robot's: while its profile is invalid
         (:class:`ProfileError`, each text validated once) or its world cannot be read
         (:class:`RobotWorldUnread`), every skill is refused, and the robot is asked again."""
         if self._robot_profile_read:
@@ -365,16 +373,18 @@ class ExecutorBridgeNode(Node):
 
 
 class SimRobotNode(Node):
-    """Reference robot-side skill server: VirtualHome behind the robot's ExecuteSkill action."""
+    """Reference robot-side skill server: a world given in code behind the robot's ExecuteSkill action."""
 
     def __init__(self) -> None:
         super().__init__("sim_robot")
         fixed = ParameterDescriptor(read_only=True)
-        self.declare_parameter("scene", "TrimmedTestScene1", fixed)
+        self.declare_parameter("world", "", fixed)            # a world given in code ('' = the default)
+        self.declare_parameter("scene", "", fixed)            # '' = the world's first scene
         self.declare_parameter("skill_delay_s", 0.0, fixed)   # how long each skill takes (fault injection, demos)
         self.declare_parameter("accept_delay_s", 0.0, fixed)  # how long accepting a skill takes (fault injection)
         group = ReentrantCallbackGroup()
-        self.server = SimulatedSkillServer(self, self.get_parameter("scene").value, group,
+        world = load_world(self.get_parameter("world").value or DEFAULT_WORLD)
+        self.server = SimulatedSkillServer(self, world, self.get_parameter("scene").value, group,
                                            float(self.get_parameter("skill_delay_s").value))
         self._stops = GoalStops()
         accept_delay_s = float(self.get_parameter("accept_delay_s").value)

@@ -25,7 +25,7 @@ from llm_planner_msgs.srv import GetWorldState, ResetScene
 from llm_planner_ros.core.errors import CancelToken, ExecutorError
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
-from llm_planner_ros.pddl.world import WorldState, parse_fact
+from llm_planner_ros.core.world import WorldState, parse_fact
 from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, validated_profile
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.liveness import PeerWatch, call_peer
@@ -72,8 +72,13 @@ class BridgeWorld:
             self._reply, self._reply_has_applicable = response, request.include_applicable
         return self._reply
 
+    def redescribe(self) -> None:
+        """Read the bridge's domain and profile again at the next use: a goal starts so, since the
+        robot behind the bridge may have been replaced by one that declares another world."""
+        self._domain, self._profile = "", None
+
     def _describe(self) -> None:
-        """Read the bridge's domain and profile, once (they do not change), without the state."""
+        """Read the bridge's domain and profile, once per :meth:`redescribe`, without the state."""
         if self._domain:
             return
         response = self._call(self._world, GetWorldState.Request(include_domain=True, domain_only=True))

@@ -1,6 +1,6 @@
 """Reference robot-side skill server for any world profile: the PDDL world executor behind the
 robot's ``execute_skill`` (ExecuteSkill), ``get_world_state`` (GetWorldState, with the profile)
-and ``reset_scene`` (ResetScene). What ``sim_robot`` is for VirtualHome, this is for a profile:
+and ``reset_scene`` (ResetScene). What ``sim_robot`` is for a world given in code, this is for a profile:
 put the executor bridge (``backend:=robot``) in front of it, or your robot's own servers in its
 place.
 

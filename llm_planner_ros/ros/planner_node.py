@@ -31,12 +31,13 @@ from rclpy.node import Node
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import GoalQueue, PlanState
 from llm_planner_msgs.msg import PlanStep as PlanStepMsg
-from llm_planner_ros.core.errors import CancelToken, PlanningError, Shutdown
+from llm_planner_ros.core.errors import CancelToken, InvalidGoal, PlanningError, Shutdown
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import Planner
 from llm_planner_ros.core.request import InvalidRequest, PlanRequest
 from llm_planner_ros.core.secrets import redact
-from llm_planner_ros.core.types import Method, PlanPreview, PlanStep, StepEvent, TerminationReason
+from llm_planner_ros.core.types import PlanPreview, PlanStep, StepEvent, TerminationReason
+from llm_planner_ros.planning.methods import method_entry
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
@@ -282,10 +283,10 @@ class PlannerNode(Node):
             return finish(TerminationReason.INVALID_GOAL, str(exc))
         ctx.stop.start_time_limit(request.options.time_limit_s or self.params.goal_time_limit_s)
 
-        method = request.method or Method(self.params.default_method)
-        self.get_logger().info(f"planning '{request.task}' with method '{method.value}' "
+        method = request.method or self.params.default_method
+        self.get_logger().info(f"planning '{request.task}' with method '{method}' "
                                f"(goal {ctx.goal_id[:8]})")
-        state.method = method.value
+        state.method = method
 
         def on_step(event: StepEvent) -> None:
             ctx.steps[event.step.index] = event.step
@@ -343,8 +344,13 @@ class PlannerNode(Node):
         self._plan_pub.publish(conversions.redacted(state))
 
     def _with_defaults(self, request: PlanRequest) -> PlanRequest:
+        """The goal with the node's defaults; :class:`InvalidRequest` for a method nobody registered."""
+        try:
+            method_entry(request.method or self.params.default_method)
+        except InvalidGoal as exc:
+            raise InvalidRequest(str(exc)) from None
         return request.model_copy(update={
-            "method": request.method or Method(self.params.default_method),
+            "method": request.method or self.params.default_method,
             "scene_id": request.scene_id or self.params.default_scene,
         })
 
@@ -407,12 +413,14 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
             was ever heard plans in the built-in world."""
             if not executes and not bridge.bridge.ever_heard():
                 return None
+            bridge.redescribe()   # once a goal: the robot may now declare another world
             return bridge if bridge.profile is not None else None
         factory, robot_world = bridge_executor, bridge_world
     trace_path = default_path(node.get_namespace(), node.get_name()) if params.trace_log == "default" \
         else params.trace_log
     service = build_service(config, executor_factory=factory, judge=judge,
-                            trace=TraceLog(trace_path) if trace_path else None, robot_world=robot_world)
+                            trace=TraceLog(trace_path) if trace_path else None, robot_world=robot_world,
+                            world=params.world)
     # approval may be switched on while the node runs, so its topic and service always exist
     service.approver = RosApprover(node, lambda: service.safety.approval_timeout_s, goal_info, node.awaiting)
     if config.safety.dry_run:

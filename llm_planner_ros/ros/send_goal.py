@@ -20,7 +20,6 @@ import rclpy
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import ApprovalRequest, MethodOptions
-from llm_planner_ros.core.types import Method
 from llm_planner_ros.ros.client import STATUS_NAMES, GoalRun, PlannerClient, PlannerGone
 from llm_planner_ros.ros.liveness import CONFIRM_S, LOST_AFTER_S
 
@@ -160,8 +159,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("task")
     parser.add_argument("--description", default="")
     parser.add_argument("--scene", default="")
-    parser.add_argument("--method", default="", choices=[""] + [m.value for m in Method], metavar="METHOD",
-                        help="planning method; empty: the planner node's default_method (interpret unless configured)")
+    parser.add_argument("--method", default="", metavar="METHOD",
+                        help="planning method, by its name in the planner's registry (the planner refuses an "
+                             "unknown one, naming the known); empty: the planner node's default_method")
     parser.add_argument("--execute", action="store_true", help="execute the skills, not only plan")
     parser.add_argument("--goal", action="append", default=[], metavar="LITERAL",
                         help="goal condition for --method pddl, e.g. '(on tv)'; repeat for more")

@@ -3,7 +3,7 @@
 A ``get_world_state`` reply carries the version (``world_version``), and each skill's result the
 change from the version before it to the one after (``facts_added``, ``facts_removed``, the goal
 check), so a client that keeps the world it read applies the change instead of reading and
-parsing the whole world again (about 10,000 facts in a VirtualHome scene). A change that cannot be
+parsing the whole world again (about 10,000 facts in the default world's scene). A change that cannot be
 told (objects that came or went, a world not rendered before the skill) is reported as version 0,
 and the client reads the world again.
 """
@@ -15,7 +15,7 @@ from typing import Optional
 
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.srv import GetWorldState
-from llm_planner_ros.pddl.world import WorldState, fact_line
+from llm_planner_ros.core.world import WorldState, fact_line
 
 
 class WorldVersions:

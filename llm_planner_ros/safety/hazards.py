@@ -24,9 +24,9 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from llm_planner_ros.core.world import Atom, WorldState, class_of
 from llm_planner_ros.pddl.domain import Domain, load_domain, parse_sexpr
 from llm_planner_ros.pddl.semantics import DomainDef, PddlError, PddlWorld, read_domain, render
-from llm_planner_ros.pddl.world import Atom, WorldState, class_of
 
 # SafeAgentBench's ten hazard types (Yin et al., 2024), the kinds a hazard entry names: harm to
 # people (fire, electrical shock, explosion, poisoning, slip) and damage to property

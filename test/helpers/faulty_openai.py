@@ -15,6 +15,7 @@ class FaultyOpenAIServer:
     def __init__(self, slow_s: float = 5.0) -> None:
         self.mode = "ok"
         self.slow_s = slow_s
+        self.slow_started = threading.Event()   # set when a 'slow' request begins its wait
         self.requests = 0
         server = self
 
@@ -53,6 +54,7 @@ class FaultyOpenAIServer:
         if mode == "garbage":
             return self._send(h, 200, None, raw=b"<html>this is not JSON</html>")
         if mode == "slow":
+            self.slow_started.set()
             time.sleep(self.slow_s)
         n = int(body.get("n") or 1)
         text = {"empty": "", "overlong": "walk " * 2000}.get(mode, " Walk to kitchen\n")

@@ -57,7 +57,7 @@ def translated_planner(llm, demos, index, **settings):
     """A TranslatedPlanner over one fixed skill index, with test settings."""
     from llm_planner_ros.core.settings import PlannerSettings
     from llm_planner_ros.planning.translated import TranslatedPlanner
-    from llm_planner_ros.profiles import load_world
+    from llm_planner_ros.planning.worlds import load_world
 
     return TranslatedPlanner(llm, demos, lambda scene, kind, objects=None: index, load_world(),
                              PlannerSettings(**settings))

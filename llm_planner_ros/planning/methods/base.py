@@ -12,31 +12,30 @@ from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import PlanCallback, StepCallback, no_preview
 from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.settings import PlannerSettings
-from llm_planner_ros.core.types import GoalReport, Method, PlanResult
+from llm_planner_ros.core.types import GoalReport, PlanResult
 from llm_planner_ros.pddl.goals import GoalSpec
 from llm_planner_ros.safety.gate import SafetyGate
 from llm_planner_ros.safety.policy import SkillPolicy
 
 if TYPE_CHECKING:
-    from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
-    from llm_planner_ros.planning.heuristic import HeuristicPlanner
+    from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
     from llm_planner_ros.planning.worlds import WorldMethods
 
 
 @dataclass(frozen=True)
 class MethodParts:
-    """What the service lends every method: the planners that do not depend on the world."""
+    """What the service lends every method besides the goal's world (``Goal.world``)."""
 
-    heuristic: HeuristicPlanner
-    goal_directed: GoalDirectedPlanner
+    goal_directed: GoalDirectedSettings
     defaults: PlannerSettings
+    runner: Callable[[str], MethodRunner]   # another method's runner, by name (interpret's fallback)
 
 
 @dataclass(frozen=True)
 class Goal:
     """A request resolved and checked once, before anything runs."""
 
-    method: Method
+    method: str                     # its name in the registry
     request: PlanRequest            # its defaults filled in (scene_id, method)
     world: WorldMethods             # the planners of the world it plans over
     spec: GoalSpec                  # the goal conditions given, checked against the world's words

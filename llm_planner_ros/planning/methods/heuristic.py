@@ -9,10 +9,10 @@ from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodParts
 
 class HeuristicSearch:
     def __init__(self, parts: MethodParts) -> None:
-        self.planner = parts.heuristic
+        """The search is the goal's world's (``Goal.world.heuristic``)."""
 
     def check(self, goal: Goal) -> None:
-        self.planner.check(goal.request, goal.request.execute)
+        goal.world.heuristic().check(goal.request, goal.request.execute)
         o = goal.request.options
         if goal.world.profile is not None and (o.guide or "none") != "none":
             raise InvalidGoal(f"options: guide: the heuristic's guide prompt shows the default world's actions, "
@@ -29,4 +29,4 @@ class HeuristicSearch:
         if goal.world.profile is not None and gate is not None:   # a profile's world: the given goal
             ground = ground_goal(goal.spec, gate.world_state(), vocabulary=goal.world.vocabulary)
             goal_met = lambda: ground.holds(gate.world_state())   # noqa: E731
-        return self.planner.plan(run.request, run.on_step, run.cancel, gate, run.report, goal_met)
+        return goal.world.heuristic().plan(run.request, run.on_step, run.cancel, gate, run.report, goal_met)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from typing import Optional
 
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.types import Method, PlanResult, Skill, TerminationReason
+from llm_planner_ros.core.types import PlanResult, Skill, TerminationReason
 from llm_planner_ros.interpretation.confidence import raw_evidence
 from llm_planner_ros.interpretation.interpreter import Interpretation
 from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodParts
@@ -35,7 +36,8 @@ def proposal(found: Interpretation, lines: tuple[str, ...]) -> str:
 
 class Interpret:
     def __init__(self, parts: MethodParts) -> None:
-        self.settings = parts.goal_directed.settings
+        self.settings = parts.goal_directed
+        self.runner = parts.runner
         self.default_seed = parts.defaults.seed
 
     def fallback(self, goal: Goal) -> PlanRequest:
@@ -45,7 +47,7 @@ class Interpret:
         request, fallback = goal.request, self.settings.interpret_fallback
         if fallback == "none" or not goal.world.has_demonstrations:
             return request.model_copy(update={"method": None})
-        return request.model_copy(update={"method": Method(fallback) if request.execute else Method.TRANSLATED})
+        return request.model_copy(update={"method": fallback if request.execute else "translated"})
 
     def check(self, goal: Goal) -> None:
         fallback = self.fallback(goal)
@@ -137,9 +139,10 @@ class Interpret:
         if fallback.method is None:
             return PlanResult(termination_reason=TerminationReason.NO_PLAN, detail=planned.fallback,
                               goal_conditions=planned.interpretation.lines(), confidence=confidence)
-        result = world.translated().plan(fallback, run.on_step, run.cancel, run.gate, report)
+        result = self.runner(fallback.method).plan(
+            GoalRun(replace(run.goal, request=fallback), run.on_step, run.cancel, run.gate, report, run.policy))
         result.num_llm_calls += int(interpreted.use_llm)
-        result.detail = f"{planned.fallback}; fell back to {fallback.method.value}: {result.detail}"
+        result.detail = f"{planned.fallback}; fell back to {fallback.method}: {result.detail}"
         result.goal_conditions = planned.interpretation.lines()
         result.confidence = confidence
         return result

@@ -3,8 +3,8 @@ predicates (a state an object can take, a relation between plausible pairs, an a
 object the action takes), each with the sentence a person would write for it."""
 from __future__ import annotations
 
+from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.interpretation.conditions import Condition
-from llm_planner_ros.pddl.world import WorldState
 
 # (affordance predicate, the two states, sentences); "{o}" is the object's name
 # (affordance predicate, the two states, per state: the sentence, then the act that brings it about)

@@ -14,10 +14,10 @@ from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 
+from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.interpretation.conditions import Condition
 from llm_planner_ros.interpretation.interpreter import GoalDemo, ProgramGoal, rooms
 from llm_planner_ros.pddl.goals import GoalSpec
-from llm_planner_ros.pddl.world import WorldState
 from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
 from llm_planner_ros.profiles.virtualhome.goals import eai_goal_spec
 from llm_planner_ros.profiles.virtualhome.graph import from_virtualhome_graph
@@ -63,10 +63,10 @@ def _sentences(spec: GoalSpec, world: WorldState, conditions: Sequence[Condition
 
 
 def program_goal(task) -> ProgramGoal:
-    """``task``: an :class:`~llm_planner_ros.evaluation.eai.EaiTask`."""
+    """``task``: an :class:`~llm_planner_ros.profiles.virtualhome.tasks.EaiTask`."""
     graph = task.graph
     world = from_virtualhome_graph(graph)
-    room = rooms(world)
+    room = rooms(world, "inside_room")
     spec = eai_goal_spec(task.goal, graph)
     uses = tuple(dict.fromkeys((world.classes[a], room[a]) for lit in spec.literals for a in lit.args
                                if a in room and a in world.classes))
@@ -83,8 +83,8 @@ def eai_program_goals() -> tuple[ProgramGoal, ...]:
     code and data that derive them)."""
     from importlib.metadata import version
 
-    from llm_planner_ros.evaluation.eai import eai_tasks
     from llm_planner_ros.profiles.virtualhome.resources import domain_text
+    from llm_planner_ros.profiles.virtualhome.tasks import eai_tasks
     from llm_planner_ros.translation.onnx_embedder import cache_root
 
     package = Path(__file__).parents[2]

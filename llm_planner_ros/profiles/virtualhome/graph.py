@@ -11,7 +11,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Optional
 
-from llm_planner_ros.pddl.world import Atom, WorldState, object_name
+from llm_planner_ros.core.world import Atom, WorldState, object_name
 from llm_planner_ros.profiles.virtualhome.goals import signature as goal_signature
 
 # Affordance predicates: what the simulator's checks allow (node properties and its class

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Optional
 
+from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.pddl.goals import GroundGoal
 from llm_planner_ros.pddl.problem import whole_world
-from llm_planner_ros.pddl.world import WorldState
 
 
 def rooms_of(world: WorldState) -> set[str]:
@@ -28,6 +28,11 @@ VERB_OBJECTS = {
 CANDIDATES_PER_NEED = 6
 
 
+def character(world: WorldState) -> str:
+    """The instance of type ``character`` (VirtualHome's agent); "" when there is none."""
+    return next((n for n, t in world.objects.items() if t == "character"), "")
+
+
 def _candidates(world: WorldState, props: tuple[str, ...], near: set[str], limit: int) -> list[str]:
     """Instances with any of ``props``, those in the character's room first, then by id."""
     found = {a[1] for a in world.facts if a[0] in props and len(a) == 2}
@@ -39,13 +44,13 @@ def relevant_objects(world: WorldState, goal: GroundGoal, allowed: Optional[set[
     """What the problem keeps; with ``allowed``, only those (plus the character, the rooms and the
     goal's own objects); never one of ``excluded`` (objects the policy does not let be touched).
     A world without a character is kept whole."""
-    if not world.character:
+    char = character(world)
+    if not char:
         return whole_world(world, goal, allowed, excluded)
     if allowed is not None:
         world = WorldState(world.objects, frozenset(a for a in world.facts if all(
-            x in allowed or x == world.character or ("is_room", x) in world.facts for x in a[1:])),
+            x in allowed or x == char or ("is_room", x) in world.facts for x in a[1:])),
             world.classes, world.ids)
-    char = world.character
     rooms = rooms_of(world)
     here = {a[2] for a in world.facts if a[0] == "inside" and a[1] == char}
     near = {a[1] for a in world.facts if a[0] == "inside_room" and a[2] in here}

@@ -12,12 +12,12 @@ from typing import Optional
 
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.types import Skill
+from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.interpretation.conditions import Condition
 from llm_planner_ros.interpretation.interpreter import GoalDemo, ProgramGoal
+from llm_planner_ros.pddl.domain import Domain, load_domain
 from llm_planner_ros.pddl.goals import GoalVocabulary
 from llm_planner_ros.pddl.semantics import read_domain
-from llm_planner_ros.pddl.world import WorldState
-from llm_planner_ros.planning.examples import Demonstration
 from llm_planner_ros.profiles.virtualhome import bank as banks
 from llm_planner_ros.profiles.virtualhome import goals, problem, resources
 from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
@@ -25,6 +25,7 @@ from llm_planner_ros.profiles.virtualhome.graph import STATE_NAMES
 from llm_planner_ros.profiles.virtualhome.vocabulary import ACTIONS, SkillParser, admits
 from llm_planner_ros.safety.hazards import Hazards, read_hazards
 from llm_planner_ros.skills.bank import SkillBank
+from llm_planner_ros.translation.demonstrations import Demonstration
 
 # object properties that make a class a place to put things (PET keeps them)
 PLACE_PROPERTIES = frozenset({"CONTAINERS", "SURFACES"})
@@ -87,7 +88,7 @@ class VirtualHomeWorld:
 
     def executor(self, scene_id: str, task: str) -> Executor:
         """The in-process simulator, started from the task's EAI scene graph and goal where it has one."""
-        from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor
+        from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 
         graph, goal = resources.scene_for_task(scene_id, task)
         return VirtualHomeExecutor(scene_id, graph, goal)
@@ -99,6 +100,10 @@ class VirtualHomeWorld:
                             resources.object_properties())
 
     # -- goals ----------------------------------------------------------------------------
+    def planning_domain(self) -> Domain:
+        """The domain its simulator reports, as the goal-directed planner reads it."""
+        return load_domain(resources.domain_text())
+
     def goal_vocabulary(self) -> GoalVocabulary:
         return goals.vocabulary()
 
@@ -108,7 +113,7 @@ class VirtualHomeWorld:
     # -- examples -------------------------------------------------------------------------
     def demonstrations(self) -> list[Demonstration]:
         """One human program per task, its steps in words."""
-        from llm_planner_ros.planning.examples import demonstrations_from_programs
+        from llm_planner_ros.translation.demonstrations import demonstrations_from_programs
 
         return demonstrations_from_programs(
             (p.task, p.description, tuple(SkillParser.parse_script(line).text for line in p.script), p.program_id)

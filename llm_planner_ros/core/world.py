@@ -33,11 +33,6 @@ class WorldState:
     def instances_of(self, class_name: str) -> list[str]:
         return sorted((n for n, c in self.classes.items() if c == class_name), key=lambda n: self.ids.get(n, 0))
 
-    @property
-    def character(self) -> str:
-        """The instance of type ``character`` (the built-in domain's agent); "" when there is none."""
-        return next((n for n, t in self.objects.items() if t == "character"), "")
-
     def to_lines(self) -> tuple[list[str], list[str]]:
         """("name - type" lines, "(pred arg ...)" lines): the form the bridge sends over ROS."""
         return ([f"{n} - {t}" for n, t in sorted(self.objects.items())],

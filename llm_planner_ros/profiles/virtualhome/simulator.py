@@ -13,9 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
+from llm_planner_ros.core import world
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
-from llm_planner_ros.pddl import world
 from llm_planner_ros.profiles.virtualhome import bank as banks
 from llm_planner_ros.profiles.virtualhome import resources
 from llm_planner_ros.profiles.virtualhome.graph import StateFacts, with_done

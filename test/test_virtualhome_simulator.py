@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from llm_planner_ros.core.types import ErrorType, Skill
-from llm_planner_ros.executors.virtualhome import VirtualHomeExecutor, classify
 from llm_planner_ros.profiles.virtualhome import resources
+from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor, classify
 from llm_planner_ros.profiles.virtualhome.vocabulary import SkillParser, make_skill
 
 GROCERIES = next(p for p in resources.human_programs() if p.task == "Put groceries in Fridge")
