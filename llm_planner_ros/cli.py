@@ -20,6 +20,7 @@ from llm_planner_ros.core.errors import CancelToken, LLMError, PlanningError
 from llm_planner_ros.core.request import InvalidRequest, parse_request
 from llm_planner_ros.core.types import PlanResult, StepEvent
 from llm_planner_ros.planning.methods import DEFAULT_METHOD, METHODS
+from llm_planner_ros.planning.service import LLM_BACKENDS
 from llm_planner_ros.wiring import PlannerNodeParams, ServiceConfig, build_service
 
 
@@ -70,7 +71,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--level", choices=["notion", "inference", "cause"], help="re-prompting error level")
     p.add_argument("--config", action="append", default=[],
                    help="YAML with settings (e.g. config/planner.yaml, config/policy.yaml); repeat for more")
-    p.add_argument("--backend", choices=["embedded", "openai"])
+    p.add_argument("--backend", choices=list(LLM_BACKENDS))
     p.add_argument("--model-path", help="GGUF file for the embedded backend")
     p.add_argument("--openai-base-url")
     p.add_argument("--openai-model")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Optional
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Optional, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -24,8 +24,14 @@ from llm_planner_ros.safety.gate import Approver, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.trace.log import TraceLog
 
-SERVICE_MODELS: tuple[type[BaseModel], ...] = (BackendSettings, PlannerSettings, PetSettings, HeuristicSettings,
-                                               GoalDirectedSettings, SafetySettings, SkillPolicy)
+# every goal's settings; each method's own come from its registry line (MethodEntry.settings)
+SHARED_MODELS: tuple[type[BaseModel], ...] = (BackendSettings, PlannerSettings, SafetySettings, SkillPolicy)
+M = TypeVar("M", bound=BaseModel)
+
+
+def service_models() -> tuple[type[BaseModel], ...]:
+    """The settings models of a planning service: the shared ones, then each registered method's."""
+    return tuple(dict.fromkeys((*SHARED_MODELS, *(m for e in METHODS.values() for m in e.settings))))
 
 
 class PlannerNodeParams(BaseModel):
@@ -87,33 +93,62 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True)
 class ServiceConfig:
-    backend: BackendSettings = BackendSettings()
-    planner: PlannerSettings = PlannerSettings()
-    pet: PetSettings = PetSettings()
-    heuristic: HeuristicSettings = HeuristicSettings()
-    goal_directed: GoalDirectedSettings = GoalDirectedSettings()
-    safety: SafetySettings = SafetySettings()
-    policy: SkillPolicy = SkillPolicy()
+    """One instance of each of :func:`service_models`, by model (a model left out: its defaults)."""
+
+    parts: Mapping[type[BaseModel], BaseModel] = field(default_factory=dict)
+
+    def get(self, model: type[M]) -> M:
+        found = self.parts.get(model)
+        return found if isinstance(found, model) else model()
+
+    @property
+    def backend(self) -> BackendSettings:
+        return self.get(BackendSettings)
+
+    @property
+    def planner(self) -> PlannerSettings:
+        return self.get(PlannerSettings)
+
+    @property
+    def pet(self) -> PetSettings:
+        return self.get(PetSettings)
+
+    @property
+    def heuristic(self) -> HeuristicSettings:
+        return self.get(HeuristicSettings)
+
+    @property
+    def goal_directed(self) -> GoalDirectedSettings:
+        return self.get(GoalDirectedSettings)
+
+    @property
+    def safety(self) -> SafetySettings:
+        return self.get(SafetySettings)
+
+    @property
+    def policy(self) -> SkillPolicy:
+        return self.get(SkillPolicy)
 
     @classmethod
     def from_flat(cls, flat: Mapping[str, Any], also_known: Iterable[str] = ()) -> ServiceConfig:
         """Split ``flat`` over the settings models; keys in ``also_known`` belong to someone else
         (e.g. the node's own parameters) and are skipped; any other unknown key is an error."""
-        known = {name for m in SERVICE_MODELS for name in m.model_fields} | set(also_known)
+        models = service_models()
+        known = {name for m in models for name in m.model_fields} | set(also_known)
         unknown = sorted(set(flat) - known)
         if unknown:
             hints = [f"{u!r}" + (f" (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(u, known, 1))
                                  else "") for u in unknown]
             raise SettingsError(f"unknown setting(s): {', '.join(hints)}")
-        parts = []
-        for model in SERVICE_MODELS:
+        parts: dict[type[BaseModel], BaseModel] = {}
+        for model in models:
             values = {k: (tuple(v) if isinstance(v, list) and k == "fixed_examples" else v)
                       for k, v in flat.items() if k in model.model_fields}
             try:
-                parts.append(model(**values))
+                parts[model] = model(**values)
             except ValidationError as exc:
                 raise SettingsError(describe_validation_error(exc)) from None
-        return cls(*parts)  # type: ignore[arg-type]   # one instance of each of SERVICE_MODELS, in order
+        return cls(parts)
 
 
 def build_service(config: ServiceConfig, executor_factory: Optional[Callable[[str, str], Executor]] = None,
@@ -124,4 +159,4 @@ def build_service(config: ServiceConfig, executor_factory: Optional[Callable[[st
                                  pet_settings=config.pet, judge=judge, heuristic_settings=config.heuristic,
                                  safety=config.safety, approver=approver, trace=trace,
                                  goal_directed=config.goal_directed, policy=config.policy,
-                                 robot_world=robot_world, world=world)
+                                 robot_world=robot_world, world=world, method_settings=config.parts)

@@ -14,7 +14,7 @@ from llm_planner_ros.core.request import OVERRIDABLE, GoalOnlyOptions, MethodOpt
 from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.ros.executor_bridge import BridgeParams
 from llm_planner_ros.safety.policy import SkillPolicy
-from llm_planner_ros.wiring import SERVICE_MODELS, PlannerNodeParams, ServiceConfig, SettingsError
+from llm_planner_ros.wiring import PlannerNodeParams, ServiceConfig, SettingsError, service_models
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,7 +48,7 @@ def test_per_goal_overrides_take_their_bounds_from_the_settings():
 
 
 def test_planner_yaml_sets_every_parameter_and_nothing_else():
-    fields = set(PlannerNodeParams.model_fields) | {f for m in SERVICE_MODELS for f in m.model_fields}
+    fields = set(PlannerNodeParams.model_fields) | {f for m in service_models() for f in m.model_fields}
     policy = params("policy.yaml", "/**")
     assert set(policy) == set(SkillPolicy.model_fields)   # one policy file, for the planner and the bridge
     assert set(params("planner.yaml", "planner")) | set(policy) == fields

@@ -162,3 +162,29 @@ def test_an_interpreted_goal_is_confirmed_from_the_client_send_goal_and_a_termin
             outcome = planner.result(planner.send("Watch TV", method="interpret", execute=True), 300)
             assert outcome.result.termination_reason == R.REASON_CONFIRMATION_TIMEOUT and not outcome.result.steps
             assert "no operator confirmed the goal within 2 s" in outcome.result.detail
+
+
+def test_a_policy_changed_while_the_planner_runs_governs_the_next_goal():
+    """ros2 param set on the planner's skill_denylist: the next goal is planned without the
+    skill, and a goal that needs it has no plan; setting it back lets it plan again."""
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.parameter import Parameter
+
+    ns = f"/livepolicy_{uuid.uuid4().hex[:6]}"
+    goal = PlanTask.Goal(task="Browse internet", method="pddl", execute=True, goal_conditions=["(on computer)"])
+
+    def deny(client, actions):
+        change = SetParameters.Request(parameters=[Parameter("skill_denylist", value=actions).to_parameter_msg()])
+        assert client.call(SetParameters, "planner/set_parameters", change).results[0].successful
+    with ros_node("planner_node", ns, "planner ready", "executor_mode:=in_process"), RosTestClient(ns) as client:
+        status, result = client.send_plan(goal, timeout=60).result(timeout=120)
+        assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
+        assert "[SWITCHON] <computer>" in " ".join(result.program)
+        deny(client, ["SWITCHON"])
+        status, result = client.send_plan(goal, timeout=60).result(timeout=120)
+        assert result.termination_reason == PlanTask.Result.REASON_NO_PLAN, result.detail
+        assert "planned without the skills the policy refuses: SWITCHON" in result.detail
+        assert not any("SWITCHON" in line for line in result.program)
+        deny(client, [""])
+        status, result = client.send_plan(goal, timeout=60).result(timeout=120)
+        assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail

@@ -19,8 +19,8 @@ def nodes() -> list[tuple[str, str, list[type[BaseModel]]]]:
     from llm_planner_ros.ros.executor_bridge import BridgeParams
     from llm_planner_ros.ros.recorder import RecorderParams
     from llm_planner_ros.safety.policy import SkillPolicy
-    from llm_planner_ros.wiring import SERVICE_MODELS, PlannerNodeParams
-    return [("planner", "config/planner.yaml, config/policy.yaml", [PlannerNodeParams, *SERVICE_MODELS]),
+    from llm_planner_ros.wiring import PlannerNodeParams, service_models
+    return [("planner", "config/planner.yaml, config/policy.yaml", [PlannerNodeParams, *service_models()]),
             ("executor_bridge", "config/executor_bridge.yaml, config/policy.yaml", [BridgeParams, SkillPolicy]),
             ("tracker", "", [PetSettings, BackendSettings]),
             ("console", "config/console.yaml", [ConsoleParams]),

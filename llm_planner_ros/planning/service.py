@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
@@ -70,8 +70,8 @@ class BackendSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    llm_backend: Literal["embedded", "openai"] = Field(
-        "embedded", description="embedded: a GGUF model in-process; openai: any OpenAI-compatible server")
+    llm_backend: str = Field("embedded", description="a line of LLM_BACKENDS (planning/service.py): embedded, "
+                                                     "a GGUF model in-process; openai, any OpenAI-compatible server")
     llm_model: str = Field(DEFAULT_MODEL, description="embedded model by its name in the registry "
                                                       "(llm/models.py; `python -m llm_planner_ros model list`); "
                                                       "llm_model_path, when set, wins")
@@ -96,6 +96,13 @@ class BackendSettings(BaseModel):
     embedding_precision: Literal["fp32", "int8"] = Field("fp32", description="int8 is faster, less faithful")
     embedding_threads: int = Field(1, ge=1, le=64)
 
+    @field_validator("llm_backend")
+    @classmethod
+    def _known_backend(cls, name: str) -> str:
+        if name not in LLM_BACKENDS:
+            raise ValueError(f"unknown LLM backend {name!r}; known: {', '.join(LLM_BACKENDS)}")
+        return name
+
     @field_validator("llm_model")
     @classmethod
     def _known_model(cls, name: str) -> str:
@@ -104,13 +111,15 @@ class BackendSettings(BaseModel):
         return name
 
 
-def build_llm(cfg: BackendSettings) -> LLMBackend:
-    if cfg.llm_backend == "openai":
-        from llm_planner_ros.llm.openai_backend import OpenAIBackend
+def _openai(cfg: BackendSettings) -> LLMBackend:
+    from llm_planner_ros.llm.openai_backend import OpenAIBackend
 
-        return OpenAIBackend(cfg.openai_base_url, cfg.openai_model, api=cfg.openai_api,
-                             api_key_env=cfg.openai_api_key_env, timeout_s=cfg.openai_timeout_s,
-                             max_retries=cfg.openai_max_retries, concurrency=cfg.openai_concurrency)
+    return OpenAIBackend(cfg.openai_base_url, cfg.openai_model, api=cfg.openai_api,
+                         api_key_env=cfg.openai_api_key_env, timeout_s=cfg.openai_timeout_s,
+                         max_retries=cfg.openai_max_retries, concurrency=cfg.openai_concurrency)
+
+
+def _embedded(cfg: BackendSettings) -> LLMBackend:
     from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend
 
     if cfg.llm_model_path:
@@ -120,6 +129,14 @@ def build_llm(cfg: BackendSettings) -> LLMBackend:
         n_ctx = cfg.llm_context if "llm_context" in cfg.model_fields_set else MODELS[cfg.llm_model].context
     return LlamaCppBackend(path, n_ctx=n_ctx, n_threads=cfg.llm_threads,
                            prompt_cache_mb=cfg.llm_prompt_cache_mb)
+
+
+# llm_backend -> the backend built from the settings: a line each (llm_backend's choices)
+LLM_BACKENDS: dict[str, Callable[[BackendSettings], LLMBackend]] = {"embedded": _embedded, "openai": _openai}
+
+
+def build_llm(cfg: BackendSettings) -> LLMBackend:
+    return LLM_BACKENDS[cfg.llm_backend](cfg)
 
 
 def build_embedder(cfg: BackendSettings) -> OnnxSentenceEmbedder:
@@ -140,8 +157,10 @@ class PlanningService:
                  goal_directed: GoalDirectedSettings = GoalDirectedSettings(),
                  policy: SkillPolicy = SkillPolicy(),
                  robot_world: Optional[Callable[[bool], Optional[Executor]]] = None,
-                 world: Union[WorldPlugin, str] = "") -> None:
-        """``world``: the world given in code that goals plan over when the executor declares no
+                 world: Union[WorldPlugin, str] = "",
+                 method_settings: Mapping[type[BaseModel], BaseModel] = {}) -> None:
+        """``method_settings``: each method's settings by model (``MethodEntry.settings``).
+        ``world``: the world given in code that goals plan over when the executor declares no
         profile, or its name in ``profiles.WORLDS`` ("": the default world; "none": none, so only
         an executor's profile is planned over). It is loaded, with everything built from it, when
         a goal or :meth:`warm` first needs it: a robot stack never loads it.
@@ -173,7 +192,7 @@ class PlanningService:
         self._profile_interpreters: dict[str, InterpretedGoalPlanner] = {}
         self._vectors: Optional[SentenceVectors] = None
         self.robot_world = robot_world
-        parts = MethodParts(goal_directed, defaults, lambda name: self.runners[name])
+        parts = MethodParts(goal_directed, defaults, lambda name: self.runners[name], dict(method_settings))
         self.runners: dict[str, MethodRunner] = {m: entry.runner(parts) for m, entry in METHODS.items()}
 
     # -- the world given in code and what is built from it, on first use ---------------------
@@ -238,12 +257,13 @@ class PlanningService:
               goal_directed: GoalDirectedSettings = GoalDirectedSettings(),
               policy: SkillPolicy = SkillPolicy(),
               robot_world: Optional[Callable[[bool], Optional[Executor]]] = None,
-              world: Union[WorldPlugin, str] = "") -> PlanningService:
+              world: Union[WorldPlugin, str] = "",
+              method_settings: Mapping[type[BaseModel], BaseModel] = {}) -> PlanningService:
         t0 = time.perf_counter()
         service = cls(build_llm(backend), build_embedder(backend), defaults, executor_factory=executor_factory,
                       pet_settings=pet_settings, judge=judge, heuristic_settings=heuristic_settings,
                       safety=safety, approver=approver, trace=trace, goal_directed=goal_directed,
-                      policy=policy, robot_world=robot_world, world=world)
+                      policy=policy, robot_world=robot_world, world=world, method_settings=method_settings)
         log.info("planning service built in %.1fs (llm %s)", time.perf_counter() - t0, service.llm.name)
         return service
 

@@ -377,11 +377,11 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
     """The real planner, wired by :mod:`llm_planner_ros.wiring` from the node's parameters."""
     from llm_planner_ros.ros.approval import RosApprover
     from llm_planner_ros.trace.log import TraceLog, default_path
-    from llm_planner_ros.wiring import SERVICE_MODELS, ServiceConfig, build_service
+    from llm_planner_ros.wiring import ServiceConfig, build_service, service_models
 
-    parts = {model: declare_and_validate(node, model) for model in SERVICE_MODELS}
+    parts = {model: declare_and_validate(node, model) for model in service_models()}
     refuse_unknown_parameters(node)   # before anything slow is loaded
-    config = ServiceConfig(*parts.values())  # type: ignore[arg-type]   # one instance of each of SERVICE_MODELS
+    config = ServiceConfig(parts)
 
     def stop() -> Optional[CancelToken]:
         goal = node.active_goal()
@@ -418,11 +418,12 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
         factory, robot_world = bridge_executor, bridge_world
     trace_path = default_path(node.get_namespace(), node.get_name()) if params.trace_log == "default" \
         else params.trace_log
-    service = build_service(config, executor_factory=factory, judge=judge,
+    # approval may be switched on while the node runs, so its topic and service always exist; its
+    # time-out is the service's live safety setting
+    approver = RosApprover(node, lambda: service.safety.approval_timeout_s, goal_info, node.awaiting)
+    service = build_service(config, executor_factory=factory, judge=judge, approver=approver,
                             trace=TraceLog(trace_path) if trace_path else None, robot_world=robot_world,
                             world=params.world)
-    # approval may be switched on while the node runs, so its topic and service always exist
-    service.approver = RosApprover(node, lambda: service.safety.approval_timeout_s, goal_info, node.awaiting)
     if config.safety.dry_run:
         node.get_logger().warning("dry_run: skills run in the in-process simulator; nothing reaches the bridge")
     service.warm(params.default_scene, config.planner.bank)   # no goal embeds a bank or a scene

@@ -6,6 +6,9 @@ line in :data:`METHODS`; the service dispatches on this table and nothing else.
 from __future__ import annotations
 
 from llm_planner_ros.core.errors import InvalidGoal
+from llm_planner_ros.pet.session import PetSettings
+from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
+from llm_planner_ros.planning.heuristic import HeuristicSettings
 from llm_planner_ros.planning.methods.base import (
     ANY_METHOD,
     CORRECTING,
@@ -23,16 +26,19 @@ from llm_planner_ros.planning.methods.llm_steps import llm_steps
 from llm_planner_ros.planning.methods.pddl import GivenGoal
 from llm_planner_ros.planning.translated import LlmLoop
 
+LLM_SETTINGS = (PetSettings,)   # the LLM-step methods' own (PlannerSettings are every goal's)
+
 METHODS: dict[str, MethodEntry] = {
-    "vanilla": MethodEntry(llm_steps(whole_program=True), LLM_STEPS, plans_first=True,
+    "vanilla": MethodEntry(llm_steps(whole_program=True), LLM_STEPS, LLM_SETTINGS, plans_first=True,
                                 not_on_profiles="it writes the built-in world's script lines; use translated, "
                                                 "the same LLM with its steps translated to the profile's skills"),
-    "translated": MethodEntry(llm_steps(), LLM_STEPS, plans_first=True),
-    "resample": MethodEntry(llm_steps(on_failure="resample"), CORRECTING, closed_loop=True),
-    "reprompt": MethodEntry(llm_steps(on_failure="reprompt"), REPROMPTING, closed_loop=True),
-    "heuristic": MethodEntry(HeuristicSearch, ANY_METHOD | {"guide", "guide_info"}),
-    "pddl": MethodEntry(GivenGoal, plans_first=True),
-    "interpret": MethodEntry(Interpret, REPROMPTING, plans_first=True),   # and its fallback's
+    "translated": MethodEntry(llm_steps(), LLM_STEPS, LLM_SETTINGS, plans_first=True),
+    "resample": MethodEntry(llm_steps(on_failure="resample"), CORRECTING, LLM_SETTINGS, closed_loop=True),
+    "reprompt": MethodEntry(llm_steps(on_failure="reprompt"), REPROMPTING, LLM_SETTINGS, closed_loop=True),
+    "heuristic": MethodEntry(HeuristicSearch, ANY_METHOD | {"guide", "guide_info"}, (HeuristicSettings,)),
+    "pddl": MethodEntry(GivenGoal, settings=(GoalDirectedSettings,), plans_first=True),
+    # and its fallback's options and settings
+    "interpret": MethodEntry(Interpret, REPROMPTING, (GoalDirectedSettings, *LLM_SETTINGS), plans_first=True),
 }
 
 # a goal that leaves 'method' empty: the task text alone in, goals that a plan reaches

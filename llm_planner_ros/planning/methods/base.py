@@ -3,9 +3,11 @@ anything runs and plans it, and its registry entry (what kind of loop it runs, a
 cannot run on a profile's world, if it cannot). PlanSys2's planner plugins, in one process."""
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Protocol
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Optional, Protocol, TypeVar
+
+from pydantic import BaseModel
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.executor import Executor
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
     from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
     from llm_planner_ros.planning.worlds import WorldMethods
 
+M = TypeVar("M", bound=BaseModel)
+
 
 @dataclass(frozen=True)
 class MethodParts:
@@ -29,6 +33,12 @@ class MethodParts:
     goal_directed: GoalDirectedSettings
     defaults: PlannerSettings
     runner: Callable[[str], MethodRunner]   # another method's runner, by name (interpret's fallback)
+    settings: Mapping[type[BaseModel], BaseModel] = field(default_factory=dict)   # each entry's, by model
+
+    def settings_of(self, model: type[M]) -> M:
+        """The configured instance of a method's settings ``model`` (its defaults when none is)."""
+        found = self.settings.get(model)
+        return found if isinstance(found, model) else model()
 
 
 @dataclass(frozen=True)
@@ -85,6 +95,7 @@ class MethodEntry:
 
     runner: Callable[[MethodParts], MethodRunner]
     options: frozenset[str] = ANY_METHOD   # the per-goal options it reads
+    settings: tuple[type[BaseModel], ...] = ()   # the node parameters it reads (declared by the node)
     closed_loop: bool = False       # corrects executed steps: needs execute=true
     plans_first: bool = False       # plans the whole program before it executes (approval 'plan' can wait)
     not_on_profiles: str = ""       # why it cannot plan over a profile's world ("": it can)
