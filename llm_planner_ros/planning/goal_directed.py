@@ -184,7 +184,9 @@ class GoalDirectedPlanner:
         s = self.settings
         limit = s.pddl_time_limit_s if time_limit_s is None else min(time_limit_s, s.pddl_time_limit_s)
         stats = stats if stats is not None else {}
-        stats.update(planner_s=0.0, plans=0, problem_objects=0, problem_facts=0)
+        for key in ("planner_s", "plans", "world_s"):   # added to, over every round a caller runs
+            stats.setdefault(key, 0)
+        plans_before = stats["plans"]
         known = self.world
         vocabulary = known.goal_vocabulary()
         domain = known.planning_domain()
@@ -196,7 +198,7 @@ class GoalDirectedPlanner:
         goal = ground_goal(spec, world, vocabulary)
         allowed = resolve_objects(objects, world, vocabulary) if objects else None
         excluded = frozenset(n for n, c in world.classes.items() if policy is not None and not policy.object_allowed(c))
-        stats["world_s"] = time.perf_counter() - t0
+        stats["world_s"] += time.perf_counter() - t0
         steps: list[PlanStep] = []
         # each condition alone, to tick it as it comes to hold (one instance is chosen per
         # condition here, so a tick may differ from the whole goal's joint choice)
@@ -303,7 +305,7 @@ class GoalDirectedPlanner:
                 missing = [a for a in adds if a not in world.facts] + [d for d in dels if d in world.facts]
                 if goal.holds(world):
                     return end(TerminationReason.GOAL_REACHED,
-                               f"{len(steps)} steps, {stats['plans']} plan(s) by Fast Downward")
+                               f"{len(steps)} steps, {stats['plans'] - plans_before} plan(s) by Fast Downward")
                 if missing:
                     surprise = (f"after {step.skill.script()} the world does not show "
                                 f"{', '.join('(' + ' '.join(a) + ')' for a in missing[:3])}")
