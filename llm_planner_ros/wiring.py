@@ -7,13 +7,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Optional, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, Optional, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.request import describe_validation_error
-from llm_planner_ros.core.settings import PlannerSettings
+from llm_planner_ros.core.settings import PlannerSettings, one_of
 from llm_planner_ros.pet.session import PetSettings
 from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
 from llm_planner_ros.planning.heuristic import HeuristicSettings
@@ -44,8 +44,9 @@ class PlannerNodeParams(BaseModel):
         "queue", description="a goal arriving while one runs: 'queue' it, or 'reject' it")
     max_queued_goals: int = Field(16, ge=0, le=1000,
                                   description="goals waiting beyond this are rejected")
-    default_method: str = Field(DEFAULT_METHOD, description="method used when a goal leaves 'method' empty: "
-                                                            "a name in the registry (planning/methods)")
+    default_method: Annotated[str, one_of(lambda: METHODS, "method")] = Field(
+        DEFAULT_METHOD, description="method used when a goal leaves 'method' empty: "
+        "a name in the registry (planning/methods)")
     default_scene: str = Field("", description="scene used when a goal leaves 'scene_id' empty "
                                                "('' = the world's first)")
     world: str = Field("", description="the world given in code that goals plan in when the executor declares "
@@ -70,13 +71,6 @@ class PlannerNodeParams(BaseModel):
     shutdown_wait_s: float = Field(10.0, gt=0.0, le=600.0,
                                    description="on SIGINT/SIGTERM, wait this long for the active goal to end")
 
-
-    @field_validator("default_method")
-    @classmethod
-    def _known_method(cls, name: str) -> str:
-        if name not in METHODS:
-            raise ValueError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
-        return name
 
     @field_validator("world")
     @classmethod

@@ -2,9 +2,21 @@
 (``MethodOptions``) take their types, bounds and descriptions from here."""
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+
+def one_of(known: Callable[[], Collection[str]], what: str) -> AfterValidator:
+    """The check of a setting that names a line of a registry (``known()``, read when checked, so
+    a line added later counts): ``unknown <what> 'x'; choose one of ...`` otherwise."""
+    def check(name: str) -> str:
+        choices = known()
+        if name not in choices:
+            raise ValueError(f"unknown {what} {name!r}; choose one of {', '.join(choices)}")
+        return name
+    return AfterValidator(check)
 
 
 class PlannerSettings(BaseModel):

@@ -9,15 +9,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Annotated, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from llm_planner_ros.core.errors import CancelToken, ExecutorError, HazardStopped, InvalidGoal, PlanningError
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import PlanCallback, StepCallback, no_preview
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.settings import PlannerSettings
+from llm_planner_ros.core.settings import PlannerSettings, one_of
 from llm_planner_ros.core.types import (
     ErrorType,
     GoalReport,
@@ -70,11 +70,13 @@ class BackendSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    llm_backend: str = Field("embedded", description="a line of LLM_BACKENDS (planning/service.py): embedded, "
-                                                     "a GGUF model in-process; openai, any OpenAI-compatible server")
-    llm_model: str = Field(DEFAULT_MODEL, description="embedded model by its name in the registry "
-                                                      "(llm/models.py; `python -m llm_planner_ros model list`); "
-                                                      "llm_model_path, when set, wins")
+    llm_backend: Annotated[str, one_of(lambda: LLM_BACKENDS, "LLM backend")] = Field(
+        "embedded", description="a line of LLM_BACKENDS (planning/service.py): embedded, "
+        "a GGUF model in-process; openai, any OpenAI-compatible server")
+    llm_model: Annotated[str, one_of(lambda: MODELS, "model")] = Field(
+        DEFAULT_MODEL, description="embedded model by its name in the registry "
+        "(llm/models.py; `python -m llm_planner_ros model list`); "
+        "llm_model_path, when set, wins")
     llm_model_path: str = Field("", description="GGUF file for the embedded backend; empty = the file of llm_model")
     llm_threads: int = Field(1, ge=1, le=64, description="CPU threads of the embedded LLM")
     llm_context: int = Field(2048, ge=256, le=32768,
@@ -96,19 +98,6 @@ class BackendSettings(BaseModel):
     embedding_precision: Literal["fp32", "int8"] = Field("fp32", description="int8 is faster, less faithful")
     embedding_threads: int = Field(1, ge=1, le=64)
 
-    @field_validator("llm_backend")
-    @classmethod
-    def _known_backend(cls, name: str) -> str:
-        if name not in LLM_BACKENDS:
-            raise ValueError(f"unknown LLM backend {name!r}; known: {', '.join(LLM_BACKENDS)}")
-        return name
-
-    @field_validator("llm_model")
-    @classmethod
-    def _known_model(cls, name: str) -> str:
-        if name not in MODELS:
-            raise ValueError(f"unknown model {name!r}; known models: {', '.join(MODELS)}")
-        return name
 
 
 def _openai(cfg: BackendSettings) -> LLMBackend:
