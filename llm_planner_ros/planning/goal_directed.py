@@ -178,145 +178,201 @@ class GoalDirectedPlanner:
         """Plan for ``spec`` from the executor's current world; with ``execute``, run the plan
         through ``executor`` (a safety gate) and re-plan on surprises. ``objects`` (instances or
         classes) limits what the plan may use; ``policy`` takes the actions and objects it refuses
-        out of the domain and the problem before planning. ``stats`` collects timings. ``on_plan``
-        gets each plan before its first skill, and the plan with each condition's state after
-        every step. ``time_limit_s``: Fast Downward's limit per plan, where shorter than the setting."""
-        s = self.settings
-        limit = s.pddl_time_limit_s if time_limit_s is None else min(time_limit_s, s.pddl_time_limit_s)
-        stats = stats if stats is not None else {}
+        out of the domain and the problem before planning. ``stats`` collects timings, added to
+        over every call a caller makes for one goal. ``on_plan`` gets each plan before its first
+        skill, and the plan with each condition's state after every step. ``time_limit_s``: Fast
+        Downward's limit per plan, where shorter than the setting."""
+        run = _GoalRun(self, spec, executor, on_step, cancel, execute, stats if stats is not None else {},
+                       objects, policy, on_plan, time_limit_s)
+        try:
+            run.check_goal()
+            while True:
+                cancel.check()
+                actions = run.solve()
+                run.preview(actions)
+                if not execute:
+                    run.hand_back(actions)
+                run.replan(run.execute(actions))
+        except _Ended as ended:
+            return ended.result
+
+
+class _Ended(Exception):
+    """A goal's planning ended, with its result."""
+
+    def __init__(self, result: PlanResult) -> None:
+        super().__init__(result.detail)
+        self.result = result
+
+
+class _GoalRun:
+    """One call of :meth:`GoalDirectedPlanner.plan`: the goal grounded in the executor's world,
+    planned, executed and re-planned as named steps; each ends the goal by raising :class:`_Ended`."""
+
+    def __init__(self, planner: GoalDirectedPlanner, spec: GoalSpec, executor: Executor, on_step: StepCallback,
+                 cancel: CancelToken, execute: bool, stats: dict, objects: Sequence[str],
+                 policy: Optional[SkillPolicy], on_plan: PlanCallback, time_limit_s: Optional[float]) -> None:
+        s = self.settings = planner.settings
+        self.planner, self.spec, self.executor, self.on_step, self.cancel = planner, spec, executor, on_step, cancel
+        self.execute_plan, self.stats, self.on_plan = execute, stats, on_plan
+        self.limit = s.pddl_time_limit_s if time_limit_s is None else min(time_limit_s, s.pddl_time_limit_s)
         for key in ("planner_s", "plans", "world_s"):   # added to, over every round a caller runs
             stats.setdefault(key, 0)
-        plans_before = stats["plans"]
-        known = self.world
-        vocabulary = known.goal_vocabulary()
-        domain = known.planning_domain()
-        refused = sorted({a.skill_verb for a in domain.actions.values()
-                          if policy is not None and not policy.action_allowed(a.skill_verb)})
-        domain = domain.without_skills(set(refused))
+        self.plans_before = stats["plans"]
+        self.known = planner.world
+        self.vocabulary = self.known.goal_vocabulary()
+        domain = self.known.planning_domain()
+        self.refused = sorted({a.skill_verb for a in domain.actions.values()
+                               if policy is not None and not policy.action_allowed(a.skill_verb)})
+        self.domain = domain.without_skills(set(self.refused))
         t0 = time.perf_counter()
-        world = executor.world_state()
-        goal = ground_goal(spec, world, vocabulary)
-        allowed = resolve_objects(objects, world, vocabulary) if objects else None
-        excluded = frozenset(n for n, c in world.classes.items() if policy is not None and not policy.object_allowed(c))
+        self.world = world = executor.world_state()
+        self.goal = ground_goal(spec, world, self.vocabulary)
+        self.allowed = resolve_objects(objects, world, self.vocabulary) if objects else None
+        self.excluded = frozenset(n for n, c in world.classes.items()
+                                  if policy is not None and not policy.object_allowed(c))
         stats["world_s"] += time.perf_counter() - t0
-        steps: list[PlanStep] = []
+        self.steps: list[PlanStep] = []
         # each condition alone, to tick it as it comes to hold (one instance is chosen per
         # condition here, so a tick may differ from the whole goal's joint choice)
-        parts = [] if on_plan is no_preview else \
-            [ground_goal(GoalSpec(literals=(lit,)), world, vocabulary) for lit in spec.literals] + \
-            [ground_goal(GoalSpec(actions=(verbs,)), world, vocabulary) for verbs in spec.actions]
+        self.parts = [] if on_plan is no_preview else \
+            [ground_goal(GoalSpec(literals=(lit,)), world, self.vocabulary) for lit in spec.literals] + \
+            [ground_goal(GoalSpec(actions=(verbs,)), world, self.vocabulary) for verbs in spec.actions]
+        self.corrections = 0
+        self.notes: list[str] = []
+        self.hazards = self.known.hazards
+        self.named: list[str] = []   # the hazards refused or planned around, in words
+        self.last_seconds = 0.0       # Fast Downward's time for the plan last found
 
-        def preview(todo: Sequence[tuple[str, ...]]) -> None:
-            if parts:
-                on_plan(PlanPreview(tuple(st.skill for st in steps) + tuple(domain.skill(a, world) for a in todo),
-                                    tuple(spec.lines()), tuple(part.holds(world) for part in parts)))
-        corrections = 0
-        notes: list[str] = []
-        hazards = known.hazards
-        named: list[str] = []   # the hazards refused or planned around, in words
+    def end(self, reason: TerminationReason, detail: str) -> _Ended:
+        """The goal's end, judged by its conditions in the world as it is now."""
+        met, execute, notes = self.goal.holds(self.world), self.execute_plan, self.notes
+        if met and reason is not TerminationReason.GOAL_REACHED and execute:
+            reason = TerminationReason.GOAL_REACHED
+        shown = notes if len(notes) <= 3 else [f"re-planned {len(notes)} times; the last 3:"] + notes[-3:]
+        full = "; ".join([detail] + shown) if notes else detail
+        steps = self.steps
+        return _Ended(PlanResult(termination_reason=reason, detail=full, steps=steps, executing=execute,
+                                 executed=bool(steps) and all(st.executed for st in steps),
+                                 goal_status=(GoalStatus.MET if met else GoalStatus.NOT_MET) if execute
+                                 else GoalStatus.UNKNOWN, num_corrections=self.corrections,
+                                 checked=not execute,   # plan-only: Fast Downward's plan is in the world model
+                                 hazards=list(dict.fromkeys(self.named))))
 
-        def end(reason: TerminationReason, detail: str) -> PlanResult:
-            met = goal.holds(world)
-            if met and reason is not TerminationReason.GOAL_REACHED and execute:
-                reason = TerminationReason.GOAL_REACHED
-            shown = notes if len(notes) <= 3 else [f"re-planned {len(notes)} times; the last 3:"] + notes[-3:]
-            full = "; ".join([detail] + shown) if notes else detail
-            return PlanResult(termination_reason=reason, detail=full, steps=steps, executing=execute,
-                              executed=bool(steps) and all(st.executed for st in steps),
-                              goal_status=(GoalStatus.MET if met else GoalStatus.NOT_MET) if execute
-                              else GoalStatus.UNKNOWN, num_corrections=corrections,
-                              checked=not execute,   # plan-only: Fast Downward's plan is found in the world model
-                              hazards=list(dict.fromkeys(named)))
-
+    def check_goal(self) -> None:
+        """Before anything is planned: a goal that holds, contradicts itself, makes a hazard hold
+        or needs what the policy keeps untouched ends here."""
+        world, goal = self.world, self.goal
         if goal.holds(world):
-            return end(TerminationReason.GOAL_REACHED, "the goal already holds; nothing to do")
-        conflicts = contradictions(goal, vocabulary.mutex)
+            raise self.end(TerminationReason.GOAL_REACHED, "the goal already holds; nothing to do")
+        conflicts = contradictions(goal, self.vocabulary.mutex)
         if conflicts:
-            return end(TerminationReason.NO_PLAN, f"the goal contradicts itself: {conflicts[0]}")
-        unsafe = self.hazardous(spec, executor, world)
+            raise self.end(TerminationReason.NO_PLAN, f"the goal contradicts itself: {conflicts[0]}")
+        unsafe = self.planner.hazardous(self.spec, self.executor, world)
         if unsafe is not None:
-            named.extend(unsafe.hazards)
-            return end(TerminationReason.HAZARDOUS_GOAL, unsafe.detail)
-        if hazards:
-            already = hazards.in_world(world)
-            if already:
-                notes.append("a hazard already holds (not the goal's doing): " + "; ".join(h.text() for h in already))
-        forbidden = sorted(set(goal.objects) & excluded)
+            self.named.extend(unsafe.hazards)
+            raise self.end(TerminationReason.HAZARDOUS_GOAL, unsafe.detail)
+        already = self.hazards.in_world(world) if self.hazards else []
+        if already:
+            self.notes.append("a hazard already holds (not the goal's doing): "
+                              + "; ".join(h.text() for h in already))
+        forbidden = sorted(set(goal.objects) & self.excluded)
         if forbidden:
-            return end(TerminationReason.NO_PLAN, f"the goal needs {', '.join(forbidden)}, which the skill policy "
-                       "does not allow to be touched")
-        while True:
-            cancel.check()
-            problem = build_problem(world, goal, domain.name, allowed=allowed, excluded=excluded,
-                                    relevant=known.relevant_objects)
-            stats["problem_objects"], stats["problem_facts"] = len(problem.objects), problem.num_facts
-            outcome = fast_downward.solve(domain.text, problem.text, limit, s.pddl_search,
-                                          s.pddl_invariants, s.pddl_memory_limit_mb)
-            stats["planner_s"] += outcome.seconds
-            stats["plans"] += 1
-            if outcome.status != "solved":
-                without = f"; planned without the skills the policy refuses: {', '.join(refused)}" if refused else ""
-                return end(TerminationReason.NO_PLAN, f"{outcome.status}: {outcome.detail} "
+            raise self.end(TerminationReason.NO_PLAN, f"the goal needs {', '.join(forbidden)}, which the skill "
+                           "policy does not allow to be touched")
+
+    def _fast_downward(self, domain: str, problem: str) -> fast_downward.SolveOutcome:
+        s = self.settings
+        outcome = fast_downward.solve(domain, problem, self.limit, s.pddl_search, s.pddl_invariants,
+                                      s.pddl_memory_limit_mb)
+        self.stats["planner_s"] += outcome.seconds
+        self.stats["plans"] += 1
+        self.last_seconds = outcome.seconds
+        return outcome
+
+    def solve(self) -> tuple[tuple[str, ...], ...]:
+        """Fast Downward's plan from the world as it is; planned again with every hazard forbidden
+        where the plan passes through one."""
+        world, domain = self.world, self.domain
+        problem = build_problem(world, self.goal, domain.name, allowed=self.allowed, excluded=self.excluded,
+                                relevant=self.known.relevant_objects)
+        self.stats["problem_objects"], self.stats["problem_facts"] = len(problem.objects), problem.num_facts
+        outcome = self._fast_downward(domain.text, problem.text)
+        if outcome.status != "solved":
+            without = f"; planned without the skills the policy refuses: {', '.join(self.refused)}" \
+                if self.refused else ""
+            raise self.end(TerminationReason.NO_PLAN, f"{outcome.status}: {outcome.detail} "
                            f"({len(problem.objects)} objects, {problem.num_facts} facts){without}")
-            at, hits = hazards.along(domain.text, world, outcome.actions) if hazards else (0, [])
-            if hits:   # the plan passes through a hazard: plan again with every hazard forbidden
-                passes = f"step {at} {_pddl(outcome.actions[at - 1])} of the plan makes it hold"
-                named.extend(h.text() for h in hits)
-                stats.setdefault("hazards_avoided", []).extend(h.text() for h in hits)
-                safe_domain, safe_problem = hazards.compiled(domain.text, problem.text, world, problem.objects)
-                outcome = fast_downward.solve(safe_domain, safe_problem, limit, s.pddl_search,
-                                              s.pddl_invariants, s.pddl_memory_limit_mb)
-                stats["planner_s"] += outcome.seconds
-                stats["plans"] += 1
-                if outcome.status != "solved":
-                    return end(TerminationReason.NO_PLAN, f"no plan avoids the hazard {hits[0].text()} "
+        hazards = self.hazards
+        at, hits = hazards.along(domain.text, world, outcome.actions) if hazards else (0, [])
+        if hits:   # the plan passes through a hazard: plan again with every hazard forbidden
+            passes = f"step {at} {_pddl(outcome.actions[at - 1])} of the plan makes it hold"
+            self.named.extend(h.text() for h in hits)
+            self.stats.setdefault("hazards_avoided", []).extend(h.text() for h in hits)
+            outcome = self._fast_downward(*hazards.compiled(domain.text, problem.text, world, problem.objects))
+            if outcome.status != "solved":
+                raise self.end(TerminationReason.NO_PLAN, f"no plan avoids the hazard {hits[0].text()} "
                                f"({passes}; {outcome.status} with every hazard forbidden: {outcome.detail})")
-                notes.append(f"re-planned around the hazard {hits[0].text()} ({passes})")
-            preview(outcome.actions)
-            if not execute:
-                for action in outcome.actions:
-                    step = PlanStep(index=len(steps) + 1, generated_text=_pddl(action),
-                                    skill=domain.skill(action, world), score=1.0, similarity=math.nan)
-                    steps.append(step)
-                    on_step(StepEvent(step=step, num_corrections=0))
-                return end(TerminationReason.END_OF_PLAN, f"planned {len(steps)} steps with Fast Downward "
-                           f"in {outcome.seconds:.2f}s; not executed")
-            surprise = ""
-            for done, action in enumerate(outcome.actions, 1):
-                cancel.check()
-                if len(steps) >= s.pddl_max_steps:
-                    return end(TerminationReason.MAX_STEPS, f"{s.pddl_max_steps} steps executed")
-                step = PlanStep(index=len(steps) + 1, generated_text=_pddl(action),
-                                skill=domain.skill(action, world), score=1.0, similarity=math.nan,
-                                corrections=corrections)
-                result = executor.execute(step.skill)
-                step.executed, step.error = result.success, result.failure
-                t1 = time.perf_counter()
-                world = executor.world_state()
-                stats["world_s"] += time.perf_counter() - t1
-                if not result.success:
-                    on_step(StepEvent(step=step, num_corrections=corrections))
-                    surprise = f"step {step.index} {step.skill.script()} failed: {result.failure.message}"
-                    break
-                steps.append(step)
-                on_step(StepEvent(step=step, num_corrections=corrections))
-                preview(outcome.actions[done:])
-                adds, dels = domain.expected(action)
-                missing = [a for a in adds if a not in world.facts] + [d for d in dels if d in world.facts]
-                if goal.holds(world):
-                    return end(TerminationReason.GOAL_REACHED,
-                               f"{len(steps)} steps, {stats['plans'] - plans_before} plan(s) by Fast Downward")
-                if missing:
-                    surprise = (f"after {step.skill.script()} the world does not show "
-                                f"{', '.join('(' + ' '.join(a) + ')' for a in missing[:3])}")
-                    break
-            else:
-                surprise = "the plan ran out but the goal does not hold"
-            corrections += 1
-            notes.append(f"re-planned: {surprise}")
-            if corrections > s.pddl_max_replans:
-                return end(TerminationReason.REPLAN_LIMIT,
-                           f"{s.pddl_max_replans} re-plans used; last: {surprise}")
+            self.notes.append(f"re-planned around the hazard {hits[0].text()} ({passes})")
+        return tuple(outcome.actions)
+
+    def preview(self, todo: Sequence[tuple[str, ...]]) -> None:
+        """The whole plan (the steps done, then ``todo``), with each condition's state now."""
+        if self.parts:
+            world, domain = self.world, self.domain
+            self.on_plan(PlanPreview(tuple(st.skill for st in self.steps) + tuple(domain.skill(a, world) for a in todo),
+                                     tuple(self.spec.lines()), tuple(part.holds(world) for part in self.parts)))
+
+    def hand_back(self, actions: Sequence[tuple[str, ...]]) -> None:
+        """A plan-only goal: the plan as its steps, none executed."""
+        for action in actions:
+            step = PlanStep(index=len(self.steps) + 1, generated_text=_pddl(action),
+                            skill=self.domain.skill(action, self.world), score=1.0, similarity=math.nan)
+            self.steps.append(step)
+            self.on_step(StepEvent(step=step, num_corrections=0))
+        raise self.end(TerminationReason.END_OF_PLAN, f"planned {len(self.steps)} steps with Fast Downward "
+                       f"in {self.last_seconds:.2f}s; not executed")
+
+    def execute(self, actions: Sequence[tuple[str, ...]]) -> str:
+        """Run the plan through the executor, step by step; the goal ends where it holds. Returns
+        the surprise that calls for a new plan: a failed step, an effect the domain promised that
+        the world does not show, or a plan that ran out."""
+        s, steps = self.settings, self.steps
+        for done, action in enumerate(actions, 1):
+            self.cancel.check()
+            if len(steps) >= s.pddl_max_steps:
+                raise self.end(TerminationReason.MAX_STEPS, f"{s.pddl_max_steps} steps executed")
+            step = PlanStep(index=len(steps) + 1, generated_text=_pddl(action),
+                            skill=self.domain.skill(action, self.world), score=1.0, similarity=math.nan,
+                            corrections=self.corrections)
+            result = self.executor.execute(step.skill)
+            step.executed, step.error = result.success, result.failure
+            t1 = time.perf_counter()
+            self.world = world = self.executor.world_state()
+            self.stats["world_s"] += time.perf_counter() - t1
+            if not result.success:
+                self.on_step(StepEvent(step=step, num_corrections=self.corrections))
+                return f"step {step.index} {step.skill.script()} failed: {result.failure.message}"
+            steps.append(step)
+            self.on_step(StepEvent(step=step, num_corrections=self.corrections))
+            self.preview(actions[done:])
+            adds, dels = self.domain.expected(action)
+            missing = [a for a in adds if a not in world.facts] + [d for d in dels if d in world.facts]
+            if self.goal.holds(world):
+                raise self.end(TerminationReason.GOAL_REACHED, f"{len(steps)} steps, "
+                               f"{self.stats['plans'] - self.plans_before} plan(s) by Fast Downward")
+            if missing:
+                return (f"after {step.skill.script()} the world does not show "
+                        f"{', '.join('(' + ' '.join(a) + ')' for a in missing[:3])}")
+        return "the plan ran out but the goal does not hold"
+
+    def replan(self, surprise: str) -> None:
+        """A new plan from the world as it is now, up to ``pddl_max_replans`` times."""
+        self.corrections += 1
+        self.notes.append(f"re-planned: {surprise}")
+        if self.corrections > self.settings.pddl_max_replans:
+            raise self.end(TerminationReason.REPLAN_LIMIT,
+                           f"{self.settings.pddl_max_replans} re-plans used; last: {surprise}")
 
 
 def _pddl(action: tuple[str, ...]) -> str:
