@@ -141,112 +141,7 @@ class TranslatedPlanner:
     def _translated(self, request: PlanRequest, s: EffectiveSettings, on_step: StepCallback,
                     cancel: CancelToken, executor: Optional[Executor], report: GoalReport,
                     on_failure: str) -> PlanResult:
-        b = s.base
-        mode = on_failure if executor is not None else None
-        times = report.times
-        t0 = time.perf_counter()
-        example = self.choose_example(request, s)
-        times.extra["example_s"] = time.perf_counter() - t0
-        pet = self._pet_session(request, s, cancel, executor, times)
-        if pet is not None:
-            report.stats["pet"] = pet
-        objects = getattr(executor, "objects", None) if executor is not None else None
-        t0 = time.perf_counter()
-        index = None if s.no_translation else self.index_for(request.scene_id, b.bank, objects)
-        times.extra["bank_s"] = time.perf_counter() - t0   # the skill bank's index (embedded once, then cached)
-        prompt_steps: list[str] = []
-        steps: list[PlanStep] = []
-        calls = corrections = 0
-        reason, detail = TerminationReason.MAX_STEPS, f"example: {example.task!r}"
-        for n in range(1, b.max_steps + 1):
-            failed: list[tuple[PlanStep, ExecutionResult]] = []
-            step: Optional[PlanStep] = None
-            ranked: list[tuple[PlanStep, float]] = []
-            while True:   # one step: generate, and on failure re-prompt or re-sample
-                cancel.check()
-                if not ranked or mode == "reprompt":
-                    description = pet.description(request.description) if pet else request.description
-                    prompt = plan_prompt([example], request.task, description, prompt_steps)
-                    prompt += "".join(self._correction(n, st, r, b.correction_level) for st, r in failed)
-                    t0 = time.perf_counter()
-                    samples = self.llm.complete(prompt, b.num_samples,
-                                                s.sampling(b.max_step_tokens, seed_offset=1000 * n + len(failed)),
-                                                cancel)
-                    times.llm_s += time.perf_counter() - t0
-                    calls += 1
-                    if scoring.mostly_empty([c.text.strip() for c in samples]):
-                        reason, step = TerminationReason.END_OF_PLAN, None
-                        break
-                    live = [(i, c) for i, c in enumerate(samples) if not scoring.is_empty_sample(c.text)]
-                    t0 = time.perf_counter()
-                    ranked = self._rank(n, live, pet.index(index) if pet else index, s, used={st.skill for st in steps},
-                                        failed={st.skill for st, _ in failed},
-                                        top_n=b.resample_top_k if mode == "resample" else 1)
-                    times.translation_s += time.perf_counter() - t0
-                if not ranked or ranked[0][1] == -math.inf:   # only repeated or failed skills left
-                    reason, step = TerminationReason.LOW_SCORE, None
-                    break
-                step, score = ranked.pop(0)
-                if score < b.epsilon and not (b.append_before_break and executor is None):
-                    reason = TerminationReason.LOW_SCORE
-                    step = None
-                    break
-                if executor is None:
-                    break
-                t0 = time.perf_counter()
-                result = executor.execute(step.skill)
-                times.extra["execution_s"] = times.extra.get("execution_s", 0.0) + time.perf_counter() - t0
-                step.corrections = len(failed)
-                if result.success:
-                    step.executed = True
-                    if pet is not None:
-                        step.subtask_index = pet.pointer
-                        pet.observe(result.observation)
-                    break
-                step.error = result.failure
-                failed.append((step, result))
-                if mode == "stop":
-                    reason, detail = TerminationReason.CORRECTIONS_EXHAUSTED, \
-                        f"step {n} failed in open loop: {result.failure.message}"
-                    break
-                corrections += 1
-                if len(failed) > b.max_corrections_per_step or corrections > b.max_corrections_per_plan:
-                    reason = TerminationReason.CORRECTIONS_EXHAUSTED
-                    detail = (f"step {n} failed {len(failed)} times; last: {result.failure.message}"
-                              if len(failed) > b.max_corrections_per_step else
-                              f"the plan used its {b.max_corrections_per_plan} corrections; last: "
-                              f"{result.failure.message}")
-                    break
-                if mode == "resample":
-                    ranked = [(st, sc) for st, sc in ranked if st.skill not in {f.skill for f, _ in failed}]
-                    if not ranked:
-                        reason, detail = TerminationReason.CORRECTIONS_EXHAUSTED, \
-                            f"none of the top {b.resample_top_k} skills for step {n} executes"
-                        break
-            if step is None:                # the LLM ended the plan, possibly while correcting
-                if failed:
-                    detail += (f"; step {n} was dropped after {len(failed)} failed attempt(s), last: "
-                               f"{failed[-1][0].skill.script()}: {failed[-1][1].failure.cause}")
-                break
-            if executor is not None and not step.executed:   # the plan failed at this step
-                steps.append(step)
-                on_step(StepEvent(step=step, num_corrections=corrections))
-                break
-            steps.append(step)
-            prompt_steps.append(step.generated_text if (s.no_trajectory_correction or index is None)
-                                else step.skill.text)
-            on_step(StepEvent(step=step, num_corrections=corrections, subtask=pet.active() if pet else ""))
-            if step.score < b.epsilon:      # append_before_break
-                reason = TerminationReason.LOW_SCORE
-                break
-        if executor is not None and reason is not TerminationReason.CORRECTIONS_EXHAUSTED:
-            goal = executor.goal_met()
-            if goal:
-                reason = TerminationReason.GOAL_REACHED
-        executed = executor is not None and bool(steps) and all(st.executed for st in steps)
-        return PlanResult(termination_reason=reason, steps=steps, num_llm_calls=calls, detail=detail,
-                          executed=executed, num_corrections=corrections, subtasks=pet.subtasks if pet else [],
-                          goal_status=_goal_status(executor), executing=executor is not None)
+        return _StepsRun(self, request, s, on_step, cancel, executor, report, on_failure).run()
 
     def _pet_session(self, request: PlanRequest, s: EffectiveSettings, cancel: CancelToken,
                      executor: Optional[Executor], times: StageTimes) -> Optional[PetSession]:
@@ -353,3 +248,145 @@ def _finite(x: float) -> float:
 def _goal_status(executor: Optional[Executor]) -> GoalStatus:
     goal = executor.goal_met() if executor is not None else None
     return GoalStatus.UNKNOWN if goal is None else (GoalStatus.MET if goal else GoalStatus.NOT_MET)
+
+
+class _StepsRun:
+    """One goal of Algorithm 1 as named steps: each step generated, ranked and translated
+    (:meth:`sample`), chosen and executed (:meth:`choose`), corrected on failure as the loop says
+    (:meth:`corrected`), until the plan ends (:meth:`run`)."""
+
+    def __init__(self, planner: TranslatedPlanner, request: PlanRequest, s: EffectiveSettings,
+                 on_step: StepCallback, cancel: CancelToken, executor: Optional[Executor], report: GoalReport,
+                 on_failure: str) -> None:
+        self.planner, self.request, self.s, self.on_step, self.cancel = planner, request, s, on_step, cancel
+        self.executor, self.report = executor, report
+        self.mode = on_failure if executor is not None else None
+        times = self.times = report.times
+        t0 = time.perf_counter()
+        self.example = planner.choose_example(request, s)
+        times.extra["example_s"] = time.perf_counter() - t0
+        self.pet = planner._pet_session(request, s, cancel, executor, times)
+        if self.pet is not None:
+            report.stats["pet"] = self.pet
+        objects = getattr(executor, "objects", None) if executor is not None else None
+        t0 = time.perf_counter()
+        self.index = None if s.no_translation else planner.index_for(request.scene_id, s.base.bank, objects)
+        times.extra["bank_s"] = time.perf_counter() - t0   # the skill bank's index (embedded once, then cached)
+        self.prompt_steps: list[str] = []
+        self.steps: list[PlanStep] = []
+        self.calls = self.corrections = 0
+        self.reason, self.detail = TerminationReason.MAX_STEPS, f"example: {self.example.task!r}"
+
+    def run(self) -> PlanResult:
+        b, pet, executor = self.s.base, self.pet, self.executor
+        for n in range(1, b.max_steps + 1):
+            failed: list[tuple[PlanStep, ExecutionResult]] = []
+            step = self.choose(n, failed)
+            if step is None:                # the LLM ended the plan, possibly while correcting
+                if failed:
+                    self.detail += (f"; step {n} was dropped after {len(failed)} failed attempt(s), last: "
+                                    f"{failed[-1][0].skill.script()}: {failed[-1][1].failure.cause}")
+                break
+            self.steps.append(step)
+            if executor is not None and not step.executed:   # the plan failed at this step
+                self.on_step(StepEvent(step=step, num_corrections=self.corrections))
+                break
+            self.prompt_steps.append(step.generated_text if (self.s.no_trajectory_correction or self.index is None)
+                                     else step.skill.text)
+            self.on_step(StepEvent(step=step, num_corrections=self.corrections, subtask=pet.active() if pet else ""))
+            if step.score < b.epsilon:      # append_before_break
+                self.reason = TerminationReason.LOW_SCORE
+                break
+        if executor is not None and self.reason is not TerminationReason.CORRECTIONS_EXHAUSTED \
+                and executor.goal_met():
+            self.reason = TerminationReason.GOAL_REACHED
+        steps = self.steps
+        return PlanResult(termination_reason=self.reason, steps=steps, num_llm_calls=self.calls, detail=self.detail,
+                          executed=executor is not None and bool(steps) and all(st.executed for st in steps),
+                          num_corrections=self.corrections, subtasks=pet.subtasks if pet else [],
+                          goal_status=_goal_status(executor), executing=executor is not None)
+
+    def sample(self, n: int, failed: list[tuple[PlanStep, ExecutionResult]]) -> Optional[list[tuple[PlanStep, float]]]:
+        """Step ``n``'s samples (the failed attempts in the prompt, as re-prompting writes them),
+        ranked after translation; None where the samples are mostly empty (the plan ends)."""
+        s, b, pet, request = self.s, self.s.base, self.pet, self.request
+        description = pet.description(request.description) if pet else request.description
+        prompt = plan_prompt([self.example], request.task, description, self.prompt_steps)
+        prompt += "".join(self.planner._correction(n, st, r, b.correction_level) for st, r in failed)
+        t0 = time.perf_counter()
+        samples = self.planner.llm.complete(prompt, b.num_samples,
+                                            s.sampling(b.max_step_tokens, seed_offset=1000 * n + len(failed)),
+                                            self.cancel)
+        self.times.llm_s += time.perf_counter() - t0
+        self.calls += 1
+        if scoring.mostly_empty([c.text.strip() for c in samples]):
+            return None
+        live = [(i, c) for i, c in enumerate(samples) if not scoring.is_empty_sample(c.text)]
+        t0 = time.perf_counter()
+        ranked = self.planner._rank(n, live, pet.index(self.index) if pet else self.index, s,
+                                    used={st.skill for st in self.steps}, failed={st.skill for st, _ in failed},
+                                    top_n=b.resample_top_k if self.mode == "resample" else 1)
+        self.times.translation_s += time.perf_counter() - t0
+        return ranked
+
+    def choose(self, n: int, failed: list[tuple[PlanStep, ExecutionResult]]) -> Optional[PlanStep]:
+        """Step ``n``: the best-ranked skill, executed where there is an executor and corrected as
+        the loop says when it fails; None where the plan ends before it (``reason`` says why)."""
+        b, executor = self.s.base, self.executor
+        ranked: list[tuple[PlanStep, float]] = []
+        while True:
+            self.cancel.check()
+            if not ranked or self.mode == "reprompt":
+                sampled = self.sample(n, failed)
+                if sampled is None:
+                    self.reason = TerminationReason.END_OF_PLAN
+                    return None
+                ranked = sampled
+            if not ranked or ranked[0][1] == -math.inf:   # only repeated or failed skills left
+                self.reason = TerminationReason.LOW_SCORE
+                return None
+            step, score = ranked.pop(0)
+            if score < b.epsilon and not (b.append_before_break and executor is None):
+                self.reason = TerminationReason.LOW_SCORE
+                return None
+            if executor is None:
+                return step
+            t0 = time.perf_counter()
+            result = executor.execute(step.skill)
+            self.times.extra["execution_s"] = self.times.extra.get("execution_s", 0.0) + time.perf_counter() - t0
+            step.corrections = len(failed)
+            if result.success:
+                step.executed = True
+                if self.pet is not None:
+                    step.subtask_index = self.pet.pointer
+                    self.pet.observe(result.observation)
+                return step
+            step.error = result.failure
+            failed.append((step, result))
+            if not self.corrected(n, failed, ranked):
+                return step
+
+    def corrected(self, n: int, failed: list[tuple[PlanStep, ExecutionResult]],
+                  ranked: list[tuple[PlanStep, float]]) -> bool:
+        """After a failed attempt at step ``n``: whether the loop tries again (re-sampling keeps
+        the ranked skills not failed yet in ``ranked``); where it does not, ``reason`` and ``detail``
+        say why the plan ends."""
+        b, message = self.s.base, failed[-1][1].failure.message
+        if self.mode == "stop":
+            self.reason, self.detail = TerminationReason.CORRECTIONS_EXHAUSTED, \
+                f"step {n} failed in open loop: {message}"
+            return False
+        self.corrections += 1
+        if len(failed) > b.max_corrections_per_step or self.corrections > b.max_corrections_per_plan:
+            self.reason = TerminationReason.CORRECTIONS_EXHAUSTED
+            self.detail = (f"step {n} failed {len(failed)} times; last: {message}"
+                           if len(failed) > b.max_corrections_per_step else
+                           f"the plan used its {b.max_corrections_per_plan} corrections; last: {message}")
+            return False
+        if self.mode == "resample":
+            ranked[:] = [(st, sc) for st, sc in ranked if st.skill not in {f.skill for f, _ in failed}]
+            if not ranked:
+                self.reason, self.detail = TerminationReason.CORRECTIONS_EXHAUSTED, \
+                    f"none of the top {b.resample_top_k} skills for step {n} executes"
+                return False
+        return True
