@@ -146,110 +146,165 @@ class InterpretedGoalPlanner:
              seed: int = 0, policy: Optional[SkillPolicy] = None,
              on_plan: PlanCallback = no_preview, decide: Optional[Decide] = None) -> InterpretedPlan:
         """``decide`` sees the interpreted goal before anything is planned (see :data:`Decide`)."""
-        stats = stats if stats is not None else {}
-        world = executor.world_state()
-        if self.use_llm:
-            found = self.interpreter.interpret(task, world, hold_out, cancel, seed)
-            self.judge(found, hold_out, cancel)
-        else:
-            found = self.interpreter.retrieve(task, world, hold_out=hold_out)
-        conditions = list(found.conditions)
-        if not conditions:
-            return InterpretedPlan(found, fallback="the interpreted goal is empty "
-                                   f"(said: {' '.join(found.sentences)[:200]!r})")
-        dropped: list[str] = []
-
-        def bound(chosen: Sequence[Condition]) -> GoalSpec:
-            return self.bound(chosen, world, hold_out)
-        held = [c for c in conditions if ground_goal(bound([c]), world, self.vocabulary).holds(world)]
-        probed, probes, relax_s, budget = False, 0, 0.0, self.relax_plans
-        stats.update({f"interpret_{k}": v for k, v in found.seconds.items()})
-        refused = self.goal_directed.hazardous(bound(conditions), executor, world)
-        if refused is not None:   # never asked, never planned: the world forbids what it would bring about
-            refused.num_llm_calls, refused.executing = int(self.use_llm), execute
-            said = " ".join(found.sentences)[:200]
-            refused.detail = f"interpreted {said!r} as {', '.join(refused.goal_conditions)}; {refused.detail}"
-            return InterpretedPlan(found, refused)
-        if decide is not None:
-            ended = decide(found, tuple(bound(conditions).lines()))
-            if ended is not None:
-                return InterpretedPlan(found, ended)
-        while True:
-            spec = bound(conditions)
-            lines = tuple(spec.lines())
-            if ground_goal(spec, world, self.vocabulary).holds(world):
-                if not dropped:   # the goal as interpreted already holds: done, nothing to run
-                    return InterpretedPlan(found, PlanResult(
-                        TerminationReason.ALREADY_DONE, detail=f"the goal already holds: {', '.join(lines)}",
-                        goal_conditions=list(lines), goal_status=GoalStatus.MET, executing=execute,
-                        executed=execute, num_llm_calls=int(self.use_llm)))
-                return InterpretedPlan(found, fallback=f"the interpreted goal already holds: {', '.join(lines)}",
-                                       dropped=tuple(dropped))
-
-            confidence = math.nan if found.confidence is None else found.confidence
-
-            def report(event: StepEvent, lines: tuple[str, ...] = lines, confidence: float = confidence) -> None:
-                on_step(replace(event, goal_conditions=lines, confidence=confidence))
-            added = [c for c in found.added if c in conditions]
-            result = self.goal_directed.plan(spec, executor, report, cancel, execute=execute, stats=stats,
-                                             policy=policy, on_plan=on_plan,
-                                             time_limit_s=self.added_time_s if added else None)
-            if result.termination_reason is not TerminationReason.NO_PLAN or result.steps or len(conditions) == 1:
-                break
-            if added and len(added) < len(conditions):   # what the choice added goes first, together
-                for c in added:
-                    conditions.remove(c)
-                    dropped.append(f"{c.text} (added by the model's choice; no plan with it)")
-                continue
-            # give up conditions so that a plan exists, at a bounded cost: first those that have no
-            # plan even alone (one plan-only run each, once); then the least certain one whose loss
-            # lets a plan exist (the last kept first: completions, then lower cosines), trying at
-            # most ``relax_plans`` plan-only runs in all; with none found, the least certain one
-            t0 = time.perf_counter()
-            if not probed:
-                probed = True
-                probes += sum(c not in held for c in conditions)
-                alone = [c for c in conditions if c not in held
-                         and not self._solvable(bound([c]), executor, cancel, policy)]
-                if alone and len(alone) < len(conditions):
-                    for c in alone:
-                        conditions.remove(c)
-                        dropped.append(f"{c.text} (no plan even alone)")
-                    relax_s += time.perf_counter() - t0
-                    continue
-            if budget <= 0:
-                break
-            pick: Optional[Condition] = None
-            for c in reversed(conditions):
-                if c in held:
-                    continue
-                if budget <= 0:
-                    break
-                budget -= 1
-                probes += 1
-                if self._solvable(bound([x for x in conditions if x is not c]), executor, cancel, policy):
-                    pick = c
-                    break
-            why = "without it a plan exists" if pick is not None else "the least certain"
-            pick = pick if pick is not None else next((c for c in reversed(conditions) if c not in held),
-                                                       conditions[-1])
-            conditions.remove(pick)
-            dropped.append(f"{pick.text} ({why})")
-            relax_s += time.perf_counter() - t0
-        stats.update(interpret_relax_s=relax_s, interpret_relax_probes=probes)
-        if result.termination_reason is TerminationReason.NO_PLAN and not result.steps:
-            return InterpretedPlan(found, fallback=f"the interpreted goal has no plan: {result.detail}",
-                                   dropped=tuple(dropped))
-        result.goal_conditions = list(lines)
-        result.num_llm_calls += int(self.use_llm)
-        said = " ".join(found.sentences)[:200]
-        result.detail = (f"interpreted {said!r} as {', '.join(lines)}"
-                         + (f" (given up: {'; '.join(dropped)})" if dropped else "")
-                         + (f" ({'; '.join(found.turned)})" if found.turned else "") + f"; {result.detail}")
-        return InterpretedPlan(found, result, dropped=tuple(dropped))
+        run = _InterpretRun(self, task, executor, on_step, cancel, execute, stats if stats is not None else {},
+                            hold_out, seed, policy, on_plan)
+        return run.run(decide)
 
     def _solvable(self, spec: GoalSpec, executor: Executor, cancel: CancelToken,
                   policy: Optional[SkillPolicy] = None) -> bool:
         """Whether Fast Downward finds a plan for ``spec`` (plan only; nothing executes)."""
         result = self.goal_directed.plan(spec, executor, lambda event: None, cancel, execute=False, policy=policy)
         return result.termination_reason is not TerminationReason.NO_PLAN
+
+
+class _InterpretRun:
+    """One interpreted goal as named steps: the task read as conditions, checked before anything
+    is planned (:meth:`before_planning`), planned in rounds (:meth:`plan_round`) that give up
+    conditions until a plan exists (:meth:`give_up`), and reported (:meth:`finish`)."""
+
+    def __init__(self, planner: InterpretedGoalPlanner, task: str, executor: Executor, on_step: StepCallback,
+                 cancel: CancelToken, execute: bool, stats: dict, hold_out: Sequence[str], seed: int,
+                 policy: Optional[SkillPolicy], on_plan: PlanCallback) -> None:
+        self.planner, self.executor, self.on_step, self.cancel = planner, executor, on_step, cancel
+        self.execute, self.stats, self.hold_out, self.policy, self.on_plan = execute, stats, hold_out, policy, on_plan
+        self.world = world = executor.world_state()
+        if planner.use_llm:
+            self.found = planner.interpreter.interpret(task, world, hold_out, cancel, seed)
+            planner.judge(self.found, hold_out, cancel)
+        else:
+            self.found = planner.interpreter.retrieve(task, world, hold_out=hold_out)
+        self.conditions = list(self.found.conditions)
+        self.dropped: list[str] = []
+        self.held: list[Condition] = []
+        self.probed, self.probes, self.relax_s, self.budget = False, 0, 0.0, planner.relax_plans
+
+    def bound(self, chosen: Sequence[Condition]) -> GoalSpec:
+        return self.planner.bound(chosen, self.world, self.hold_out)
+
+    def holds(self, spec: GoalSpec) -> bool:
+        return ground_goal(spec, self.world, self.planner.vocabulary).holds(self.world)
+
+    def run(self, decide: Optional[Decide]) -> InterpretedPlan:
+        found, conditions = self.found, self.conditions
+        if not conditions:
+            return InterpretedPlan(found, fallback="the interpreted goal is empty "
+                                   f"(said: {' '.join(found.sentences)[:200]!r})")
+        self.held = [c for c in conditions if self.holds(self.bound([c]))]
+        self.stats.update({f"interpret_{k}": v for k, v in found.seconds.items()})
+        ended = self.before_planning(decide)
+        if ended is not None:
+            return InterpretedPlan(found, ended)
+        while True:
+            spec = self.bound(conditions)
+            lines = tuple(spec.lines())
+            if self.holds(spec):
+                return self.already_holds(lines)
+            result = self.plan_round(spec, lines)
+            if result.termination_reason is not TerminationReason.NO_PLAN or result.steps or len(conditions) == 1:
+                break
+            if not self.give_up():
+                break
+        self.stats.update(interpret_relax_s=self.relax_s, interpret_relax_probes=self.probes)
+        return self.finish(result, lines)
+
+    def before_planning(self, decide: Optional[Decide]) -> Optional[PlanResult]:
+        """A goal whose every way makes a hazard hold is refused, never asked nor planned; then
+        ``decide`` acts, asks or stops. None: plan it."""
+        found = self.found
+        refused = self.planner.goal_directed.hazardous(self.bound(self.conditions), self.executor, self.world)
+        if refused is not None:   # the world forbids what it would bring about
+            refused.num_llm_calls, refused.executing = int(self.planner.use_llm), self.execute
+            said = " ".join(found.sentences)[:200]
+            refused.detail = f"interpreted {said!r} as {', '.join(refused.goal_conditions)}; {refused.detail}"
+            return refused
+        return decide(found, tuple(self.bound(self.conditions).lines())) if decide is not None else None
+
+    def already_holds(self, lines: tuple[str, ...]) -> InterpretedPlan:
+        if not self.dropped:   # the goal as interpreted already holds: done, nothing to run
+            return InterpretedPlan(self.found, PlanResult(
+                TerminationReason.ALREADY_DONE, detail=f"the goal already holds: {', '.join(lines)}",
+                goal_conditions=list(lines), goal_status=GoalStatus.MET, executing=self.execute,
+                executed=self.execute, num_llm_calls=int(self.planner.use_llm)))
+        return InterpretedPlan(self.found, fallback=f"the interpreted goal already holds: {', '.join(lines)}",
+                               dropped=tuple(self.dropped))
+
+    def plan_round(self, spec: GoalSpec, lines: tuple[str, ...]) -> PlanResult:
+        """The goal as it stands, planned (and executed) by the goal-directed planner."""
+        found, on_step = self.found, self.on_step
+        confidence = math.nan if found.confidence is None else found.confidence
+
+        def report(event: StepEvent) -> None:
+            on_step(replace(event, goal_conditions=lines, confidence=confidence))
+        added = [c for c in found.added if c in self.conditions]
+        return self.planner.goal_directed.plan(spec, self.executor, report, self.cancel, execute=self.execute,
+                                               stats=self.stats, policy=self.policy, on_plan=self.on_plan,
+                                               time_limit_s=self.planner.added_time_s if added else None)
+
+    def give_up(self) -> bool:
+        """Give up conditions so that a plan exists, at a bounded cost: what the model's choice
+        added, together, first; then those that have no plan even alone (one plan-only run each,
+        once); then the least certain one whose loss lets a plan exist (the last kept first:
+        completions, then lower cosines), trying at most ``relax_plans`` plan-only runs in all;
+        with none found, the least certain one. False: nothing more is given up."""
+        conditions = self.conditions
+        added = [c for c in self.found.added if c in conditions]
+        if added and len(added) < len(conditions):
+            for c in added:
+                conditions.remove(c)
+                self.dropped.append(f"{c.text} (added by the model's choice; no plan with it)")
+            return True
+        t0 = time.perf_counter()
+        if not self.probed and self.give_up_unplannable():
+            self.relax_s += time.perf_counter() - t0
+            return True
+        if self.budget <= 0:
+            return False
+        self.give_up_least_needed()
+        self.relax_s += time.perf_counter() - t0
+        return True
+
+    def give_up_unplannable(self) -> bool:
+        """Once: drop the conditions that have no plan even alone (not all of them)."""
+        conditions = self.conditions
+        self.probed = True
+        self.probes += sum(c not in self.held for c in conditions)
+        alone = [c for c in conditions if c not in self.held
+                 and not self.planner._solvable(self.bound([c]), self.executor, self.cancel, self.policy)]
+        if not alone or len(alone) == len(conditions):
+            return False
+        for c in alone:
+            conditions.remove(c)
+            self.dropped.append(f"{c.text} (no plan even alone)")
+        return True
+
+    def give_up_least_needed(self) -> None:
+        conditions, pick = self.conditions, None
+        for c in reversed(conditions):
+            if c in self.held:
+                continue
+            if self.budget <= 0:
+                break
+            self.budget -= 1
+            self.probes += 1
+            if self.planner._solvable(self.bound([x for x in conditions if x is not c]), self.executor, self.cancel,
+                                      self.policy):
+                pick = c
+                break
+        why = "without it a plan exists" if pick is not None else "the least certain"
+        pick = pick if pick is not None else next((c for c in reversed(conditions) if c not in self.held),
+                                                   conditions[-1])
+        conditions.remove(pick)
+        self.dropped.append(f"{pick.text} ({why})")
+
+    def finish(self, result: PlanResult, lines: tuple[str, ...]) -> InterpretedPlan:
+        found, dropped = self.found, self.dropped
+        if result.termination_reason is TerminationReason.NO_PLAN and not result.steps:
+            return InterpretedPlan(found, fallback=f"the interpreted goal has no plan: {result.detail}",
+                                   dropped=tuple(dropped))
+        result.goal_conditions = list(lines)
+        result.num_llm_calls += int(self.planner.use_llm)
+        said = " ".join(found.sentences)[:200]
+        result.detail = (f"interpreted {said!r} as {', '.join(lines)}"
+                         + (f" (given up: {'; '.join(dropped)})" if dropped else "")
+                         + (f" ({'; '.join(found.turned)})" if found.turned else "") + f"; {result.detail}")
+        return InterpretedPlan(found, result, dropped=tuple(dropped))
