@@ -21,7 +21,16 @@ from llm_planner_ros.core.errors import CancelToken, InvalidGoal
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import StepCallback
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.types import GoalReport, GoalStatus, PlanResult, PlanStep, Skill, StepEvent, TerminationReason
+from llm_planner_ros.core.types import (
+    GoalReport,
+    GoalStatus,
+    PlanResult,
+    PlanStep,
+    Skill,
+    StageTimes,
+    StepEvent,
+    TerminationReason,
+)
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
 from llm_planner_ros.translation.demonstrations import Demonstration, DemonstrationBank
 
@@ -271,6 +280,26 @@ class HeuristicPlanner:
                 return got
             previous = reply.strip()[:200]
 
+    @staticmethod
+    def _applicable(executor: Executor, times: StageTimes) -> list[Skill]:
+        """The skills applicable now, one per action string."""
+        t0 = time.perf_counter()
+        skills = list({action_string(s): s for s in executor.applicable_skills()}.values())
+        times.extra["applicable_s"] = times.extra.get("applicable_s", 0.0) + time.perf_counter() - t0
+        return skills
+
+    def _cycling(self, executor: Executor, visits: dict[frozenset, int], taken: Sequence[str]) -> str:
+        """Why the search stops rather than cycle ("" where it goes on): the world is back in a
+        state it was in more than ``heuristic_max_revisits`` times before a choice."""
+        if not self.settings.heuristic_max_revisits:
+            return ""
+        state = frozenset(executor.world_state().facts)   # the observation applicable_skills made
+        visits[state] = visits.get(state, 0) + 1
+        if visits[state] <= self.settings.heuristic_max_revisits:
+            return ""
+        return (f"back in a state it had been in {visits[state] - 1} times "
+                f"(last action {taken[-1] if taken else 'none'}): stopped instead of cycling")
+
     def plan(self, request: PlanRequest, on_step: StepCallback, cancel: CancelToken,
              executor: Optional[Executor] = None, report: Optional[GoalReport] = None,
              goal_met: Optional[Callable[[], Optional[bool]]] = None) -> PlanResult:
@@ -298,21 +327,14 @@ class HeuristicPlanner:
                 detail += f"; reached the length limit of {self.settings.heuristic_max_length}"
                 break
             cancel.check()
-            t0 = time.perf_counter()
-            skills = list({action_string(s): s for s in executor.applicable_skills()}.values())
-            times.extra["applicable_s"] = times.extra.get("applicable_s", 0.0) + \
-                time.perf_counter() - t0
+            skills = self._applicable(executor, times)
             if not skills:
                 reason, detail = TerminationReason.END_OF_PLAN, "no action is applicable"
                 break
-            if self.settings.heuristic_max_revisits:
-                state = frozenset(executor.world_state().facts)   # the observation applicable_skills made
-                visits[state] = visits.get(state, 0) + 1
-                if visits[state] > self.settings.heuristic_max_revisits:
-                    reason = TerminationReason.NO_PROGRESS
-                    detail += (f"; back in a state it had been in {visits[state] - 1} times "
-                               f"(last action {taken[-1] if taken else 'none'}): stopped instead of cycling")
-                    break
+            cycling = self._cycling(executor, visits, taken)
+            if cycling:
+                reason, detail = TerminationReason.NO_PROGRESS, f"{detail}; {cycling}"
+                break
             options = [action_string(s) for s in skills]
             try:
                 chosen = self.choose(request, guide, taken, options, cancel, len(steps) + 1, report)
