@@ -99,7 +99,6 @@ class BackendSettings(BaseModel):
     embedding_threads: int = Field(1, ge=1, le=64)
 
 
-
 def _openai(cfg: BackendSettings) -> LLMBackend:
     from llm_planner_ros.llm.openai_backend import OpenAIBackend
 

@@ -1,6 +1,6 @@
 """The world a goal plans over and its planners: a world given in code (:class:`WorldPlugin`,
-the default one unless the planner names another), or a profile's, which the executor declares (its skills, objects and
-words); the service builds each world's planners once and keeps them."""
+the default one unless the planner names another), or a profile's, which the executor declares
+(its skills, objects and words); the service builds each world's planners once and keeps them."""
 from __future__ import annotations
 
 import importlib

@@ -29,12 +29,12 @@ from llm_planner_ros.planning.translated import LlmLoop
 LLM_SETTINGS = (PetSettings,)   # the LLM-step methods' own (PlannerSettings are every goal's)
 
 METHODS: dict[str, MethodEntry] = {
-    "vanilla": MethodEntry(llm_steps(whole_program=True), LLM_STEPS, LLM_SETTINGS, plans_first=True,
-                                not_on_profiles="it writes the built-in world's script lines; use translated, "
-                                                "the same LLM with its steps translated to the profile's skills"),
+    "vanilla": MethodEntry(llm_steps(LlmLoop(whole_program=True)), LLM_STEPS, LLM_SETTINGS, plans_first=True,
+                           not_on_profiles="it writes the built-in world's script lines; use translated, "
+                                           "the same LLM with its steps translated to the profile's skills"),
     "translated": MethodEntry(llm_steps(), LLM_STEPS, LLM_SETTINGS, plans_first=True),
-    "resample": MethodEntry(llm_steps(on_failure="resample"), CORRECTING, LLM_SETTINGS, closed_loop=True),
-    "reprompt": MethodEntry(llm_steps(on_failure="reprompt"), REPROMPTING, LLM_SETTINGS, closed_loop=True),
+    "resample": MethodEntry(llm_steps(LlmLoop(on_failure="resample")), CORRECTING, LLM_SETTINGS, closed_loop=True),
+    "reprompt": MethodEntry(llm_steps(LlmLoop(on_failure="reprompt")), REPROMPTING, LLM_SETTINGS, closed_loop=True),
     "heuristic": MethodEntry(HeuristicSearch, ANY_METHOD | {"guide", "guide_info"}, (HeuristicSettings,)),
     "pddl": MethodEntry(GivenGoal, settings=(GoalDirectedSettings,), plans_first=True),
     # and its fallback's options and settings
@@ -60,6 +60,7 @@ def method_entry(name: str) -> MethodEntry:
     if entry is None:
         raise InvalidGoal(f"method: unknown method {name!r}; choose one of {', '.join(METHODS)}")
     return entry
+
 
 __all__ = ["DEFAULT_METHOD", "METHODS", "llm_loop", "method_entry", "Goal", "GoalRun", "MethodEntry", "MethodParts",
            "MethodRunner"]

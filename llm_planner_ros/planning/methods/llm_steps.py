@@ -24,15 +24,10 @@ class LlmSteps:
 
 
 @dataclass(frozen=True)
-class llm_steps:   # noqa: N801 (a registry line reads as a call: llm_steps(on_failure="reprompt"))
+class llm_steps:   # noqa: N801 (a registry line reads as a call: llm_steps(LlmLoop(on_failure="reprompt")))
     """The factory of an LLM-step method's runner, with its loop."""
 
-    whole_program: bool = False
-    on_failure: str = "stop"
-
-    @property
-    def loop(self) -> LlmLoop:
-        return LlmLoop(self.whole_program, self.on_failure)  # type: ignore[arg-type]   # checked by LlmLoop's users
+    loop: LlmLoop = LlmLoop()
 
     def __call__(self, parts: MethodParts) -> LlmSteps:
         return LlmSteps(parts, self.loop)
