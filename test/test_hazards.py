@@ -241,7 +241,7 @@ def test_a_plan_only_answer_never_hands_back_a_hazardous_step():
 
     request = next(r for r in REQUESTS if r.task == "Put the knife in the toaster")
     program = unsafe_program(VH.executor("TrimmedTestScene1", ""), request)
-    result = PlanResult(TerminationReason.END_OF_PLAN, detail="planned",
+    result = PlanResult(TerminationReason.END_OF_PLAN, ending="planned",
                         steps=[PlanStep(index=i, generated_text=s.text, skill=s) for i, s in enumerate(program, 1)])
     checked = check_plan(result, lambda: VH.executor("TrimmedTestScene1", ""), VH.hazards)
     assert checked.termination_reason is TerminationReason.HAZARD_STOPPED and not checked.success

@@ -40,7 +40,7 @@ class FirstApplicable:
             result = run.gate.execute(skill)
             step.executed, step.error = result.success, result.failure
         run.on_step(StepEvent(step=step, num_corrections=0))
-        return PlanResult(TerminationReason.END_OF_PLAN, detail="one step", steps=[step],
+        return PlanResult(TerminationReason.END_OF_PLAN, ending="one step", steps=[step],
                           executing=run.gate is not None, executed=step.executed)
 
 

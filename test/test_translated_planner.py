@@ -8,7 +8,7 @@ import pytest
 from helpers.scripted_llm import ScriptedLLM, translated_planner
 from llm_planner_ros.core.errors import CancelToken, PlanCanceled
 from llm_planner_ros.core.request import parse_request
-from llm_planner_ros.core.types import TerminationReason
+from llm_planner_ros.core.types import NoteKind, TerminationReason
 from llm_planner_ros.planning.methods import llm_loop
 
 
@@ -59,7 +59,9 @@ def test_no_translation_keeps_free_text(demos, scene_index):
     # plan-only: the lines that are not admissible skills of the scene are marked, and it fails
     assert result.steps[0].error.message == "untranslated line: not a skill, the LLM's text as written"
     assert not result.steps[2].error.type and not result.success
-    assert result.detail.startswith("untranslated: line(s) 1, 2 of 3 are not admissible skills of the scene")
+    assert result.noted(NoteKind.UNTRANSLATED) == ["untranslated: line(s) 1, 2 of 3 are not admissible skills of "
+                                                   "the scene"]
+    assert result.detail.startswith("the plan was not checked on a model of the world; untranslated: line(s) 1, 2")
 
 
 def test_epsilon_stops_before_a_poor_step_unless_append_before_break(demos, scene_index):

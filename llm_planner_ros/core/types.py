@@ -112,10 +112,34 @@ class PlanStep:
     subtask_index: int = -1
 
 
+class NoteKind(str, Enum):
+    """What a layer above the method adds to a goal's account (see :class:`Note`); ``detail``
+    writes them in this order, the weightiest first."""
+
+    DRY_RUN = "dry_run"             # executed in-process, nothing sent to a robot
+    UNTRUSTED = "untrusted"         # the plan failed its check on a model of the world
+    WITHHELD = "withheld"           # a step the policy refuses: the plan stops before it
+    GOAL_UNKNOWN = "goal_unknown"   # steps ran, and nothing checks the goal
+    UNCONFIRMED = "unconfirmed"     # method interpret: its goal is met, but may not be the goal asked
+    ZERO_SHOT = "zero_shot"         # ... read without demonstrations
+    GIVEN_UP = "given_up"           # ... gave its goal up
+    FALLBACK = "fallback"           # another method planned instead
+    CONDITIONS = "conditions"       # method interpret: the goal it read from the task
+    UNTRANSLATED = "untranslated"   # lines that are no admissible skill
+
+
+@dataclass(frozen=True)
+class Note:
+    """One structured remark on a result; :func:`describe` writes them into its ``detail``."""
+
+    kind: NoteKind
+    text: str
+
+
 @dataclass
 class PlanResult:
     termination_reason: TerminationReason
-    detail: str = ""
+    ending: str = ""          # the method's own words on how it ended; see ``detail`` for the whole account
     steps: list[PlanStep] = field(default_factory=list)
     subtasks: list[str] = field(default_factory=list)
     executed: bool = False
@@ -128,6 +152,18 @@ class PlanResult:
     checked: bool = False     # plan-only: the plan was run on a model of the world (see planning.plan_check)
     confidence: float = math.nan   # method interpret: P(the interpreted goal is the one asked); nan: unknown
     hazards: list[str] = field(default_factory=list)   # hazards refused, avoided or stopped, in words
+    notes: list[Note] = field(default_factory=list)      # what the layers above the method added, in order
+
+    def note(self, kind: NoteKind, text: str) -> PlanResult:
+        self.notes.append(Note(kind, text))
+        return self
+
+    def noted(self, kind: NoteKind) -> list[str]:
+        return [n.text for n in self.notes if n.kind is kind]
+
+    @property
+    def detail(self) -> str:
+        return describe(self)
 
     @property
     def success(self) -> bool:
@@ -162,6 +198,15 @@ class PlanResult:
     @property
     def program_nl(self) -> list[str]:
         return [s.skill.text for s in self.steps]
+
+
+def describe(result: PlanResult) -> str:
+    """The one writer of a result's ``detail``: why it falls short, then the notes in the order
+    of :class:`NoteKind`, then the method's own ending; joined by "; "."""
+    order = list(NoteKind)
+    notes = sorted(result.notes, key=lambda n: order.index(n.kind))
+    parts = [result.shortfall, *(n.text for n in notes), result.ending]
+    return "; ".join(p for p in parts if p)
 
 
 @dataclass

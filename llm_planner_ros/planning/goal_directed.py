@@ -168,7 +168,7 @@ class GoalDirectedPlanner:
         hits = [h.text() for h in known.hazards.implied(ground_goal(spec, world, known.goal_vocabulary()), world)]
         if not hits:
             return None
-        return PlanResult(TerminationReason.HAZARDOUS_GOAL, detail="refused: the goal would make a hazard hold: "
+        return PlanResult(TerminationReason.HAZARDOUS_GOAL, ending="refused: the goal would make a hazard hold: "
                           + "; ".join(hits), goal_conditions=list(spec.lines()), hazards=hits)
 
     def plan(self, spec: GoalSpec, executor: Executor, on_step: StepCallback, cancel: CancelToken,
@@ -252,7 +252,7 @@ class _GoalRun:
         shown = notes if len(notes) <= 3 else [f"re-planned {len(notes)} times; the last 3:"] + notes[-3:]
         full = "; ".join([detail] + shown) if notes else detail
         steps = self.steps
-        return _Ended(PlanResult(termination_reason=reason, detail=full, steps=steps, executing=execute,
+        return _Ended(PlanResult(termination_reason=reason, ending=full, steps=steps, executing=execute,
                                  executed=bool(steps) and all(st.executed for st in steps),
                                  goal_status=(GoalStatus.MET if met else GoalStatus.NOT_MET) if execute
                                  else GoalStatus.UNKNOWN, num_corrections=self.corrections,
@@ -271,7 +271,7 @@ class _GoalRun:
         unsafe = self.planner.hazardous(self.spec, self.executor, world)
         if unsafe is not None:
             self.named.extend(unsafe.hazards)
-            raise self.end(TerminationReason.HAZARDOUS_GOAL, unsafe.detail)
+            raise self.end(TerminationReason.HAZARDOUS_GOAL, unsafe.ending)
         already = self.hazards.in_world(world) if self.hazards else []
         if already:
             self.notes.append("a hazard already holds (not the goal's doing): "

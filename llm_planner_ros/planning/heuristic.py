@@ -318,29 +318,29 @@ class HeuristicPlanner:
         steps: list[PlanStep] = []
         taken: list[str] = []
         visits: dict[frozenset, int] = {}   # world states seen before each choice
-        reason, detail = TerminationReason.MAX_STEPS, f"guide: {o.guide or 'none'}"
+        reason, ending = TerminationReason.MAX_STEPS, f"guide: {o.guide or 'none'}"
         while True:
             if goal_met():
                 reason = TerminationReason.GOAL_REACHED
                 break
             if len(steps) >= self.settings.heuristic_max_length:
-                detail += f"; reached the length limit of {self.settings.heuristic_max_length}"
+                ending += f"; reached the length limit of {self.settings.heuristic_max_length}"
                 break
             cancel.check()
             skills = self._applicable(executor, times)
             if not skills:
-                reason, detail = TerminationReason.END_OF_PLAN, "no action is applicable"
+                reason, ending = TerminationReason.END_OF_PLAN, "no action is applicable"
                 break
             cycling = self._cycling(executor, visits, taken)
             if cycling:
-                reason, detail = TerminationReason.NO_PROGRESS, f"{detail}; {cycling}"
+                reason, ending = TerminationReason.NO_PROGRESS, f"{ending}; {cycling}"
                 break
             options = [action_string(s) for s in skills]
             try:
                 chosen = self.choose(request, guide, taken, options, cancel, len(steps) + 1, report)
             except RepeatsExhausted:
                 reason = TerminationReason.CORRECTIONS_EXHAUSTED
-                detail += f"; {self.settings.heuristic_max_repeats} queries had to be repeated"
+                ending += f"; {self.settings.heuristic_max_repeats} queries had to be repeated"
                 break
             skill = skills[chosen]
             t0 = time.perf_counter()
@@ -353,11 +353,11 @@ class HeuristicPlanner:
             on_step(StepEvent(step=step, num_corrections=trace.repeats))
             if not result.success:   # applicable a moment ago: the executor disagrees with itself
                 reason = TerminationReason.EXECUTOR_ERROR
-                detail = f"an applicable action failed: {result.failure.message}"
+                ending = f"an applicable action failed: {result.failure.message}"
                 break
             taken.append(options[chosen])
         goal = goal_met()
-        return PlanResult(termination_reason=reason, steps=steps, detail=detail, executing=True,
+        return PlanResult(termination_reason=reason, steps=steps, ending=ending, executing=True,
                           executed=bool(steps) and all(s.executed for s in steps),
                           num_corrections=trace.repeats, num_llm_calls=trace.queries,
                           goal_status=GoalStatus.UNKNOWN if goal is None else

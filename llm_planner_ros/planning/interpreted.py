@@ -20,7 +20,7 @@ from typing import Optional
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import PlanCallback, StepCallback, no_preview
-from llm_planner_ros.core.types import GoalStatus, PlanResult, StepEvent, TerminationReason
+from llm_planner_ros.core.types import GoalStatus, NoteKind, PlanResult, StepEvent, TerminationReason
 from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.interpretation.conditions import Condition, spec_of
 from llm_planner_ros.interpretation.confidence import Calibration, Labelled, read_labelled, write_labelled
@@ -215,14 +215,14 @@ class _InterpretRun:
         if refused is not None:   # the world forbids what it would bring about
             refused.num_llm_calls, refused.executing = int(self.planner.use_llm), self.execute
             said = " ".join(found.sentences)[:200]
-            refused.detail = f"interpreted {said!r} as {', '.join(refused.goal_conditions)}; {refused.detail}"
+            refused.note(NoteKind.CONDITIONS, f"interpreted {said!r} as {', '.join(refused.goal_conditions)}")
             return refused
         return decide(found, tuple(self.bound(self.conditions).lines())) if decide is not None else None
 
     def already_holds(self, lines: tuple[str, ...]) -> InterpretedPlan:
         if not self.dropped:   # the goal as interpreted already holds: done, nothing to run
             return InterpretedPlan(self.found, PlanResult(
-                TerminationReason.ALREADY_DONE, detail=f"the goal already holds: {', '.join(lines)}",
+                TerminationReason.ALREADY_DONE, ending=f"the goal already holds: {', '.join(lines)}",
                 goal_conditions=list(lines), goal_status=GoalStatus.MET, executing=self.execute,
                 executed=self.execute, num_llm_calls=int(self.planner.use_llm)))
         return InterpretedPlan(self.found, fallback=f"the interpreted goal already holds: {', '.join(lines)}",
@@ -304,7 +304,7 @@ class _InterpretRun:
         result.goal_conditions = list(lines)
         result.num_llm_calls += int(self.planner.use_llm)
         said = " ".join(found.sentences)[:200]
-        result.detail = (f"interpreted {said!r} as {', '.join(lines)}"
-                         + (f" (given up: {'; '.join(dropped)})" if dropped else "")
-                         + (f" ({'; '.join(found.turned)})" if found.turned else "") + f"; {result.detail}")
+        result.note(NoteKind.CONDITIONS, f"interpreted {said!r} as {', '.join(lines)}"
+                    + (f" (given up: {'; '.join(dropped)})" if dropped else "")
+                    + (f" ({'; '.join(found.turned)})" if found.turned else ""))
         return InterpretedPlan(found, result, dropped=tuple(dropped))

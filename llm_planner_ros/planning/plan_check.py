@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Optional
 
 from llm_planner_ros.core.executor import Executor
-from llm_planner_ros.core.types import GoalStatus, PlanResult, TerminationReason
+from llm_planner_ros.core.types import GoalStatus, NoteKind, PlanResult, TerminationReason
 from llm_planner_ros.safety.hazards import Hazards
 
 
@@ -30,19 +30,19 @@ def check_plan(result: PlanResult, make_model: Callable[[], Executor], hazards: 
             result.steps = result.steps[:step.index - 1]
             result.termination_reason = TerminationReason.HAZARD_STOPPED
             result.hazards = made
-            result.detail = (f"step {step.index} {step.skill.script() or step.skill.text!r} is withheld: on the world "
-                             f"model it makes a hazard hold: {'; '.join(made)}; the plan stops before it; "
-                             f"{result.detail}")
+            result.note(NoteKind.WITHHELD, f"step {step.index} {step.skill.script() or step.skill.text!r} is withheld: "
+                                           f"on the world model it makes a hazard hold: {'; '.join(made)}; the plan "
+                                           f"stops before it")
             return result
         if not ran.success:
             step.error = ran.failure
-            result.detail = (f"not trusted: step {step.index} {step.skill.script()} fails on the world model: "
-                             f"{ran.failure.message}; {result.detail}")
+            result.note(NoteKind.UNTRUSTED, f"not trusted: step {step.index} {step.skill.script()} fails on the "
+                                            f"world model: {ran.failure.message}")
             return result
     met = model.goal_met()
     if met is not None:
         result.goal_status = GoalStatus.MET if met else GoalStatus.NOT_MET
     if met is False:
-        result.detail = f"not trusted: the plan runs on the world model, but the goal does not hold after it; " \
-            f"{result.detail}"
+        result.note(NoteKind.UNTRUSTED, "not trusted: the plan runs on the world model, but the goal does not hold "
+                                        "after it")
     return result

@@ -22,6 +22,7 @@ from llm_planner_ros.core.types import (
     ErrorType,
     GoalReport,
     GoalStatus,
+    NoteKind,
     PlanPreview,
     PlanResult,
     PlanStep,
@@ -434,7 +435,7 @@ class PlanningService:
                     index=max(steps, default=0) + 1, generated_text=stopped.text, skill=stopped, executed=False,
                     error=PreconditionFailure(ErrorType.HAZARD, str(exc), "; ".join(exc.hazards) or str(exc))),
                     num_corrections=0))
-            result = PlanResult(TerminationReason.HAZARD_STOPPED, detail=str(exc),
+            result = PlanResult(TerminationReason.HAZARD_STOPPED, ending=str(exc),
                                 steps=[steps[i] for i in sorted(steps)], executing=request.execute,
                                 hazards=exc.hazards)
         except BaseException as exc:
@@ -491,16 +492,15 @@ class PlanningService:
         result = self.runners[goal.method].plan(GoalRun(goal, on_step, cancel, gate, report, policy, on_plan))
         if req.execute and result.steps and result.termination_reason.is_success \
                 and result.goal_status is GoalStatus.UNKNOWN:   # steps ran: that is all that is known
-            result.detail = ("whether the task's goal holds is unknown (nothing in this world checks it); "
-                             + result.detail)
+            result.note(NoteKind.GOAL_UNKNOWN, "whether the task's goal holds is unknown (nothing in this world "
+                                               "checks it)")
         if not req.execute:
             t0 = time.perf_counter()
             result = withhold_refused(result, policy)
             result = check_plan(result, lambda: world.plan_model(req), world.hazards)
             report.times.extra["check_s"] = time.perf_counter() - t0
         if self.safety.dry_run and request.execute:
-            result.detail = "dry run: executed in the in-process simulator, nothing sent to the bridge; " \
-                + result.detail
+            result.note(NoteKind.DRY_RUN, "dry run: executed in the in-process simulator, nothing sent to the bridge")
         return result
 
     def _approved_plan(self, goal: Goal, on_step: StepCallback, cancel: CancelToken, gate: SafetyGate,
@@ -522,7 +522,7 @@ class PlanningService:
             if not result.success:
                 planned.steps = planned.steps[:step.index]
                 planned.termination_reason = TerminationReason.CORRECTIONS_EXHAUSTED
-                planned.detail = f"step {step.index} failed after approval: {result.failure.message}"
+                planned.ending = f"step {step.index} failed after approval: {result.failure.message}"
                 break
         planned.executing = True
         planned.executed = all(st.executed for st in planned.steps)
@@ -536,7 +536,7 @@ class PlanningService:
             planned.termination_reason = TerminationReason.GOAL_REACHED if met else TerminationReason.END_OF_PLAN
             said = {True: f"{ran}; the goal holds", False: f"{ran}, but the goal does not hold after them",
                     None: f"{ran}; whether the goal holds is unknown"}[met]
-            planned.detail = f"{said} (planned: {planned.detail.replace('; not executed', '')})"
+            planned.ending = f"{said} (planned: {planned.ending.replace('; not executed', '')})"
         elif met:
             planned.termination_reason = TerminationReason.GOAL_REACHED
         return planned
@@ -551,8 +551,8 @@ def withhold_refused(result: PlanResult, policy: SkillPolicy) -> PlanResult:
         if why:
             result.steps = result.steps[:step.index - 1]
             result.termination_reason = TerminationReason.NO_PLAN
-            result.detail = (f"step {step.index} {step.skill.script() or step.skill.text!r} is withheld: {why}; "
-                             f"the plan stops before it; {result.detail}")
+            result.note(NoteKind.WITHHELD, f"step {step.index} {step.skill.script() or step.skill.text!r} is withheld: "
+                                           f"{why}; the plan stops before it")
             break
     return result
 

@@ -18,6 +18,7 @@ from llm_planner_ros.core.types import (
     ErrorType,
     GoalReport,
     GoalStatus,
+    NoteKind,
     PlanResult,
     PlanStep,
     PreconditionFailure,
@@ -87,8 +88,8 @@ def mark_untranslated(result: PlanResult, scene_id: str, skills: WorldSkills) ->
             step.error = PreconditionFailure(ErrorType.INVALID_ACTION, f"untranslated line: {why}", why)
             bad.append(str(step.index))
     if bad:
-        result.detail = (f"untranslated: line(s) {', '.join(bad)} of {len(result.steps)} are not admissible skills "
-                         f"of the scene; " + result.detail)
+        result.note(NoteKind.UNTRANSLATED, f"untranslated: line(s) {', '.join(bad)} of {len(result.steps)} are "
+                                           f"not admissible skills of the scene")
 
 
 class TranslatedPlanner:
@@ -224,7 +225,7 @@ class TranslatedPlanner:
                             similarity=math.nan, mean_logprob=best.mean_logprob)
             steps.append(step)
         reason = TerminationReason.MAX_STEPS if len(steps) >= b.max_steps else TerminationReason.END_OF_PLAN
-        detail = f"example: {example.task!r}"
+        ending = f"example: {example.task!r}"
         for i, step in enumerate(steps):   # open loop: execute as written, stop at the first failure
             cancel.check()
             if executor is not None:
@@ -234,10 +235,10 @@ class TranslatedPlanner:
             if executor is not None and not step.executed:
                 del steps[i + 1:]
                 reason = TerminationReason.CORRECTIONS_EXHAUSTED
-                detail = f"step {step.index} failed in open loop: {step.error.message}"
+                ending = f"step {step.index} failed in open loop: {step.error.message}"
                 break
         executed = executor is not None and bool(steps) and all(st.executed for st in steps)
-        return PlanResult(termination_reason=reason, steps=steps, num_llm_calls=1, detail=detail,
+        return PlanResult(termination_reason=reason, steps=steps, num_llm_calls=1, ending=ending,
                           executed=executed, goal_status=_goal_status(executor), executing=executor is not None)
 
 
@@ -275,7 +276,7 @@ class _StepsRun:
         self.prompt_steps: list[str] = []
         self.steps: list[PlanStep] = []
         self.calls = self.corrections = 0
-        self.reason, self.detail = TerminationReason.MAX_STEPS, f"example: {self.example.task!r}"
+        self.reason, self.ending = TerminationReason.MAX_STEPS, f"example: {self.example.task!r}"
 
     def run(self) -> PlanResult:
         b, pet, executor = self.s.base, self.pet, self.executor
@@ -284,7 +285,7 @@ class _StepsRun:
             step = self.choose(n, failed)
             if step is None:                # the LLM ended the plan, possibly while correcting
                 if failed:
-                    self.detail += (f"; step {n} was dropped after {len(failed)} failed attempt(s), last: "
+                    self.ending += (f"; step {n} was dropped after {len(failed)} failed attempt(s), last: "
                                     f"{failed[-1][0].skill.script()}: {failed[-1][1].failure.cause}")
                 break
             self.steps.append(step)
@@ -301,7 +302,7 @@ class _StepsRun:
                 and executor.goal_met():
             self.reason = TerminationReason.GOAL_REACHED
         steps = self.steps
-        return PlanResult(termination_reason=self.reason, steps=steps, num_llm_calls=self.calls, detail=self.detail,
+        return PlanResult(termination_reason=self.reason, steps=steps, num_llm_calls=self.calls, ending=self.ending,
                           executed=executor is not None and bool(steps) and all(st.executed for st in steps),
                           num_corrections=self.corrections, subtasks=pet.subtasks if pet else [],
                           goal_status=_goal_status(executor), executing=executor is not None)
@@ -369,24 +370,24 @@ class _StepsRun:
     def corrected(self, n: int, failed: list[tuple[PlanStep, ExecutionResult]],
                   ranked: list[tuple[PlanStep, float]]) -> bool:
         """After a failed attempt at step ``n``: whether the loop tries again (re-sampling keeps
-        the ranked skills not failed yet in ``ranked``); where it does not, ``reason`` and ``detail``
+        the ranked skills not failed yet in ``ranked``); where it does not, ``reason`` and ``ending``
         say why the plan ends."""
         b, message = self.s.base, failed[-1][1].failure.message
         if self.mode == "stop":
-            self.reason, self.detail = TerminationReason.CORRECTIONS_EXHAUSTED, \
+            self.reason, self.ending = TerminationReason.CORRECTIONS_EXHAUSTED, \
                 f"step {n} failed in open loop: {message}"
             return False
         self.corrections += 1
         if len(failed) > b.max_corrections_per_step or self.corrections > b.max_corrections_per_plan:
             self.reason = TerminationReason.CORRECTIONS_EXHAUSTED
-            self.detail = (f"step {n} failed {len(failed)} times; last: {message}"
+            self.ending = (f"step {n} failed {len(failed)} times; last: {message}"
                            if len(failed) > b.max_corrections_per_step else
                            f"the plan used its {b.max_corrections_per_plan} corrections; last: {message}")
             return False
         if self.mode == "resample":
             ranked[:] = [(st, sc) for st, sc in ranked if st.skill not in {f.skill for f, _ in failed}]
             if not ranked:
-                self.reason, self.detail = TerminationReason.CORRECTIONS_EXHAUSTED, \
+                self.reason, self.ending = TerminationReason.CORRECTIONS_EXHAUSTED, \
                     f"none of the top {b.resample_top_k} skills for step {n} executes"
                 return False
         return True

@@ -104,7 +104,7 @@ def result_to_msg(result: PlanResult) -> PlanTask.Result:
 def failed_result(reason: TerminationReason, detail: str, wall_time_s: float = 0.0,
                   steps: Sequence[PlanStep] = ()) -> PlanTask.Result:
     """The result of a goal that ended early, with the ``steps`` decided before it did."""
-    return result_to_msg(PlanResult(termination_reason=reason, detail=detail, wall_time_s=wall_time_s,
+    return result_to_msg(PlanResult(termination_reason=reason, ending=detail, wall_time_s=wall_time_s,
                                     steps=list(steps)))
 
 

@@ -315,10 +315,7 @@ class PlannerNode(Node):
             return finish(TerminationReason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
 
         result.wall_time_s = time.monotonic() - start
-        if result.shortfall:
-            result.detail = f"{result.shortfall}; {result.detail}"
-        result.detail = redact(result.detail)
-        msg = conversions.result_to_msg(result)
+        msg = conversions.result_to_msg(result)   # redacted, with every string, when _run returns it
         if result.termination_reason is TerminationReason.CANCELED and goal_handle.is_cancel_requested:
             goal_handle.canceled()
         elif result.success:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Optional
 
 from llm_planner_ros.core.request import PlanRequest
-from llm_planner_ros.core.types import PlanResult, Skill, TerminationReason
+from llm_planner_ros.core.types import NoteKind, PlanResult, Skill, TerminationReason
 from llm_planner_ros.interpretation.confidence import raw_evidence
 from llm_planner_ros.interpretation.interpreter import Interpretation
 from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodParts
@@ -74,19 +74,19 @@ class Interpret:
         approver = gate.approver if gate is not None else None
         asked["asked"] = True
         if gate is None or approver is None:
-            return PlanResult(TerminationReason.UNCONFIRMED, detail=f"the goal needs an operator's confirmation "
+            return PlanResult(TerminationReason.UNCONFIRMED, ending=f"the goal needs an operator's confirmation "
                               f"({why}) and nobody can be asked (no approver): {said}", goal_conditions=list(lines))
         answer = approver([Skill("", (), (), c.text) for c in found.conditions], "goal", run.cancel,
                           scripts=list(lines), alternatives=[c.text for c in found.alternatives],
                           confidence=math.nan if confidence is None else confidence, why=why)
         if answer is None:
             return PlanResult(TerminationReason.CONFIRMATION_TIMEOUT, goal_conditions=list(lines),
-                              detail=f"no operator confirmed the goal within "
+                              ending=f"no operator confirmed the goal within "
                                      f"{gate.settings.approval_timeout_s:.0f} s ({why}): {said}")
         confirmed, reason = answer
         if not confirmed:
             return PlanResult(TerminationReason.GOAL_DECLINED, goal_conditions=list(lines),
-                              detail="the operator declined the goal" + (f" ({reason})" if reason else "")
+                              ending="the operator declined the goal" + (f" ({reason})" if reason else "")
                                      + f", asked because {why}: {said}")
         asked["confirmed"] = True
         return None
@@ -124,7 +124,7 @@ class Interpret:
         if world.zero_shot:
             planned.fallback = planned.fallback and f"{planned.fallback} ({world.zero_shot})"
             if planned.result is not None:
-                planned.result.detail = f"zero-shot ({world.zero_shot}): {planned.result.detail}"
+                planned.result.note(NoteKind.ZERO_SHOT, f"zero-shot ({world.zero_shot})")
         if planned.result is not None:
             planned.result.confidence = confidence
             if not asked.get("sure") and not asked.get("confirmed") and planned.result.termination_reason in (
@@ -132,17 +132,17 @@ class Interpret:
                 # the interpreted goal holds, but nobody vouched that it is the goal asked
                 planned.result.termination_reason = TerminationReason.END_OF_PLAN
                 why = lacks(found) or f"confidence {confidence_text(found.confidence)}"
-                planned.result.detail = (f"the interpreted goal holds, but it may not be the goal asked "
-                                         f"({why}; unconfirmed); {planned.result.detail}")
+                planned.result.note(NoteKind.UNCONFIRMED, f"the interpreted goal holds, but it may not be the "
+                                                          f"goal asked ({why}; unconfirmed)")
             return planned.result
         fallback = self.fallback(run.goal)
         if fallback.method is None:
-            return PlanResult(termination_reason=TerminationReason.NO_PLAN, detail=planned.fallback,
+            return PlanResult(termination_reason=TerminationReason.NO_PLAN, ending=planned.fallback,
                               goal_conditions=planned.interpretation.lines(), confidence=confidence)
         result = self.runner(fallback.method).plan(
             GoalRun(replace(run.goal, request=fallback), run.on_step, run.cancel, run.gate, report, run.policy))
         result.num_llm_calls += int(interpreted.use_llm)
-        result.detail = f"{planned.fallback}; fell back to {fallback.method}: {result.detail}"
+        result.note(NoteKind.GIVEN_UP, planned.fallback).note(NoteKind.FALLBACK, f"fell back to {fallback.method}")
         result.goal_conditions = planned.interpretation.lines()
         result.confidence = confidence
         return result
