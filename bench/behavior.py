@@ -149,11 +149,10 @@ def model_label(row: dict, model: Optional[str], settings: dict) -> str:
 
 
 def build_service(settings: dict):
-    from llm_planner_ros.wiring import ServiceConfig
-    from llm_planner_ros.wiring import build_service as build
+    from llm_planner_ros.wiring import ServiceConfig, compose
 
     holder: dict = {}
-    service = build(ServiceConfig.from_flat(settings), executor_factory=lambda scene, task: holder["executor"],
+    service = compose(ServiceConfig.from_flat(settings), executor_factory=lambda scene, task: holder["executor"],
                     robot_world=lambda executes: holder["executor"])
     return service, holder
 
@@ -240,11 +239,11 @@ def summarize(name: str, records: list[dict], gold_steps: dict[str, int]) -> dic
     reached = [r for r in records if r["success"]]
     if reached:
         out["steps_vs_gold"] = statistics.median(r["steps"] / max(gold_steps[r["problem"]], 1) for r in reached)
-    if "reported_success" in records[0]:   # issue 37: at the shipped threshold (GoalDirectedSettings)
+    if "reported_success" in records[0]:   # issue 37: at the shipped threshold (InterpretSettings)
         from llm_planner_ros.evaluation.honesty import honesty
-        from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
+        from llm_planner_ros.planning.interpreted import InterpretSettings
 
-        out["honesty"] = honesty(records, GoalDirectedSettings().interpret_confidence, reached_key="success")
+        out["honesty"] = honesty(records, InterpretSettings().interpret_confidence, reached_key="success")
     if "precision" in records[0]:
         p = statistics.mean(r["precision"] for r in records)
         rc = statistics.mean(r["recall"] for r in records)

@@ -42,16 +42,12 @@ from llm_planner_ros.evaluation.benchmark import (  # noqa: E402
     eai_summary,
     summarise,
 )
-from llm_planner_ros.pet.session import PetFactory, PetSettings  # noqa: E402
-from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings  # noqa: E402
-from llm_planner_ros.planning.service import BackendSettings, PlanningService, build_llm  # noqa: E402
+from llm_planner_ros.planning.heuristic import HeuristicSettings  # noqa: E402
 from llm_planner_ros.planning.translated import TranslatedPlanner  # noqa: E402
-from llm_planner_ros.planning.worlds import load_world  # noqa: E402
 from llm_planner_ros.profiles.virtualhome import bank as banks  # noqa: E402
-from llm_planner_ros.profiles.virtualhome.tasks import EaiTask, eai_tasks
-from llm_planner_ros.translation.demonstrations import DemonstrationBank  # noqa: E402
-from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder  # noqa: E402
+from llm_planner_ros.profiles.virtualhome.tasks import EaiTask, eai_tasks  # noqa: E402
 from llm_planner_ros.translation.translator import SkillIndex  # noqa: E402
+from llm_planner_ros.wiring import BackendSettings, ServiceConfig, compose  # noqa: E402
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -147,7 +143,7 @@ def plot(report: dict, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
-def speed(embedder: OnnxSentenceEmbedder, llm) -> dict:
+def speed(embedder, llm) -> dict:
     import numpy as np
     import speed as speed_bench
 
@@ -207,26 +203,25 @@ def main(argv=None) -> dict:
     backend = BackendSettings(llm_backend=args.backend, openai_base_url=args.openai_base_url,
                               openai_model=args.openai_model, openai_api=args.openai_api, llm_threads=args.threads,
                               llm_context=5120)
-    llm = build_llm(backend)
-    embedder = OnnxSentenceEmbedder()
-    world = load_world()
-    demos = DemonstrationBank(world.demonstrations(), embedder)
     settings = PlannerSettings(**{**dict(kv.split("=", 1) for kv in args.set), "seed": args.seed})
+    heuristic = HeuristicSettings(heuristic_max_length=args.heuristic_max_length,
+                                  heuristic_max_revisits=0)   # as Borro et al.: no cycle check
+    service = compose(ServiceConfig.of(backend, settings, heuristic))   # the planner node's own root
+    parts = service.parts
+    llm, pet = parts.llm, parts.pet
     indexes: dict[str, SkillIndex] = {}
-    pet = PetFactory(llm, embedder, demos, PetSettings(), world.rooms(), world.places())
 
     def planner_for(task: EaiTask) -> TranslatedPlanner:
+        """Algorithm 1 over the task's own graph (EAI starts each program from its graph)."""
         bank = banks.scene_bank(task.graph)
-        index = indexes.setdefault(bank.digest, SkillIndex(bank, embedder))
-        return TranslatedPlanner(llm, demos, lambda scene, kind, objects=None: index, world, settings, pet)
+        index = indexes.setdefault(bank.digest, SkillIndex(bank, parts.embedder))
+        return TranslatedPlanner(llm, parts.demos, lambda scene, kind, objects=None: index, parts.world, settings,
+                                 pet)
 
     config = {"llm": llm.name, "planner": settings.model_dump(mode="json"), "seed": args.seed}
     cache = RunCache(cache_dir / "records.jsonl")
     runner = BenchmarkRunner(llm, planner_for, cache, config, pet_config=pet.settings.model_dump(mode="json"),
-                             heuristic=HeuristicPlanner(llm, demos, world, HeuristicSettings(
-                                 heuristic_max_length=args.heuristic_max_length, heuristic_max_revisits=0),
-                                 seed=args.seed),   # as Borro et al.: no cycle check
-                             service=PlanningService(llm, embedder, settings, demos=demos))
+                             heuristic=parts.heuristic, service=service)
 
     jobs = [(METHODS[m], s, t) for s in args.settings for m in args.methods if s in METHODS[m].settings
             for t in (tasks[:args.eai_json_limit] if METHODS[m].method == "eai_json" and args.eai_json_limit
@@ -273,7 +268,7 @@ def main(argv=None) -> dict:
               "tasks": sorted({t.task for t in tasks}), "goals_run": fresh, "goals_cached": len(jobs) - fresh,
               "planning_seconds": plan_seconds, "rows": rows}
     if not args.no_speed:
-        report["speed"] = speed(embedder, llm)
+        report["speed"] = speed(parts.embedder, llm)
     report["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     report["total_seconds"] = time.perf_counter() - started
 

@@ -34,6 +34,22 @@ TASKS = ["Watch TV", "Browse internet", "Brush teeth", "Change TV channel", "Coo
          "Write an email"]   # EAI's 26 tasks, each from its first program
 
 
+def composed(llm, embedder, planner_settings):
+    """The service, built as the revision under test builds it: through its composition root
+    (``wiring.compose``), or for a revision before it, ``PlanningService`` itself. Every goal
+    runs unasked (interpret_confirm never), as before issue 37."""
+    try:
+        from llm_planner_ros.wiring import ServiceConfig, compose
+    except ImportError:   # a revision before issue 39's composition root
+        from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
+        from llm_planner_ros.planning.service import PlanningService
+
+        never = {"goal_directed": GoalDirectedSettings(interpret_confirm="never")} \
+            if "interpret_confirm" in GoalDirectedSettings.model_fields else {}
+        return PlanningService(llm, embedder, planner_settings(), **never)
+    return compose(ServiceConfig.from_flat({"interpret_confirm": "never"}), llm=llm, embedder=embedder)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--root", default="")
@@ -59,7 +75,6 @@ def main() -> None:
     from llm_planner_ros.core.errors import CancelToken
     from llm_planner_ros.core.request import parse_request
     from llm_planner_ros.core.settings import PlannerSettings
-    from llm_planner_ros.planning.service import PlanningService
     from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder
 
     if args.backend == "openai":
@@ -74,12 +89,7 @@ def main() -> None:
         extra = {} if args.prompt_cache_mb is None else {"prompt_cache_mb": args.prompt_cache_mb}
         llm = LlamaCppBackend(Path(args.model_path) if args.model_path else smollm2_path(), **extra)
     t0 = time.perf_counter()
-    from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
-
-    # every goal runs, unasked, as before issue 37 (a baseline revision has no such setting)
-    never = {"goal_directed": GoalDirectedSettings(interpret_confirm="never")} \
-        if "interpret_confirm" in GoalDirectedSettings.model_fields else {}
-    service = PlanningService(llm, OnnxSentenceEmbedder(), PlannerSettings(), **never)
+    service = composed(llm, OnnxSentenceEmbedder(), PlannerSettings)
     setup_s = time.perf_counter() - t0
     goals = []
     for task in args.tasks + again(args.tasks, args.again):

@@ -170,7 +170,7 @@ _service: dict = {}
 def _service_for(model: Optional[str], key: str, settings: dict):
     """The service of ``key`` (a row, or "beyond") with ``model``, built once per process. The jobs
     come model by model, so the services of another model are dropped (one model's LLMs in memory)."""
-    from llm_planner_ros.wiring import ServiceConfig, build_service
+    from llm_planner_ros.wiring import ServiceConfig, compose
 
     if (model, key) not in _service:
         stale = [k for k in _service if k[0] != model]
@@ -178,7 +178,7 @@ def _service_for(model: Optional[str], key: str, settings: dict):
             del _service[k]
         if stale:
             gc.collect()
-        _service[model, key] = build_service(ServiceConfig.from_flat(settings))
+        _service[model, key] = compose(ServiceConfig.from_flat(settings))
     return _service[model, key]
 
 
@@ -268,10 +268,10 @@ def _run(job: tuple[str, str, Optional[str], int]) -> dict:
 
 def threshold(row: str, model: Optional[str]) -> float:
     """The confidence below which the row's goals are asked (interpret_confidence as the row sets it)."""
-    from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
+    from llm_planner_ros.planning.interpreted import InterpretSettings
 
     return float(row_settings(row, model).get("interpret_confidence",
-                                              GoalDirectedSettings().interpret_confidence))
+                                              InterpretSettings().interpret_confidence))
 
 
 def plot_risk(summary: dict, records: list[dict], path: Path) -> None:

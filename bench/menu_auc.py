@@ -40,11 +40,11 @@ def candidates_of(model: str, per_task: int) -> list[dict]:
     from llm_planner_ros.profiles.virtualhome.examples import eai_program_goals
     from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
     from llm_planner_ros.profiles.virtualhome.tasks import eai_tasks
-    from llm_planner_ros.wiring import ServiceConfig, build_service
+    from llm_planner_ros.wiring import ServiceConfig, compose
 
-    service = build_service(ServiceConfig.from_flat({"llm_model": model, "llm_context": MODELS[model].context,
+    service = compose(ServiceConfig.from_flat({"llm_model": model, "llm_context": MODELS[model].context,
                                                      "interpret_choose": False}))
-    interpreter = service.interpreted().interpreter
+    interpreter = service.parts.interpreted().interpreter
     tasks, goals = list(eai_tasks()), eai_program_goals()
     position = {t.identifier: i for i, t in enumerate(tasks)}
     out = []

@@ -41,14 +41,13 @@ import numpy as np  # noqa: E402
 
 from llm_planner_ros.core.errors import CancelToken  # noqa: E402
 from llm_planner_ros.core.request import parse_request  # noqa: E402
-from llm_planner_ros.core.settings import PlannerSettings  # noqa: E402
 from llm_planner_ros.llm.base import SamplingParams  # noqa: E402
 from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend, smollm2_path  # noqa: E402
-from llm_planner_ros.planning.service import PlanningService  # noqa: E402
 from llm_planner_ros.profiles.virtualhome import bank as banks  # noqa: E402
 from llm_planner_ros.profiles.virtualhome import resources  # noqa: E402
 from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder, default_model_dir  # noqa: E402
 from llm_planner_ros.translation.translator import SkillIndex  # noqa: E402
+from llm_planner_ros.wiring import ServiceConfig, compose  # noqa: E402
 
 TASKS = ["Make coffee", "Watch TV", "Wash hands", "Put groceries in Fridge", "Turn on light"]
 PROMPT = ("Task: Drink\nStep 1: Walk to dining room\nStep 2: Walk to cupboard\nStep 3: Open cupboard\n"
@@ -136,7 +135,7 @@ def bench_llm(llm: LlamaCppBackend, repeats: int) -> dict:
 
 
 def first_plans(llm: LlamaCppBackend, embedder: OnnxSentenceEmbedder) -> list[dict]:
-    service = PlanningService(llm, embedder, PlannerSettings())
+    service = compose(ServiceConfig(), llm=llm, embedder=embedder)
     plans = []
     for task in TASKS:
         t0 = time.perf_counter()
@@ -287,7 +286,7 @@ def bench_live_translation(embedder: OnnxSentenceEmbedder, k: int, repeats: int)
     out = {}
     banks_by_kind = {"scene": banks.scene_bank(resources.initial_graph("TrimmedTestScene1")), "full": banks.full_bank()}
     for kind, bank in banks_by_kind.items():
-        index = SkillIndex(bank, embedder)   # what PlanningService.index_for builds for a goal
+        index = SkillIndex(bank, embedder)   # what PlannerParts.index_for builds for a goal
         index.nearest(samples)
         vectors = embedder.embed(samples)
         step = statistics.median(timed(lambda: index.nearest(samples), repeats)) * 1000

@@ -59,7 +59,7 @@ def run(profile: str, settings: dict, row: str) -> list[dict]:
     from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
     from llm_planner_ros.pddl.goals import ground_goal, parse_goal
     from llm_planner_ros.profiles.loader import load_profile, shipped
-    from llm_planner_ros.wiring import ServiceConfig, build_service
+    from llm_planner_ros.wiring import ServiceConfig, compose
 
     full = load_profile(shipped(profile))
     examples, vocabulary = full.spec.examples, full.goal_vocabulary()
@@ -67,7 +67,7 @@ def run(profile: str, settings: dict, row: str) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         executor = PddlWorldExecutor(load_profile(without_examples(profile, Path(tmp))))
         # every goal runs (without examples nothing calibrates the confidence: each would be asked)
-        service = build_service(ServiceConfig.from_flat({"interpret_confirm": "never", **settings, **ROWS[row]}),
+        service = compose(ServiceConfig.from_flat({"interpret_confirm": "never", **settings, **ROWS[row]}),
                                 executor_factory=lambda scene, task: executor, robot_world=lambda executes: executor)
         for example in examples:
             executor.reset()

@@ -20,8 +20,7 @@ from llm_planner_ros.core.errors import CancelToken, LLMError, PlanningError
 from llm_planner_ros.core.request import InvalidRequest, parse_request
 from llm_planner_ros.core.types import PlanResult, StepEvent
 from llm_planner_ros.planning.methods import DEFAULT_METHOD, METHODS
-from llm_planner_ros.planning.service import LLM_BACKENDS
-from llm_planner_ros.wiring import PlannerNodeParams, ServiceConfig, build_service
+from llm_planner_ros.wiring import LLM_BACKENDS, PlannerNodeParams, ServiceConfig, compose
 
 
 def load_config(paths: Sequence[str] = ()) -> dict[str, Any]:
@@ -120,14 +119,14 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     t0 = time.perf_counter()
     try:
-        service = build_service(config)
+        service = compose(config)
     except PlanningError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3
     load_s = time.perf_counter() - t0
     print(f"task: {request.task!r}  method: {request.method}"
           + (f"  goal: {' '.join(goal)}" if (goal := request.goal_conditions + request.action_goals) else "")
-          + f"  llm: {service.llm.name}  (set-up {load_s:.1f}s)")
+          + f"  llm: {service.parts.llm.name}  (set-up {load_s:.1f}s)")
     t0 = time.perf_counter()
     try:
         result, report = service.plan_with_report(request, lambda e: print(format_step(e), flush=True),
@@ -137,7 +136,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 1
     seconds = time.perf_counter() - t0
     print_result(result, seconds)
-    stats = service.llm.stats
+    stats = service.parts.llm.stats
     print("timing: " + ", ".join(f"{k} {v:.3f}s" if k.endswith("_s") else f"{k} {v}"
                                  for k, v in report.timings().items())
           + f"; llm {stats.tokens} tokens, {stats.tokens_per_second:.1f} tok/s")
@@ -155,11 +154,11 @@ def warm(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    service = build_service(config, world=node.world)
-    scene = args.scene or node.default_scene or (service.world.scenes[0] if service.has_world else "")
-    service.warm(scene, config.planner.bank)
-    if service.has_world and config.goal_directed.interpret_from != "text":   # interpret's confidence, once
-        service.interpreted().calibration()
+    parts = compose(config, world=node.world).parts
+    scene = args.scene or node.default_scene or (parts.world.scenes[0] if parts.has_world else "")
+    parts.warm(scene, config.planner.bank)
+    if parts.has_world and config.interpret.interpret_from != "text":   # interpret's confidence, once
+        parts.interpreted().calibration()
     print(f"warm: the banks, the conditions of {scene or 'no world given in code'} and the interpreted goals' "
           f"calibration are in the cache ({time.perf_counter() - t0:.1f}s)")
     return 0

@@ -1,28 +1,113 @@
-"""The one place that turns settings into a planning service: used by the planner node, the
-command line and the benchmark. Settings come as one flat mapping (a node's parameters, or the
-``ros__parameters`` of config/planner.yaml); each key belongs to exactly one settings model,
-and an unknown key is an error."""
+"""The composition root: the one place that turns settings into a planning service, used by the
+planner node, the command line, the evaluation and the bench scripts alike. It builds the
+backends (a registry line each), the parts the methods are built from, each registered method's
+runner, and the service; the caller passes its adapters in (a ROS executor, judge, approver).
+
+Settings come as one flat mapping (a node's parameters, or the ``ros__parameters`` of
+config/planner.yaml); each key belongs to exactly one settings model, and an unknown key is an
+error."""
 from __future__ import annotations
 
 import difflib
+import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal, Optional, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, ClassVar, Literal, Optional, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.request import describe_validation_error
 from llm_planner_ros.core.settings import PlannerSettings, one_of
+from llm_planner_ros.llm.base import LLMBackend, NoLLM
+from llm_planner_ros.llm.models import DEFAULT_MODEL, MODELS, model_file
+from llm_planner_ros.pet.judges import SubtaskJudge
 from llm_planner_ros.pet.session import PetSettings
 from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
 from llm_planner_ros.planning.heuristic import HeuristicSettings
-from llm_planner_ros.planning.methods import DEFAULT_METHOD, METHODS
-from llm_planner_ros.planning.service import BackendSettings, PlanningService
-from llm_planner_ros.planning.worlds import DEFAULT_WORLD, WORLDS
+from llm_planner_ros.planning.interpreted import InterpretSettings
+from llm_planner_ros.planning.methods import DEFAULT_METHOD, METHODS, MethodParts, MethodRunner
+from llm_planner_ros.planning.parts import PlannerParts
+from llm_planner_ros.planning.service import PlanningService
+from llm_planner_ros.planning.worlds import DEFAULT_WORLD, WORLDS, WorldPlugin
 from llm_planner_ros.safety.gate import Approver, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
-from llm_planner_ros.trace.log import TraceLog
+from llm_planner_ros.trace.log import RecordingLLM, TraceLog
+from llm_planner_ros.translation.demonstrations import DemonstrationBank
+from llm_planner_ros.translation.onnx_embedder import OnnxSentenceEmbedder
+from llm_planner_ros.translation.translator import Embedder
+
+log = logging.getLogger(__name__)
+
+
+class BackendSettings(BaseModel):
+    """Which LLM and which translation model to run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    llm_backend: Annotated[str, one_of(lambda: LLM_BACKENDS, "LLM backend")] = Field(
+        "embedded", description="a line of LLM_BACKENDS (wiring.py): embedded, "
+        "a GGUF model in-process; openai, any OpenAI-compatible server")
+    llm_model: Annotated[str, one_of(lambda: MODELS, "model")] = Field(
+        DEFAULT_MODEL, description="embedded model by its name in the registry "
+        "(llm/models.py; `python -m llm_planner_ros model list`); "
+        "llm_model_path, when set, wins")
+    llm_model_path: str = Field("", description="GGUF file for the embedded backend; empty = the file of llm_model")
+    llm_threads: int = Field(1, ge=1, le=64, description="CPU threads of the embedded LLM")
+    llm_context: int = Field(2048, ge=256, le=32768,
+                             description="context length of the embedded LLM; where no setting gives it, "
+                                         "llm_model's own (2048 for the default model; a node and "
+                                         "config/planner.yaml give every setting)")
+    llm_prompt_cache_mb: int = Field(64, ge=0, le=65536,
+                                     description="embedded LLM: memory for evaluated prompt lines reused by later "
+                                                 "prompts; 0 = evaluate every prompt from its start")
+    openai_base_url: str = Field("", description="e.g. http://127.0.0.1:8080/v1; empty = api.openai.com")
+    openai_model: str = Field("", description="model name on the OpenAI-compatible server")
+    openai_api: Literal["completions", "chat"] = Field("completions", description="completions has log-probs")
+    openai_api_key_env: str = Field("OPENAI_API_KEY", description="environment variable holding the key")
+    openai_timeout_s: float = Field(60.0, gt=0.0, le=3600.0)
+    openai_max_retries: int = Field(2, ge=0, le=10)
+    openai_concurrency: int = Field(4, ge=1, le=64,
+                                    description="requests in flight for the k samples of a server that ignores n")
+    embedding_model_dir: str = Field("", description="sentence-transformers folder; empty = all-MiniLM-L6-v2")
+    embedding_precision: Literal["fp32", "int8"] = Field("fp32", description="int8 is faster, less faithful")
+    embedding_threads: int = Field(1, ge=1, le=64)
+
+
+def _openai(cfg: BackendSettings) -> LLMBackend:
+    from llm_planner_ros.llm.openai_backend import OpenAIBackend
+
+    return OpenAIBackend(cfg.openai_base_url, cfg.openai_model, api=cfg.openai_api,
+                         api_key_env=cfg.openai_api_key_env, timeout_s=cfg.openai_timeout_s,
+                         max_retries=cfg.openai_max_retries, concurrency=cfg.openai_concurrency)
+
+
+def _embedded(cfg: BackendSettings) -> LLMBackend:
+    from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend
+
+    if cfg.llm_model_path:
+        path, n_ctx = Path(cfg.llm_model_path), cfg.llm_context
+    else:
+        path = model_file(cfg.llm_model)
+        n_ctx = cfg.llm_context if "llm_context" in cfg.model_fields_set else MODELS[cfg.llm_model].context
+    return LlamaCppBackend(path, n_ctx=n_ctx, n_threads=cfg.llm_threads,
+                           prompt_cache_mb=cfg.llm_prompt_cache_mb)
+
+
+# llm_backend -> the backend built from the settings: a line each (llm_backend's choices)
+LLM_BACKENDS: dict[str, Callable[[BackendSettings], LLMBackend]] = {"embedded": _embedded, "openai": _openai}
+
+
+def build_llm(cfg: BackendSettings) -> LLMBackend:
+    return LLM_BACKENDS[cfg.llm_backend](cfg)
+
+
+def build_embedder(cfg: BackendSettings) -> OnnxSentenceEmbedder:
+    return OnnxSentenceEmbedder(Path(cfg.embedding_model_dir) if cfg.embedding_model_dir else None,
+                                int8=cfg.embedding_precision == "int8", threads=cfg.embedding_threads)
+
 
 # every goal's settings; each method's own come from its registry line (MethodEntry.settings)
 SHARED_MODELS: tuple[type[BaseModel], ...] = (BackendSettings, PlannerSettings, SafetySettings, SkillPolicy)
@@ -116,12 +201,21 @@ class ServiceConfig:
         return self.get(GoalDirectedSettings)
 
     @property
+    def interpret(self) -> InterpretSettings:
+        return self.get(InterpretSettings)
+
+    @property
     def safety(self) -> SafetySettings:
         return self.get(SafetySettings)
 
     @property
     def policy(self) -> SkillPolicy:
         return self.get(SkillPolicy)
+
+    @classmethod
+    def of(cls, *settings: BaseModel) -> ServiceConfig:
+        """A configuration of these settings (the other models: their defaults)."""
+        return cls({type(s): s for s in settings})
 
     @classmethod
     def from_flat(cls, flat: Mapping[str, Any], also_known: Iterable[str] = ()) -> ServiceConfig:
@@ -145,12 +239,37 @@ class ServiceConfig:
         return cls(parts)
 
 
-def build_service(config: ServiceConfig, executor_factory: Optional[Callable[[str, str], Executor]] = None,
-                  judge=None, approver: Optional[Approver] = None, trace: Optional[TraceLog] = None,
-                  robot_world: Optional[Callable[[bool], Optional[Executor]]] = None,
-                  world: str = "") -> PlanningService:
-    return PlanningService.build(config.backend, config.planner, executor_factory=executor_factory,
-                                 pet_settings=config.pet, judge=judge, heuristic_settings=config.heuristic,
-                                 safety=config.safety, approver=approver, trace=trace,
-                                 goal_directed=config.goal_directed, policy=config.policy,
-                                 robot_world=robot_world, world=world, method_settings=config.parts)
+class _FromSettings:
+    """``compose``'s default LLM: the one the settings' backend names."""
+
+
+FROM_SETTINGS = _FromSettings()
+
+
+def compose(config: ServiceConfig = ServiceConfig(), *,
+            llm: Union[LLMBackend, None, _FromSettings] = FROM_SETTINGS, embedder: Optional[Embedder] = None,
+            demos: Optional[DemonstrationBank] = None,
+            executor_factory: Optional[Callable[[str, str], Executor]] = None,
+            judge: Optional[SubtaskJudge] = None, approver: Optional[Approver] = None,
+            trace: Optional[TraceLog] = None, robot_world: Optional[Callable[[bool], Optional[Executor]]] = None,
+            world: Union[WorldPlugin, str] = "") -> PlanningService:
+    """The planning service of ``config``. ``llm`` and ``embedder``: given ones (a test's, or one
+    the bench shares between services), else built from ``config.backend``; ``llm=None``: none
+    (``NoLLM``: a method that asks it fails). ``demos``: the demonstrations shown, else the world's own.
+    The adapters (``executor_factory``, ``judge``, ``approver``, ``trace``, ``robot_world``) and
+    ``world`` are described at :class:`PlanningService` and :class:`PlannerParts`."""
+    t0 = time.perf_counter()
+    model = build_llm(config.backend) if isinstance(llm, _FromSettings) else llm if llm is not None else NoLLM()
+    if trace is not None:
+        model = RecordingLLM(model, trace)
+    parts = PlannerParts(model, embedder if embedder is not None else build_embedder(config.backend), config.planner,
+                         world=world, demos=demos, pet_settings=config.pet, judge=judge,
+                         heuristic_settings=config.heuristic, goal_directed=config.goal_directed,
+                         interpret=config.interpret)
+    runners: dict[str, MethodRunner] = {}
+    lent = MethodParts(config.planner, lambda name: runners[name], dict(config.parts))
+    runners.update({name: entry.runner(lent) for name, entry in METHODS.items()})
+    service = PlanningService(parts, runners, config.safety, config.policy, approver=approver, trace=trace,
+                              robot_world=robot_world, executor_factory=executor_factory)
+    log.info("planning service composed in %.1fs (llm %s)", time.perf_counter() - t0, model.name)
+    return service

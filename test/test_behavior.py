@@ -9,6 +9,7 @@ from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import TerminationReason
 from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
 from llm_planner_ros.profiles.behavior import behavior_profile, problem, problem_names
+from llm_planner_ros.wiring import ServiceConfig, compose
 
 CAR = "cleaning_a_car_0_Ihlen_0_int_0_2021-09-11_16-37-11"
 BATHTUB = "cleaning_bathtub_0_Pomaria_0_int_0_2021-09-10_16-22-10"
@@ -100,11 +101,9 @@ def test_the_llm_turns_a_relation_the_way_the_task_says(smollm2, embedder):
 
 
 def service_on(smollm2, embedder, demos, executor, approver=None):
-    from llm_planner_ros.core.settings import PlannerSettings
-    from llm_planner_ros.planning.service import PlanningService
 
-    return PlanningService(smollm2, embedder, PlannerSettings(), demos=demos, approver=approver,
-                           executor_factory=lambda scene, task: executor, robot_world=lambda executes: executor)
+    return compose(ServiceConfig(), llm=smollm2, embedder=embedder, demos=demos, approver=approver,
+                   executor_factory=lambda scene, task: executor, robot_world=lambda executes: executor)
 
 
 def test_interpret_reaches_a_behavior_goal_from_the_sentence(smollm2, embedder, demos):

@@ -10,9 +10,9 @@ from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import ErrorType, TerminationReason
 from llm_planner_ros.planning.methods import llm_loop
-from llm_planner_ros.planning.service import PlanningService
 from llm_planner_ros.profiles.virtualhome import resources
 from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
+from llm_planner_ros.wiring import ServiceConfig, compose
 
 GROCERIES = next(p for p in resources.human_programs() if p.task == "Put groceries in Fridge")
 
@@ -104,18 +104,18 @@ def test_open_loop_execution_stops_at_the_first_failure(demos, scene_index):
 
 
 def test_closed_loop_methods_need_execute(smollm2, embedder):
-    from llm_planner_ros.planning.service import InvalidGoal
+    from llm_planner_ros.core.errors import InvalidGoal
 
-    service = PlanningService(smollm2, embedder, PlannerSettings())
+    service = compose(ServiceConfig(), llm=smollm2, embedder=embedder)
     with pytest.raises(InvalidGoal, match="execute: method 'reprompt' corrects failed steps"):
         service.plan(parse_request(task="Wash hands", method="reprompt"), lambda e: None, CancelToken())
 
 
 def test_reprompt_with_the_real_embedded_llm(smollm2, embedder):
-    service = PlanningService(smollm2, embedder, PlannerSettings(max_steps=6, epsilon=0.2))
+    service = compose(ServiceConfig.of(PlannerSettings(max_steps=6, epsilon=0.2)), llm=smollm2, embedder=embedder)
     result = service.plan(parse_request(task="Watch TV", method="reprompt", execute=True),
                           lambda e: None, CancelToken())
-    bank = set(service.index_for("TrimmedTestScene1", "scene").bank.skills)
+    bank = set(service.parts.index_for("TrimmedTestScene1", "scene").bank.skills)
     assert all(s.skill in bank for s in result.steps)
     assert all(s.executed for s in result.steps[:-1])
     if result.termination_reason is TerminationReason.CORRECTIONS_EXHAUSTED:
@@ -129,12 +129,12 @@ def test_reprompt_with_the_real_embedded_llm(smollm2, embedder):
 def test_translation_uses_the_objects_the_executor_has(smollm2, embedder):
     """Executing 'Drink', the executor starts from that task's graph, which has a water glass
     the canonical scene graph lacks; the skill bank follows the executor."""
-    service = PlanningService(smollm2, embedder, PlannerSettings())
-    canonical = service.index_for("TrimmedTestScene1", "scene")
+    service = compose(ServiceConfig(), llm=smollm2, embedder=embedder)
+    canonical = service.parts.index_for("TrimmedTestScene1", "scene")
     executor = VirtualHomeExecutor(*(lambda g: ("TrimmedTestScene1", g))(
         resources.scene_for_task("TrimmedTestScene1", "Drink")[0]))
     assert "water_glass" in executor.objects and "water_glass" not in canonical.bank.objects()
-    narrowed = service.index_for("TrimmedTestScene1", "scene", executor.objects)
+    narrowed = service.parts.index_for("TrimmedTestScene1", "scene", executor.objects)
     assert "water_glass" in narrowed.bank.objects()
     assert narrowed.bank.objects() == set(executor.objects) & set(resources.object_properties())
-    assert service.index_for("TrimmedTestScene1", "scene", executor.objects) is narrowed   # cached
+    assert service.parts.index_for("TrimmedTestScene1", "scene", executor.objects) is narrowed   # cached

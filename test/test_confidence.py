@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from llm_planner_ros.interpretation.confidence import Calibration, Candidate, Evidence, Labelled, Logistic, auroc
+from llm_planner_ros.wiring import ServiceConfig, compose
 
 
 def test_auroc_and_logistic():
@@ -54,19 +55,16 @@ def test_the_query_task_never_vouches_for_itself():
 @pytest.fixture
 def profile_service(smollm2, embedder, demos):
     """A service over the mobile_manipulator profile, built with the given goal settings and approver."""
-    from llm_planner_ros.core.settings import PlannerSettings
     from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
-    from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
-    from llm_planner_ros.planning.service import PlanningService
+    from llm_planner_ros.planning.interpreted import InterpretSettings
     from llm_planner_ros.profiles.loader import load_profile, shipped
 
     executor = PddlWorldExecutor(load_profile(shipped("mobile_manipulator")))
 
     def build(approver=None, **settings):
-        return PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
-                               goal_directed=GoalDirectedSettings(**settings), approver=approver,
-                               executor_factory=lambda scene, task: executor,
-                               robot_world=lambda executes: executor)
+        return compose(ServiceConfig.of(InterpretSettings(**settings)), llm=smollm2, embedder=embedder, demos=demos,
+                       approver=approver, executor_factory=lambda scene, task: executor,
+                       robot_world=lambda executes: executor)
     return build, executor
 
 

@@ -21,6 +21,7 @@ from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 from llm_planner_ros.profiles.virtualhome.tasks import eai_tasks
 from llm_planner_ros.safety.gate import SafetyGate, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
+from llm_planner_ros.wiring import ServiceConfig, compose
 
 VH = load_world()
 VOCABULARY = vocabulary()
@@ -226,12 +227,10 @@ def test_an_action_goal_on_nothing_is_met_once_done():
     ({"method": "translated", "options": {"track_subtasks": True}}, "track_subtasks"),
 ])
 def test_a_goal_is_checked_before_the_executor_is_touched(smollm2, embedder, demos, fields, message):
-    from llm_planner_ros.core.settings import PlannerSettings
-    from llm_planner_ros.planning.service import PlanningService
 
     resets = []
-    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
-                              executor_factory=lambda scene, task: resets.append(task) or VirtualHomeExecutor())
+    service = compose(ServiceConfig(), llm=smollm2, embedder=embedder, demos=demos, executor_factory=lambda scene,
+                      task: resets.append(task) or VirtualHomeExecutor())
     with pytest.raises(InvalidGoal, match=message):
         service.plan(parse_request(task="Watch TV", **fields), lambda e: None, CancelToken())
     assert resets == []

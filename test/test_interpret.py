@@ -11,12 +11,12 @@ from llm_planner_ros.core.types import TerminationReason
 from llm_planner_ros.evaluation.beyond_eai import BEYOND
 from llm_planner_ros.interpretation.conditions import ConditionIndex
 from llm_planner_ros.interpretation.interpreter import Completion, InstancePrior, ProgramGoal, split_sentences
-from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
-from llm_planner_ros.planning.service import PlanningService
+from llm_planner_ros.planning.interpreted import InterpretSettings
 from llm_planner_ros.profiles.virtualhome import resources
 from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
 from llm_planner_ros.profiles.virtualhome.examples import eai_program_goals
 from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
+from llm_planner_ros.wiring import ServiceConfig, compose
 
 
 def test_what_is_done_translates_to_the_end_state_it_brings_about(embedder):
@@ -62,8 +62,8 @@ def test_annotated_goals_read_as_sentences_with_the_action_objects_of_the_progra
 
 @pytest.fixture(scope="module")
 def service(smollm2, embedder, demos):
-    return PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
-                           goal_directed=GoalDirectedSettings(interpret_fallback="translated"))
+    return compose(ServiceConfig.of(InterpretSettings(interpret_fallback="translated")), llm=smollm2, embedder=embedder,
+                   demos=demos)
 
 
 def test_the_task_sentence_alone_reaches_the_goal(service):
@@ -92,16 +92,16 @@ def test_an_empty_interpretation_falls_back_to_the_configured_method(embedder, d
             return [("walk to kitchen", -0.1)] if prompt.rstrip().endswith("Step 1:") else [("", -0.1)]
         return [("Zorp glorp the blicket.", -0.1)]   # the interpretation: no condition's sentence
     smollm2 = ScriptedLLM(answer)
-    strict = PlanningService(smollm2, embedder, PlannerSettings(max_steps=3), demos=demos,
-                             goal_directed=GoalDirectedSettings(interpret_threshold=1.0, interpret_from="llm",
-                                                                interpret_fallback="translated"))
+    strict = compose(ServiceConfig.of(PlannerSettings(max_steps=3), InterpretSettings(
+        interpret_threshold=1.0, interpret_from="llm", interpret_fallback="translated")),
+        llm=smollm2, embedder=embedder, demos=demos)
     request = parse_request(task="Zorp the blicket", method="interpret", execute=False)
     result = strict.plan(request, lambda e: None, CancelToken())
     assert "the interpreted goal is empty" in result.detail and "fell back to translated" in result.detail
     assert result.goal_conditions == [] and result.num_llm_calls >= 1   # the fallback planned
-    none = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
-                           goal_directed=GoalDirectedSettings(interpret_threshold=1.0, interpret_from="llm",
-                                                              interpret_fallback="none"))
+    none = compose(ServiceConfig.of(InterpretSettings(interpret_threshold=1.0, interpret_from="llm",
+                                                      interpret_fallback="none")),
+                   llm=smollm2, embedder=embedder, demos=demos)
     result = none.plan(request, lambda e: None, CancelToken())
     assert result.termination_reason is TerminationReason.NO_PLAN and not result.steps
     assert "the interpreted goal is empty" in result.detail
@@ -125,7 +125,7 @@ _BEYOND_FAILS = {
 
 @pytest.fixture(scope="module")
 def default_service(smollm2, embedder, demos):
-    return PlanningService(smollm2, embedder, PlannerSettings(), demos=demos)
+    return compose(ServiceConfig(), llm=smollm2, embedder=embedder, demos=demos)
 
 
 @pytest.mark.parametrize("case", [
@@ -152,8 +152,8 @@ def test_a_goal_without_a_plan_gives_up_conditions_at_a_bounded_cost(embedder, d
     class Fixed:
         def retrieve(self, task, world, hold_out=()):
             return Interpretation([task], [], list(wanted))
-    service = PlanningService(None, embedder, PlannerSettings(), demos=demos)
-    parts = service.interpreted()
+    service = compose(ServiceConfig(), llm=None, embedder=embedder, demos=demos)
+    parts = service.parts.interpreted()
     planner = InterpretedGoalPlanner(Fixed(), parts.prior, parts.goal_directed, parts.vocabulary,
                                      use_llm=False, relax_plans=1)
     stats: dict = {}
@@ -168,11 +168,11 @@ def test_a_goal_without_a_plan_gives_up_conditions_at_a_bounded_cost(embedder, d
 def test_a_repeated_task_reuses_the_llms_answer(smollm2, embedder, demos):
     """The same prompt again is answered from memory (greedy decoding gives the same answer);
     the memory keeps at most its bound."""
-    from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
+    from llm_planner_ros.planning.interpreted import InterpretSettings
 
-    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
-                              goal_directed=GoalDirectedSettings(interpret_answers_in_memory=1))
-    interpreter = service.interpreted().interpreter
+    service = compose(ServiceConfig.of(InterpretSettings(interpret_answers_in_memory=1)), llm=smollm2,
+                      embedder=embedder, demos=demos)
+    interpreter = service.parts.interpreted().interpreter
     world = VirtualHomeExecutor().world_state()
     calls = smollm2.stats.calls
     first = interpreter.interpret("Watch TV", world, ["Watch TV"])

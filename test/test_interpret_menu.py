@@ -17,6 +17,7 @@ from llm_planner_ros.llm.constraint import LiteralConstraint
 from llm_planner_ros.profiles.conditions import profile_conditions
 from llm_planner_ros.profiles.loader import load_profile, shipped
 from llm_planner_ros.profiles.skills import reference_world
+from llm_planner_ros.wiring import ServiceConfig, compose
 
 
 @pytest.fixture(scope="module")
@@ -89,10 +90,8 @@ def test_zero_shot_the_goal_is_the_best_scored_condition(tmp_path, smollm2, embe
     nothing missing and nothing extra (before: the free text's conditions, most of them wrong)."""
     from llm_planner_ros.core.errors import CancelToken
     from llm_planner_ros.core.request import parse_request
-    from llm_planner_ros.core.settings import PlannerSettings
     from llm_planner_ros.core.types import GoalStatus, TerminationReason
-    from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
-    from llm_planner_ros.planning.service import PlanningService
+    from llm_planner_ros.planning.interpreted import InterpretSettings
 
     shutil.copytree(shipped("mobile_manipulator").parent, tmp_path / "mm")
     path = tmp_path / "mm" / "profile.yaml"
@@ -101,9 +100,9 @@ def test_zero_shot_the_goal_is_the_best_scored_condition(tmp_path, smollm2, embe
     # without examples nothing calibrates the confidence: under interpret_confirm unsure each goal
     # would wait for an operator (test_confidence.py); here every goal runs, and none is reported
     # as the goal asked
-    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
-                              goal_directed=GoalDirectedSettings(interpret_confirm="never"),
-                              executor_factory=lambda scene, task: executor, robot_world=lambda executes: executor)
+    service = compose(ServiceConfig.of(InterpretSettings(interpret_confirm="never")), llm=smollm2, embedder=embedder,
+                      demos=demos, executor_factory=lambda scene, task: executor,
+                      robot_world=lambda executes: executor)
     for task, goal in (("Put the apple in the fridge", "(in apple_15 fridge_7)"),
                        ("Turn on the light", "(switched_on lamp_10)"),
                        ("Put the cup in the cupboard", "(in cup_13 cupboard_8)")):

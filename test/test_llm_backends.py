@@ -11,6 +11,7 @@ import pytest
 from llm_planner_ros.core.errors import CancelToken, LLMError, PlanCanceled, PromptTooLong
 from llm_planner_ros.llm.base import SamplingParams
 from llm_planner_ros.llm.llama_cpp_backend import smollm2_path
+from llm_planner_ros.wiring import ServiceConfig, compose
 
 PROMPT = "Task: Watch TV\nStep 1: Walk to living room\nStep 2: Switch on television\nStep 3:"
 
@@ -218,14 +219,12 @@ def test_the_same_goal_gives_the_same_plan_whatever_ran_before(embedder, demos):
     B alone on a fresh model, give the same steps, samples and scores; the second prompt of a goal
     reuses the evaluated lines of the first."""
     from llm_planner_ros.core.request import parse_request
-    from llm_planner_ros.core.settings import PlannerSettings
     from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend
-    from llm_planner_ros.planning.service import PlanningService
 
-    def service() -> PlanningService:
-        return PlanningService(LlamaCppBackend(smollm2_path()), embedder, PlannerSettings(), demos=demos)
+    def service():
+        return compose(ServiceConfig(), llm=LlamaCppBackend(smollm2_path()), embedder=embedder, demos=demos)
 
-    def run(s: PlanningService, task: str):
+    def run(s, task: str):
         r = s.plan(parse_request(task=task, method="reprompt", execute=True), lambda e: None, CancelToken())
         return [(st.generated_text, st.skill.script(), round(st.score, 6)) for st in r.steps]
     after = service()
@@ -234,22 +233,21 @@ def test_the_same_goal_gives_the_same_plan_whatever_ran_before(embedder, demos):
     b_after = run(after, "Wash hands")
     alone = service()
     assert run(alone, "Wash hands") == b_after and b_after
-    stats = alone.llm.stats
+    stats = alone.parts.llm.stats
     assert 0 < stats.prompt_evaluated < stats.prompt_tokens   # earlier lines came from the cache
     # with the cache off every prompt is evaluated whole, and the plan is the same
-    off = PlanningService(LlamaCppBackend(smollm2_path(), prompt_cache_mb=0), embedder, PlannerSettings(),
-                          demos=demos)
-    assert run(off, "Wash hands") == b_after and off.llm.stats.prompt_evaluated == off.llm.stats.prompt_tokens
+    off = compose(ServiceConfig(), llm=LlamaCppBackend(smollm2_path(), prompt_cache_mb=0), embedder=embedder,
+                  demos=demos)
+    stats = off.parts.llm.stats
+    assert run(off, "Wash hands") == b_after and stats.prompt_evaluated == stats.prompt_tokens
 
 
 def test_decoding_stops_at_the_first_sentence_said_again(smollm2, embedder):
     """A small model's loop (the real interpretation prompt of "Watch TV", its own task held out):
     decoding ends where split_sentences cuts, fewer tokens for the same sentences."""
-    from llm_planner_ros.core.settings import PlannerSettings
     from llm_planner_ros.llm.base import said_again, split_sentences
-    from llm_planner_ros.planning.service import PlanningService
 
-    interpreter = PlanningService(smollm2, embedder, PlannerSettings()).interpreted().interpreter
+    interpreter = compose(ServiceConfig(), llm=smollm2, embedder=embedder).parts.interpreted().interpreter
     prompt = interpreter.prompt("Watch TV", interpreter.examples("Watch TV", ["Watch TV"]))
     params = SamplingParams(temperature=0.0, max_tokens=48, stop=("\n", "Task:"))
     full = smollm2.complete(prompt, 1, params, None)[0]

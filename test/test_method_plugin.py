@@ -9,11 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from llm_planner_ros.core.errors import CancelToken, InvalidGoal
 from llm_planner_ros.core.request import parse_request
-from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import PlanResult, PlanStep, StepEvent, TerminationReason
 from llm_planner_ros.planning.methods import ANY_METHOD, METHODS, Goal, GoalRun, MethodEntry, MethodParts
-from llm_planner_ros.planning.service import PlanningService
-from llm_planner_ros.wiring import PlannerNodeParams, ServiceConfig, SettingsError, service_models
+from llm_planner_ros.wiring import PlannerNodeParams, ServiceConfig, SettingsError, compose, service_models
 
 
 class FirstApplicableSettings(BaseModel):
@@ -52,7 +50,7 @@ def registered(monkeypatch):
 
 
 def test_a_method_added_with_one_registry_line_plans_through_the_service(registered, embedder, demos):
-    service = PlanningService(None, embedder, PlannerSettings(), demos=demos)
+    service = compose(ServiceConfig(), llm=None, embedder=embedder, demos=demos)
     events: list[StepEvent] = []
     result = service.plan(parse_request(task="Watch TV", method="first_applicable", execute=True),
                           events.append, CancelToken())
@@ -70,15 +68,15 @@ def test_a_methods_settings_are_the_services(registered, embedder, demos):
     config = ServiceConfig.from_flat({"first_applicable_rank": 2})
     with pytest.raises(SettingsError, match="first_applicable_rank"):
         ServiceConfig.from_flat({"first_applicable_rank": 11})
-    service = PlanningService(None, embedder, PlannerSettings(), demos=demos, method_settings=config.parts)
-    first = PlanningService(None, embedder, PlannerSettings(), demos=demos)
+    service = compose(config, llm=None, embedder=embedder, demos=demos)
+    first = compose(ServiceConfig(), llm=None, embedder=embedder, demos=demos)
     ran = [s.plan(parse_request(task="Watch TV", method="first_applicable", execute=True), lambda e: None,
                   CancelToken()).steps[0].skill for s in (first, service)]
     assert ran[0] != ran[1]   # the second applicable skill, as configured
 
 
 def test_an_unregistered_method_is_refused_naming_the_registered_ones(embedder, demos):
-    service = PlanningService(None, embedder, PlannerSettings(), demos=demos)
+    service = compose(ServiceConfig(), llm=None, embedder=embedder, demos=demos)
     with pytest.raises(InvalidGoal, match="method: unknown method 'first_applicable'; choose one of vanilla"):
         service.plan(parse_request(task="Watch TV", method="first_applicable"), lambda e: None, CancelToken())
     with pytest.raises(ValueError, match="unknown method 'first_applicable'"):

@@ -13,8 +13,7 @@ from llm_planner_ros.core.errors import LLMError
 from llm_planner_ros.llm import models
 from llm_planner_ros.llm.llama_cpp_backend import smollm2_path
 from llm_planner_ros.llm.models import DEFAULT_MODEL, MODELS, join_chunks, model_file, pip_download_command
-from llm_planner_ros.planning.service import BackendSettings, build_llm
-from llm_planner_ros.wiring import ServiceConfig, SettingsError
+from llm_planner_ros.wiring import BackendSettings, ServiceConfig, SettingsError, build_llm
 
 
 def test_every_registry_line_is_well_formed():

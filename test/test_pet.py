@@ -21,6 +21,7 @@ from llm_planner_ros.profiles.virtualhome import resources
 from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill
 from llm_planner_ros.translation.translator import SkillIndex
+from llm_planner_ros.wiring import ServiceConfig, compose
 
 
 class ScriptedJudge:
@@ -131,10 +132,9 @@ def test_eliminate_shrinks_the_bank_and_keeps_rooms(embedder):
 
 
 def test_pet_goal_through_the_planning_service(embedder, smollm2, demos):
-    from llm_planner_ros.core.settings import PlannerSettings
-    from llm_planner_ros.planning.service import InvalidGoal, PlanningService
+    from llm_planner_ros.core.errors import InvalidGoal
 
-    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos)
+    service = compose(ServiceConfig(), llm=smollm2, embedder=embedder, demos=demos)
     events = []
     options = {"plan_subtasks": True, "track_subtasks": True, "eliminate_objects": True}
     result, report = service.plan_with_report(

@@ -7,16 +7,16 @@ from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import GoalStatus, PlanResult, PlanStep, Skill, TerminationReason
 from llm_planner_ros.planning.plan_check import check_plan
-from llm_planner_ros.planning.service import PlanningService
 from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 from llm_planner_ros.profiles.virtualhome.tasks import eai_tasks
+from llm_planner_ros.wiring import ServiceConfig, compose
 
 
 def test_embedded_plan_uses_only_admissible_skills(smollm2, embedder):
-    service = PlanningService(smollm2, embedder, PlannerSettings(epsilon=0.0, max_steps=6))
+    service = compose(ServiceConfig.of(PlannerSettings(epsilon=0.0, max_steps=6)), llm=smollm2, embedder=embedder)
     events = []
     result = service.plan(parse_request(task="Wash hands", method="translated"), events.append, CancelToken())
-    bank = set(service.index_for("TrimmedTestScene1", "scene").bank.skills)
+    bank = set(service.parts.index_for("TrimmedTestScene1", "scene").bank.skills)
     assert result.steps, result.detail
     assert all(step.skill in bank for step in result.steps)
     assert [e.step.index for e in events] == list(range(1, len(result.steps) + 1))
@@ -28,7 +28,7 @@ def test_a_plan_only_plan_is_trusted_only_when_it_runs_on_the_world_model(smollm
     """Plan-only goals: an LLM's steps are replayed on the world model, and a plan whose step
     fails there, or after which the goal does not hold, is not a success; Fast Downward's plans
     are found in the model."""
-    service = PlanningService(smollm2, embedder, PlannerSettings())
+    service = compose(ServiceConfig(), llm=smollm2, embedder=embedder)
     given = service.plan(parse_request(task="Use computer", method="pddl", goal_conditions=("(on computer)",)),
                          lambda e: None, CancelToken())
     assert given.success and given.checked and given.steps, given.detail

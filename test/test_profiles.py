@@ -10,6 +10,7 @@ import pytest
 from llm_planner_ros.core.types import ErrorType, Skill
 from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
 from llm_planner_ros.profiles.loader import ProfileError, load_profile, shipped, synonyms
+from llm_planner_ros.wiring import ServiceConfig, compose
 
 
 def test_the_shipped_mobile_manipulator_profile_validates():
@@ -104,14 +105,12 @@ def test_a_plan_by_fast_downward_runs_on_the_profiles_world():
 
 # -- the planner over a profile's world ---------------------------------------------------------
 def profile_service(smollm2, embedder, demos, executor, approver=None):
-    from llm_planner_ros.core.settings import PlannerSettings
-    from llm_planner_ros.planning.service import PlanningService
 
     def reset(scene: str, task: str) -> PddlWorldExecutor:
         executor.reset()
         return executor
-    return PlanningService(smollm2, embedder, PlannerSettings(), demos=demos, executor_factory=reset,
-                           robot_world=lambda executes: executor, approver=approver)
+    return compose(ServiceConfig(), llm=smollm2, embedder=embedder, demos=demos, executor_factory=reset,
+                   robot_world=lambda executes: executor, approver=approver)
 
 
 def test_pddl_plans_and_executes_over_a_profiles_world(smollm2, embedder, demos):

@@ -6,11 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.errors import CancelToken, InvalidGoal
 from llm_planner_ros.core.request import parse_request
-from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import ErrorType, Skill, TerminationReason
-from llm_planner_ros.planning.service import InvalidGoal, PlanningService
 from llm_planner_ros.planning.worlds import load_world
 from llm_planner_ros.profiles.virtualhome import resources
 from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
@@ -18,6 +16,7 @@ from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill
 from llm_planner_ros.safety.gate import ApprovalDenied, ApprovalTimeout, SafetyGate, SafetySettings
 from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.trace.log import TraceLog, read_traces, redact
+from llm_planner_ros.wiring import ServiceConfig, compose
 
 VH = load_world()
 
@@ -124,8 +123,8 @@ def test_service_gates_every_goal_and_dry_run(smollm2, embedder, demos):
         received.append(ex)
         return ex
 
-    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos, executor_factory=factory,
-                              policy=SkillPolicy(skill_denylist=["WALK"]))
+    service = compose(ServiceConfig.of(SkillPolicy(skill_denylist=["WALK"])), llm=smollm2, embedder=embedder,
+                      demos=demos, executor_factory=factory)
     result = service.plan(parse_request(task="Turn on light", method="reprompt", execute=True), lambda e: None,
                           CancelToken())
     assert received and result.steps, result.detail   # the goal ran, and planned steps
@@ -133,8 +132,8 @@ def test_service_gates_every_goal_and_dry_run(smollm2, embedder, demos):
     assert all("WALK" not in f.message or "refused" in f.message for f in [st.error for st in result.steps])
     # skills ran, none of them a WALK: the policy keeps it out of what the LLM's steps translate to
     assert any(ex.received for ex in received) and not any(st.skill.action == "WALK" for st in result.steps)
-    dry = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos, executor_factory=factory,
-                          safety=SafetySettings(dry_run=True))
+    dry = compose(ServiceConfig.of(SafetySettings(dry_run=True)), llm=smollm2, embedder=embedder, demos=demos,
+                  executor_factory=factory)
     n = len(received)
     result = dry.plan(parse_request(task="Turn on light", method="translated", execute=True), lambda e: None,
                       CancelToken())
@@ -143,9 +142,8 @@ def test_service_gates_every_goal_and_dry_run(smollm2, embedder, demos):
 
 def test_whole_plan_approval(smollm2, embedder, demos):
     plans = []
-    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
-                              safety=SafetySettings(approval="plan"),
-                              approver=lambda skills, kind, stop: plans.append((kind, list(skills))) or (True, ""))
+    service = compose(ServiceConfig.of(SafetySettings(approval="plan")), llm=smollm2, embedder=embedder, demos=demos,
+                      approver=lambda skills, kind, stop: plans.append((kind, list(skills))) or (True, ""))
     result = service.plan(parse_request(task="Turn on light", execute=True), lambda e: None, CancelToken())
     assert plans and plans[0][0] == "plan" and [s.skill for s in result.steps][:len(plans[0][1])] == \
         plans[0][1][:len(result.steps)]
@@ -157,7 +155,7 @@ def test_whole_plan_approval(smollm2, embedder, demos):
 def test_trace_log_records_everything_and_survives_a_cut_line(tmp_path, smollm2, embedder, demos, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-123")
     path = tmp_path / "traces.jsonl"
-    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos, trace=TraceLog(path))
+    service = compose(ServiceConfig(), llm=smollm2, embedder=embedder, demos=demos, trace=TraceLog(path))
     service.plan(parse_request(task="Turn on light", method="translated", description="key sk-test-not-a-real-key-123"),
                  lambda e: None, CancelToken())
     with pytest.raises(InvalidGoal):
@@ -217,8 +215,8 @@ def test_an_executor_that_raises_ends_the_goal_with_an_executor_error(smollm2, e
         def execute(self, skill):
             raise RuntimeError("simulator segfault imitation")
 
-    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
-                              executor_factory=lambda scene, task: Raising())
+    service = compose(ServiceConfig(), llm=smollm2, embedder=embedder, demos=demos, executor_factory=lambda scene,
+                      task: Raising())
     with pytest.raises(ExecutorError, match="the executor raised RuntimeError on .*simulator segfault"):
         service.plan(parse_request(task="Turn on light", method="reprompt", execute=True), lambda e: None,
                      CancelToken())
@@ -235,8 +233,8 @@ def test_an_option_the_method_does_not_read_is_refused_before_anything_runs(smol
                                                                            options, refused):
     """Refused when the goal is resolved (nothing is reset or executed), naming what it reads."""
     ran = []
-    service = PlanningService(smollm2, embedder, PlannerSettings(), demos=demos,
-                              executor_factory=lambda scene, task: ran.append(scene))
+    service = compose(ServiceConfig(), llm=smollm2, embedder=embedder, demos=demos, executor_factory=lambda scene,
+                      task: ran.append(scene))
     request = parse_request(task="Turn on light", method=method, execute=True, options=options,
                             goal_conditions=["(on light)"] if method == "pddl" else [])
     with pytest.raises(InvalidGoal, match=refused + "; it reads: "):
@@ -266,8 +264,8 @@ def test_a_step_that_fails_after_whole_plan_approval_ends_the_goal_with_what_hol
         for skill in (make_skill("WALK", ["computer"]), tv, make_skill("WALK", ["bathroom"])):
             assert sim.execute(skill).success   # ... and someone else does, before it runs
         return True, ""
-    service = PlanningService(None, embedder, PlannerSettings(), demos=demos, executor_factory=lambda s, t: sim,
-                              safety=SafetySettings(approval="plan"), approver=approver)
+    service = compose(ServiceConfig.of(SafetySettings(approval="plan")), llm=None, embedder=embedder, demos=demos,
+                      executor_factory=lambda s, t: sim, approver=approver)
     result = service.plan(parse_request(task="Browse internet", method="pddl", execute=True,
                                         goal_conditions=["(on computer)"]), lambda e: None, CancelToken())
     failed = result.steps[-1]

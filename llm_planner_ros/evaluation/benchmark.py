@@ -182,7 +182,7 @@ class BenchmarkRunner:
         """(record, whether it came from the cache)."""
         if spec.method in ("pddl", EAI_PDDL):   # no LLM: the planner's settings and the domain matter
             config = {"code": _goal_directed_digest(),
-                      "goal_directed": self.service.goal_directed.settings.model_dump() if self.service else {}}
+                      "goal_directed": self.service.parts.goal_directed.settings.model_dump() if self.service else {}}
         else:   # the LLM planner's settings, and those beyond them that the row depends on
             config = dict(self.config)
             if spec.method == "heuristic" and self.heuristic is not None:

@@ -111,11 +111,11 @@ class ConstantExecutor:
 def world_services(settings: dict, worlds: Iterable[str]) -> Iterator[tuple[str, Any, bool, PlanningService]]:
     """Per world: (its name, a fresh executor of it, whether its world is a profile's, a service with
     ``settings`` (flat, as the node's parameters) that plans and executes on that executor)."""
-    from llm_planner_ros.wiring import ServiceConfig, build_service
+    from llm_planner_ros.wiring import ServiceConfig, compose
 
     for world in worlds:
         executor, profile = world_executor(world)
-        yield world, executor, profile, build_service(
+        yield world, executor, profile, compose(
             ServiceConfig.from_flat(settings), executor_factory=ConstantExecutor(executor),
             robot_world=ConstantExecutor(executor) if profile else None)
 

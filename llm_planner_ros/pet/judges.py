@@ -14,7 +14,7 @@ from typing import Protocol
 
 import numpy as np
 
-from llm_planner_ros.llm.base import LLMBackend, yes_probability
+from llm_planner_ros.llm.base import LLMBackend, user_turn, yes_probability
 from llm_planner_ros.translation.translator import Embedder
 
 
@@ -39,13 +39,6 @@ def completion_question(subtask: str, observations: Sequence[str]) -> str:
     return f"{context}\nDid you finish the task of {subtask}? Answer yes or no."
 
 
-def as_chat(llm: LLMBackend, user: str) -> str:
-    """The user turn in the embedded model's chat layout; other backends get the plain text."""
-    if getattr(llm, "name", "").startswith("llama.cpp:SmolLM2"):
-        return f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
-    return f"{user}\nAnswer:"
-
-
 class LLMSubtaskJudge:
     """PET's Track: advance when p(Yes) > p(No) (Wu et al. use Macaw-11b)."""
 
@@ -54,7 +47,7 @@ class LLMSubtaskJudge:
 
     def ask(self, task: str, subtask: str, observations: Sequence[str], subtasks: Sequence[str] = (),
             pointer: int = -1) -> Answer:
-        p = yes_probability(self.llm, as_chat(self.llm, completion_question(subtask, observations)))
+        p = yes_probability(self.llm, user_turn(self.llm, completion_question(subtask, observations)))
         return Answer(p > 0.5, p, "llm")
 
 
@@ -108,11 +101,11 @@ class LLMRelevanceScorer:
     def scores(self, goal: str, objects: Sequence[str], places: Sequence[str]) -> dict[str, float]:
         out = {}
         for name in objects:
-            out[name] = yes_probability(self.llm, as_chat(self.llm, (
+            out[name] = yes_probability(self.llm, user_turn(self.llm, (
                 f"Your task is to: {goal}. Which objects will be relevant? Is the {name} relevant? "
                 "Answer yes or no.")))
         for name in places:
-            out[name] = yes_probability(self.llm, as_chat(self.llm, (
+            out[name] = yes_probability(self.llm, user_turn(self.llm, (
                 f"Your task is to: {goal}. Where should you go to? Should you go to the {name}? "
                 "Answer yes or no.")))
         return out

@@ -15,7 +15,9 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.executor import Executor
@@ -44,6 +46,72 @@ class InterpretedPlan:
 # Before anything is planned: the interpretation and its goal's lines in, None to go on, or the
 # result that ends the goal (e.g. it waits for an operator's confirmation, who declines)
 Decide = Callable[[Interpretation, tuple[str, ...]], Optional[PlanResult]]
+
+
+class InterpretSettings(BaseModel):
+    """Method interpret's settings (Fast Downward's are GoalDirectedSettings')."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    interpret_from: Literal["llm_and_text", "llm", "text"] = Field(
+        "llm_and_text", description="method interpret: conditions translated from what the LLM says the end "
+                                    "state is, plus those nearest the task text (llm_and_text); or one of them")
+    interpret_threshold: float = Field(0.55, ge=0.0, le=1.0,
+                                       description="method interpret: least cosine of a sentence to its condition")
+    interpret_text_margin: float = Field(
+        1.0, ge=0.0, le=1.0, description="method interpret: a condition nearest the task text is kept only within "
+                                         "this cosine of the nearest one (1: every one above the threshold)")
+    interpret_examples: int = Field(3, ge=0, le=10, description="method interpret: other tasks' goals shown")
+    interpret_orient: bool = Field(True, description="method interpret: the LLM judges which way a relation "
+                                                     "between two objects goes (its likelier sentence)")
+    interpret_choose: bool = Field(True, description="method interpret: the model adds to the conditions it said "
+                                   "the best of the candidates (nearest the task text, of the nearest examples, "
+                                   "written), each scored cos + beta * its mean token log-prob (with "
+                                   "interpret_from llm_and_text)")
+    interpret_choose_beta: float = Field(0.1, ge=0.0, le=10.0, description="method interpret: weight of the "
+                                         "model's log-prob against the cosine (0: the embeddings alone)")
+    interpret_choose_margin: float = Field(0.1, ge=0.0, le=10.0, description="method interpret: candidates "
+                                           "within this score of the best may be added")
+    interpret_choose_keep: float = Field(0.3, ge=0.0, le=10.0, description="method interpret: a condition the "
+                                         "LLM said is kept within this score of the best candidate")
+    interpret_choose_added: int = Field(2, ge=0, le=32, description="method interpret: candidates added at most")
+    interpret_choose_text: int = Field(12, ge=0, le=200, description="method interpret: candidates nearest the "
+                                       "task text")
+    interpret_added_time_s: float = Field(2.0, gt=0.0, le=600.0, description="method interpret: Fast Downward's "
+                                          "limit for a goal with conditions the model's choice added; without a "
+                                          "plan in it, they are given up first")
+    interpret_write_literals: int = Field(0, ge=0, le=16, description="method interpret: the model also writes up "
+                                          "to this many literals under the world's grammar, which join the "
+                                          "candidates (0: off)")
+    interpret_written_bonus: float = Field(0.0, ge=0.0, le=10.0, description="method interpret: added to the "
+                                           "score of a candidate the model wrote")
+    interpret_relax_plans: int = Field(6, ge=0, le=50, description="method interpret: when the interpreted goal has "
+                                       "no plan, plan-only runs at most, each without one condition, to find "
+                                       "which to give up (besides one run per condition alone)")
+    interpret_scenes_in_memory: int = Field(4, ge=1, le=256, description="method interpret: condition indexes kept, "
+                                            "one per set of object classes")
+    interpret_answers_in_memory: int = Field(256, ge=0, le=100_000, description="method interpret: the LLM's "
+                                             "answers kept, one per prompt (a repeated task skips the LLM)")
+    interpret_vectors_in_memory: int = Field(20000, ge=0, le=10_000_000,
+                                             description="method interpret: condition sentence vectors kept in "
+                                                         "memory (all stay on disk in the cache folder)")
+    interpret_confirm: Literal["never", "unsure", "always"] = Field(
+        "unsure", description="method interpret: when an operator confirms the interpreted goal before it "
+                              "runs: never | unsure (its confidence is below interpret_confidence) | always; "
+                              "with nobody to ask, such a goal ends 'unconfirmed' with the proposal in its detail")
+    interpret_confidence: float = Field(0.5, ge=0.0, le=1.0, description="method interpret: the least "
+                                        "confidence (calibrated P(the interpreted goal is the one asked)) at which a "
+                                        "goal runs unasked under interpret_confirm unsure")
+    interpret_absent_below: float = Field(0.6, ge=0.0, le=1.0, description="method interpret: a word of the task "
+                                          "that none of the world's words is this near (embedding cosine) names "
+                                          "something the world lacks: the goal never runs unasked, and its end names "
+                                          "the word (0: no word is looked for)")
+    interpret_calibration_demos: int = Field(40, ge=0, le=10_000, description="method interpret: demonstrations "
+                                             "interpreted, each with its task held out, to calibrate the "
+                                             "confidence (once per model and world; kept in the cache folder)")
+    interpret_fallback: Literal["none", "translated", "resample", "reprompt"] = Field(
+        "reprompt", description="method interpret: the LLM method that plans when the interpreted goal is "
+                                "empty or has no plan, or holds only once conditions were given up")
 
 
 class InterpretedGoalPlanner:

@@ -374,7 +374,7 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
     """The real planner, wired by :mod:`llm_planner_ros.wiring` from the node's parameters."""
     from llm_planner_ros.ros.approval import RosApprover
     from llm_planner_ros.trace.log import TraceLog, default_path
-    from llm_planner_ros.wiring import ServiceConfig, build_service, service_models
+    from llm_planner_ros.wiring import ServiceConfig, compose, service_models
 
     parts = {model: declare_and_validate(node, model) for model in service_models()}
     refuse_unknown_parameters(node)   # before anything slow is loaded
@@ -418,13 +418,14 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
     # approval may be switched on while the node runs, so its topic and service always exist; its
     # time-out is the service's live safety setting
     approver = RosApprover(node, lambda: service.safety.approval_timeout_s, goal_info, node.awaiting)
-    service = build_service(config, executor_factory=factory, judge=judge, approver=approver,
-                            trace=TraceLog(trace_path) if trace_path else None, robot_world=robot_world,
-                            world=params.world)
+    service = compose(config, executor_factory=factory, judge=judge, approver=approver,
+                      trace=TraceLog(trace_path) if trace_path else None, robot_world=robot_world,
+                      world=params.world)
     if config.safety.dry_run:
         node.get_logger().warning("dry_run: skills run in the in-process simulator; nothing reaches the bridge")
-    service.warm(params.default_scene, config.planner.bank)   # no goal embeds a bank or a scene
-    node.get_logger().info(f"planner ready: {service.llm.name}" + (f"; trace in {trace_path}" if trace_path else ""))
+    service.parts.warm(params.default_scene, config.planner.bank)   # no goal embeds a bank or a scene
+    node.get_logger().info(f"planner ready: {service.parts.llm.name}"
+                           + (f"; trace in {trace_path}" if trace_path else ""))
     return service
 
 

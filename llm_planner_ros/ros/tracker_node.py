@@ -33,8 +33,8 @@ class TrackerNode(Node):
         super().__init__("tracker")
         group = ReentrantCallbackGroup()
         from llm_planner_ros.pet.session import PetSettings
-        from llm_planner_ros.planning.service import BackendSettings, build_embedder, build_llm
         from llm_planner_ros.ros.params import declare_and_validate, refuse_unknown_parameters
+        from llm_planner_ros.wiring import BackendSettings, build_embedder, build_llm
 
         pet = declare_and_validate(self, PetSettings)
         backend = declare_and_validate(self, BackendSettings)

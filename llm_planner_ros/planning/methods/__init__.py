@@ -9,6 +9,7 @@ from llm_planner_ros.core.errors import InvalidGoal
 from llm_planner_ros.pet.session import PetSettings
 from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
 from llm_planner_ros.planning.heuristic import HeuristicSettings
+from llm_planner_ros.planning.interpreted import InterpretSettings
 from llm_planner_ros.planning.methods.base import (
     ANY_METHOD,
     CORRECTING,
@@ -38,7 +39,8 @@ METHODS: dict[str, MethodEntry] = {
     "heuristic": MethodEntry(HeuristicSearch, ANY_METHOD | {"guide", "guide_info"}, (HeuristicSettings,)),
     "pddl": MethodEntry(GivenGoal, settings=(GoalDirectedSettings,), plans_first=True),
     # and its fallback's options and settings
-    "interpret": MethodEntry(Interpret, REPROMPTING, (GoalDirectedSettings, *LLM_SETTINGS), plans_first=True),
+    "interpret": MethodEntry(Interpret, REPROMPTING, (InterpretSettings, GoalDirectedSettings, *LLM_SETTINGS),
+                             plans_first=True),
 }
 
 # a goal that leaves 'method' empty: the task text alone in, goals that a plan reaches

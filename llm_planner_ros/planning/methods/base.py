@@ -20,7 +20,6 @@ from llm_planner_ros.safety.gate import SafetyGate
 from llm_planner_ros.safety.policy import SkillPolicy
 
 if TYPE_CHECKING:
-    from llm_planner_ros.planning.goal_directed import GoalDirectedSettings
     from llm_planner_ros.planning.worlds import WorldMethods
 
 M = TypeVar("M", bound=BaseModel)
@@ -30,7 +29,6 @@ M = TypeVar("M", bound=BaseModel)
 class MethodParts:
     """What the service lends every method besides the goal's world (``Goal.world``)."""
 
-    goal_directed: GoalDirectedSettings
     defaults: PlannerSettings
     runner: Callable[[str], MethodRunner]   # another method's runner, by name (interpret's fallback)
     settings: Mapping[type[BaseModel], BaseModel] = field(default_factory=dict)   # each entry's, by model

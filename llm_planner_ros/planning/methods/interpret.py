@@ -14,6 +14,7 @@ from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import NoteKind, PlanResult, Skill, TerminationReason
 from llm_planner_ros.interpretation.confidence import raw_evidence
 from llm_planner_ros.interpretation.interpreter import Interpretation
+from llm_planner_ros.planning.interpreted import InterpretSettings
 from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodParts
 
 
@@ -36,7 +37,7 @@ def proposal(found: Interpretation, lines: tuple[str, ...]) -> str:
 
 class Interpret:
     def __init__(self, parts: MethodParts) -> None:
-        self.settings = parts.goal_directed
+        self.settings = parts.settings_of(InterpretSettings)
         self.runner = parts.runner
         self.default_seed = parts.defaults.seed
 
