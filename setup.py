@@ -37,6 +37,9 @@ setup(
             "tracker_node = llm_planner_ros.ros.tracker_node:main",
             "console_node = llm_planner_ros.ros.console_node:main",
             "mcap_recorder = llm_planner_ros.ros.recorder:main",
+            # on PATH after `source env.sh` (pip-only users, no ros2 CLI)
+            "llm_planner_stack = llm_planner_ros.ros.stack:main",
+            "llm_planner_send_goal = llm_planner_ros.ros.send_goal:main",
         ],
     },
 )

@@ -85,6 +85,7 @@ def test_invalid_goal_aborts_with_a_reason_naming_the_field(queue_server):
     assert status == GoalStatus.STATUS_ABORTED
     assert result.termination_reason == PlanTask.Result.REASON_INVALID_GOAL
     assert result.detail.startswith("task: task is empty")
+    assert result.error_code == PlanTask.Result.INVALID_GOAL and result.error_msg == result.detail
 
     goal = PlanTask.Goal(task="make tea", method="telepathy")
     status, result = client.send_plan(goal).result()
@@ -104,8 +105,10 @@ def test_a_planner_crash_aborts_that_goal_only(queue_server):
     assert status == GoalStatus.STATUS_ABORTED
     assert result.termination_reason == PlanTask.Result.REASON_INTERNAL_ERROR
     assert "RuntimeError: scripted planner failure" in result.detail
-    status, _ = client.send_plan(PlanTask.Goal(task="steps=1")).result()
+    assert result.error_code == PlanTask.Result.INTERNAL_ERROR
+    status, result = client.send_plan(PlanTask.Goal(task="steps=1")).result()
     assert status == GoalStatus.STATUS_SUCCEEDED
+    assert result.error_code == PlanTask.Result.NONE and result.error_msg == ""
     assert proc.proc.poll() is None
 
 
@@ -119,9 +122,11 @@ def test_reject_policy_refuses_a_goal_while_one_runs():
             status, result = second.result()   # refused with a reason: accepted, then aborted at once
             assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == "rejected"
             assert result.detail == "not planned: another goal is running (goal_policy reject)"
+            assert result.error_code == PlanTask.Result.REJECTED
             client.cancel(first)
             status, result = first.result()
             assert status == GoalStatus.STATUS_CANCELED and len(result.steps) >= 1   # the steps decided so far
+            assert result.error_code == PlanTask.Result.CANCELED
             third = client.send_plan(PlanTask.Goal(task="steps=1"))
             assert third.result()[0] == GoalStatus.STATUS_SUCCEEDED
     assert "another goal is running (goal_policy reject)" in proc.output
@@ -290,6 +295,7 @@ def test_sigterm_ends_the_active_and_queued_goals_with_shutdown():
             status, result = active.result(timeout=20)
             assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == "shutdown"
             assert result.detail == "the planner is shutting down" and result.steps   # what ran is kept
+            assert result.error_code == PlanTask.Result.SHUTDOWN
             status, result = queued.result(timeout=20)
             assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == "shutdown"
             assert result.detail == "the planner is shutting down; it ended before it started"
@@ -313,6 +319,7 @@ def test_time_limit_cancelled_queued_goal_and_live_parameters(queue_server):
     status, result = slow.result(timeout=20)
     assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == "time_limit"
     assert result.detail == "the goal ran past its time limit of 5s" and result.steps
+    assert result.error_code == PlanTask.Result.TIME_LIMIT
 
     def set_param(name, value):
         request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])

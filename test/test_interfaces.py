@@ -124,6 +124,35 @@ def test_every_termination_reason_is_documented_with_its_status():
         assert ("SUCCEEDED" in row or "as `end_of_plan`" in row) == r.is_success, row
 
 
+def test_every_outcome_has_an_error_code_documented_with_its_reason():
+    """Issue 40: a numeric error_code beside the reason, as nav2's actions have; NONE on success."""
+    import re
+    from pathlib import Path
+
+    from llm_planner_ros.core.types import GoalStatus, PlanResult, PlanStep, Skill, TerminationReason
+    from llm_planner_ros.ros.conversions import error_code, result_to_msg
+
+    codes = {k: v for k, v in vars(PlanTask.Result).items()
+             if k.isupper() and isinstance(v, int) and not k.startswith(("GOAL_UNKNOWN", "GOAL_NOT_MET", "GOAL_MET",
+                                                                               "GOAL_STATUS"))}
+    assert codes["NONE"] == 0 and len(set(codes.values())) == len(codes), codes   # distinct
+    text = (Path(__file__).resolve().parents[1] / "docs" / "interfaces.md").read_text()
+    step = PlanStep(1, "walk", Skill("WALK", ("kitchen",), (1,)), executed=True)
+    for r in TerminationReason:
+        failed = PlanResult(r, ending="why", goal_status=GoalStatus.NOT_MET)
+        msg = result_to_msg(failed)
+        assert not msg.success and msg.error_msg == msg.detail != ""
+        assert msg.error_code == (codes["PLAN_INCOMPLETE"] if r.is_success else codes[r.name])
+        row = next(line for line in text.splitlines() if line.startswith("| ") and f"`{r.value}`" in line)
+        named = "PLAN_INCOMPLETE" if r.is_success else r.name
+        assert f"`{named}` ({codes[named]})" in row or "as `end_of_plan`" in row, row
+        if r.is_success:   # the same reason, succeeding: NONE and no error message
+            done = PlanResult(r, steps=[step], executing=True, executed=True)
+            assert done.success and error_code(done) == codes["NONE"] and result_to_msg(done).error_msg == ""
+    assert set(codes) - {n for r in TerminationReason for n in (r.name,)} == {"NONE", "UNKNOWN", "PLAN_INCOMPLETE"}
+    assert re.search(r"`UNKNOWN` \(600\)", text)
+
+
 def test_field_comments_survive_ros2_interface_show():
     """rosidl reads a comment's only [bracketed] word as the field's unit and cuts it from the
     comment (``ros2 interface show`` printed 'e.g. "[WALK] <kitchen> (1'); no field has a unit."""

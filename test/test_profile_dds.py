@@ -12,7 +12,7 @@ from pathlib import Path
 
 from action_msgs.msg import GoalStatus
 
-from helpers.processes import ros_node
+from helpers.processes import ros_node, wait_until
 from helpers.ros_client import RosTestClient, execute_skill
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.srv import GetWorldState
@@ -47,6 +47,27 @@ def test_a_robot_stack_never_imports_the_world_given_in_code(tmp_path, monkeypat
     assert not watched.exists(), watched.read_text()
     subprocess.run([sys.executable, "-c", "import llm_planner_ros.profiles.virtualhome.world"], check=True)
     assert "llm_planner_ros.profiles.virtualhome" in watched.read_text()
+
+
+def test_the_cores_python_log_lines_reach_rosout():
+    """Issue 40: a line the ROS-free core writes through Python logging (the composition root's
+    "planning service composed ...") reaches /rosout under the planner node's own logger, as
+    its ROS log lines do."""
+    from rcl_interfaces.msg import Log
+    from rclpy.qos import QoSDurabilityPolicy, QoSProfile, QoSReliabilityPolicy
+
+    ns = f"/mm_{uuid.uuid4().hex[:6]}"
+    seen: list = []
+    robot, bridge, planner = robot_stack(ns, "world:=none")
+    with RosTestClient(ns) as client:
+        client.node.create_subscription(Log, "/rosout", seen.append, QoSProfile(
+            depth=1000, reliability=QoSReliabilityPolicy.RELIABLE, durability=QoSDurabilityPolicy.TRANSIENT_LOCAL))
+        logger = ns.strip("/") + ".planner"
+        with robot, bridge, planner:
+            assert wait_until(lambda: any(m.name == logger and "planner ready" in m.msg for m in seen), 60), \
+                sorted({m.name for m in seen})
+            assert any(m.name == logger and "planning service composed" in m.msg for m in seen), \
+                [m.msg for m in seen if m.name == logger]
 
 
 def test_the_robot_reports_its_profile_through_the_bridge():

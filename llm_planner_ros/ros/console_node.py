@@ -27,7 +27,7 @@ from llm_planner_ros.ros.client import PlannerClient
 from llm_planner_ros.ros.conversions import to_plain
 from llm_planner_ros.ros.params import declare_and_validate, refuse_unknown_parameters
 from llm_planner_ros.ros.qos import LATCHED_EVERY
-from llm_planner_ros.ros.spin import spin_node
+from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
 from llm_planner_ros.ros.wait import wait_for
 from llm_planner_ros.trace.log import default_path, read_traces
 
@@ -54,6 +54,7 @@ class ConsoleParams(BaseModel):
 class ConsoleNode(Node):
     def __init__(self) -> None:
         super().__init__("console")
+        adopt_package_logs(self)
         self.params = declare_and_validate(self, ConsoleParams)
         refuse_unknown_parameters(self)
         p = self.params

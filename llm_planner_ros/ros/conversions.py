@@ -87,9 +87,21 @@ def feedback_from_event(event: StepEvent) -> PlanTask.Feedback:
                              goal_conditions=list(event.goal_conditions), confidence=float(event.confidence))
 
 
+def error_code(result: PlanResult) -> int:
+    """The result's ``PlanTask.Result`` error code: NONE on success; for a plan that ended normally
+    without succeeding, PLAN_INCOMPLETE; else the code named as its reason."""
+    if result.success:
+        return PlanTask.Result.NONE
+    if result.termination_reason.is_success:
+        return PlanTask.Result.PLAN_INCOMPLETE
+    return getattr(PlanTask.Result, result.termination_reason.name, PlanTask.Result.UNKNOWN)
+
+
 def result_to_msg(result: PlanResult) -> PlanTask.Result:
-    return PlanTask.Result(success=result.success,
+    success = result.success
+    return PlanTask.Result(success=success,
                            termination_reason=result.termination_reason.value,
+                           error_code=error_code(result), error_msg="" if success else result.detail,
                            detail=result.detail, program=result.program,
                            program_nl=result.program_nl,
                            steps=[step_to_msg(s) for s in result.steps],

@@ -49,7 +49,7 @@ from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
 from llm_planner_ros.ros.skill_action import GoalStops, SkillActionClient
-from llm_planner_ros.ros.spin import spin_node
+from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
 from llm_planner_ros.ros.wait import wait_for
 from llm_planner_ros.ros.world_versions import WorldVersions
 from llm_planner_ros.safety.hazards import last_hop
@@ -200,6 +200,7 @@ class SimulatedSkillServer:
 class ExecutorBridgeNode(Node):
     def __init__(self, node_name: str = "executor_bridge") -> None:
         super().__init__(node_name)
+        adopt_package_logs(self)
         self.params = declare_and_validate(self, BridgeParams)
         self.policy = declare_and_validate(self, SkillPolicy)
         refuse_unknown_parameters(self)
@@ -377,6 +378,7 @@ class SimRobotNode(Node):
 
     def __init__(self) -> None:
         super().__init__("sim_robot")
+        adopt_package_logs(self)
         fixed = ParameterDescriptor(read_only=True)
         self.declare_parameter("world", "", fixed)            # a world given in code ('' = the default)
         self.declare_parameter("scene", "", fixed)            # '' = the world's first scene

@@ -26,13 +26,14 @@ from llm_planner_ros.profiles.loader import ProfileError, find_profile
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.executor_bridge import run_skill
 from llm_planner_ros.ros.skill_action import GoalStops
-from llm_planner_ros.ros.spin import spin_node
+from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
 from llm_planner_ros.ros.world_versions import WorldVersions
 
 
 class PddlRobotNode(Node):
     def __init__(self) -> None:
         super().__init__("pddl_robot")
+        adopt_package_logs(self)
         fixed = ParameterDescriptor(read_only=True)
         self.declare_parameter("profile", "mobile_manipulator", fixed)
         self.declare_parameter("skill_delay_s", 0.0, fixed)

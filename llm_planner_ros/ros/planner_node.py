@@ -42,7 +42,7 @@ from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
 from llm_planner_ros.ros.qos import LATCHED
-from llm_planner_ros.ros.spin import spin_node
+from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
 from llm_planner_ros.wiring import PlannerNodeParams
 
 PlannerFactory = Callable[[PlannerNodeParams, "PlannerNode"], Planner]
@@ -82,6 +82,7 @@ class PlannerNode(Node):
 
     def __init__(self, planner_factory: PlannerFactory, node_name: str = "planner") -> None:
         super().__init__(node_name)
+        adopt_package_logs(self)
         self.params = declare_and_validate(self, PlannerNodeParams)
         self._lock = threading.Lock()
         self._ended = threading.Condition(self._lock)

@@ -41,7 +41,7 @@ from rclpy.serialization import serialize_message
 from llm_planner_msgs.action import PlanTask
 from llm_planner_ros.ros.liveness import RESEND_S
 from llm_planner_ros.ros.qos import LATCHED_EVERY
-from llm_planner_ros.ros.spin import spin_node
+from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
 
 # type ids of type_description_interfaces/FieldType; +48 fixed array, +96 bounded and +144
 # unbounded sequence
@@ -153,6 +153,7 @@ class RecorderParams(BaseModel):
 class McapRecorder(Node):
     def __init__(self) -> None:
         super().__init__("mcap_recorder")
+        adopt_package_logs(self)
         from llm_planner_ros.ros.params import declare_and_validate, refuse_unknown_parameters
 
         self.params = declare_and_validate(self, RecorderParams)

@@ -47,12 +47,21 @@ class RosLogHandler(logging.Handler):
 
 
 def forward_package_logs(name: str) -> None:
-    """Route ``llm_planner_ros``'s Python logging (INFO and above) to the ROS logger ``name``; once."""
+    """Route ``llm_planner_ros``'s Python logging (INFO and above) to the ROS logger ``name``; once.
+    Until a node adopts them (:func:`adopt_package_logs`) they reach the console only."""
     package = logging.getLogger("llm_planner_ros")
     if not any(isinstance(h, RosLogHandler) for h in package.handlers):
         package.addHandler(RosLogHandler(name))
         package.setLevel(logging.INFO)
         package.propagate = False
+
+
+def adopt_package_logs(node: Node) -> None:
+    """From now on the package's Python log records go through ``node``'s own logger, which
+    publishes to /rosout (a logger by name alone, not the node's, reaches only the console)."""
+    for handler in logging.getLogger("llm_planner_ros").handlers:
+        if isinstance(handler, RosLogHandler):
+            handler.logger = node.get_logger()
 
 
 def spin_node(factory: Callable[[], Node], name: str, args: Optional[list[str]] = None,

@@ -21,7 +21,7 @@ from llm_planner_ros.ros.conversions import redacted
 from llm_planner_ros.ros.executor_client import BridgeWorld
 from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.qos import LATCHED
-from llm_planner_ros.ros.spin import spin_node
+from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
 
 
 def normalise(text: str) -> str:
@@ -31,6 +31,7 @@ def normalise(text: str) -> str:
 class TrackerNode(Node):
     def __init__(self) -> None:
         super().__init__("tracker")
+        adopt_package_logs(self)
         group = ReentrantCallbackGroup()
         from llm_planner_ros.pet.session import PetSettings
         from llm_planner_ros.ros.params import declare_and_validate, refuse_unknown_parameters
