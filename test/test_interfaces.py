@@ -153,6 +153,21 @@ def test_every_outcome_has_an_error_code_documented_with_its_reason():
     assert re.search(r"`UNKNOWN` \(600\)", text)
 
 
+def test_the_topic_reference_lists_each_published_topic_with_its_qos():
+    """The generated interface reference's topic table (ros/qos.py TOPICS) is what the nodes
+    publish: each topic a node publishes under a fixed name, with the QoS it publishes with."""
+    import re
+    from pathlib import Path
+
+    from llm_planner_ros.ros import qos
+
+    ros = Path(__file__).resolve().parents[1] / "llm_planner_ros" / "ros"
+    published = {m.group(1): m.group(2) for f in ros.glob("*.py")
+                 for m in re.finditer(r'create_publisher\(\s*\w+,\s*"([^"]+)",\s*(\w+)', f.read_text())}
+    assert published == {t.name: t.qos for t in qos.TOPICS if "<" not in t.name}
+    assert all(hasattr(qos, t.qos) for t in qos.TOPICS)
+
+
 def test_field_comments_survive_ros2_interface_show():
     """rosidl reads a comment's only [bracketed] word as the field's unit and cuts it from the
     comment (``ros2 interface show`` printed 'e.g. "[WALK] <kitchen> (1'); no field has a unit."""

@@ -70,6 +70,36 @@ def test_the_cores_python_log_lines_reach_rosout():
                 [m.msg for m in seen if m.name == logger]
 
 
+def test_the_stack_reports_its_health_on_diagnostics():
+    """Issue 40: the planner and the bridge publish their status on /diagnostics: the model, the
+    peers heard, the queue and the last goal's end; the bridge, whether the robot serves."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+
+    ns = f"/mm_{uuid.uuid4().hex[:6]}"
+    statuses: dict[str, DiagnosticStatus] = {}
+    robot, bridge, planner = robot_stack(ns, "world:=none")
+    with RosTestClient(ns) as client:
+        client.node.create_subscription(DiagnosticArray, "/diagnostics",
+                                        lambda m: statuses.update({s.name: s for s in m.status}), 10)
+        planner_key, bridge_key = f"{ns[1:]}/planner: planner", f"{ns[1:]}/executor_bridge: executor bridge"
+        with robot, bridge, planner:
+            def values(key: str) -> dict[str, str]:
+                return {kv.key: kv.value for kv in statuses[key].values} if key in statuses else {}
+            assert wait_until(lambda: values(planner_key).get("executor_bridge heard") == "True"
+                              and statuses[planner_key].level == DiagnosticStatus.OK, 30), statuses.get(planner_key)
+            assert values(planner_key)["llm"].startswith("llama.cpp:") and values(planner_key)["queued goals"] == "0"
+            assert values(planner_key)["world given in code"].startswith("none")
+            assert wait_until(lambda: values(bridge_key).get("robot serving") == "True", 30), statuses.get(bridge_key)
+            assert statuses[bridge_key].level == DiagnosticStatus.OK and statuses[bridge_key].hardware_id == \
+                f"{ns}/executor_bridge"
+            _, result = client.send_plan(PlanTask.Goal(task="Turn on the light", method="pddl", execute=True,
+                                                       goal_conditions=["(switched_on light)"]),
+                                         timeout=60).result(timeout=180)
+            assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
+            assert wait_until(lambda: values(planner_key).get("last goal") == "goal_reached", 10), \
+                statuses.get(planner_key)
+
+
 def test_the_robot_reports_its_profile_through_the_bridge():
     ns = f"/mm_{uuid.uuid4().hex[:6]}"
     robot, bridge, _ = robot_stack(ns)

@@ -80,6 +80,15 @@ class PlannerParts:
         return ProfileWorld(profile, robot, kept.goal_directed, lambda: kept.heuristic, kept.translated,
                             kept.interpreted)
 
+    def status(self) -> dict[str, str]:
+        """The LLM, and the world given in code: its name, and whether it is loaded yet."""
+        if not self.has_world:
+            world = "none (only the executor's profile)"
+        else:
+            name = self._world if isinstance(self._world, str) else self._world.name
+            world = f"{name or DEFAULT_WORLD}{'' if 'world' in self.__dict__ else ' (not loaded yet)'}"
+        return {"llm": self.llm.name, "world given in code": world}
+
     # -- the world given in code and what is built from it ---------------------------------
     @cached_property
     def world(self) -> WorldPlugin:

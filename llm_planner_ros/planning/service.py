@@ -55,6 +55,10 @@ class PlanningService:
         self.approver, self.trace, self.robot_world = approver, trace, robot_world
         self._executor_factory = None if safety.dry_run else executor_factory
 
+    def status(self) -> dict[str, str]:
+        """What the service runs, for a health report: the LLM and the world given in code."""
+        return self.parts.status()
+
     @property
     def executor_factory(self) -> Callable[[str, str], Executor]:
         return self._executor_factory or self.parts.world.executor

@@ -46,6 +46,7 @@ from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.planning.worlds import DEFAULT_WORLD, WorldPlugin, load_world
 from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, validated_profile
 from llm_planner_ros.ros import conversions
+from llm_planner_ros.ros.diagnostics import OK, WARN, publish_diagnostics
 from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
 from llm_planner_ros.ros.skill_action import GoalStops, SkillActionClient
@@ -223,7 +224,19 @@ class ExecutorBridgeNode(Node):
         self._server = ActionServer(self, ExecuteSkill, "execute_skill", execute_callback=self._execute,
                                     cancel_callback=self._stops.on_cancel, callback_group=group)
         publish_heartbeat(self, "executor_bridge")
+        publish_diagnostics(self, "executor bridge", self._health)
         self.get_logger().info(f"serving action 'execute_skill' with backend '{self.params.backend}'")
+
+    def _health(self) -> tuple[bytes, str, dict[str, object]]:
+        """/diagnostics: the backend and, for a robot, whether its skill server is up."""
+        values: dict[str, object] = {"backend": self.params.backend}
+        if self._robot is None:
+            return OK, "serving the simulator", values
+        ready = self._robot.client.server_is_ready()
+        values.update({"robot action": self._robot.action_name, "robot serving": ready})
+        if not ready:
+            return WARN, f"the robot's '{self._robot.action_name}' action is not served", values
+        return OK, "serving; the robot is up", values
 
     def _world(self) -> WorldPlugin:
         """The world given in code that the sim backend simulates, and whose skills and hazards

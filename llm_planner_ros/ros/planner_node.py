@@ -39,9 +39,10 @@ from llm_planner_ros.core.secrets import redact
 from llm_planner_ros.core.types import PlanPreview, PlanStep, StepEvent, TerminationReason
 from llm_planner_ros.planning.methods import method_entry
 from llm_planner_ros.ros import conversions
+from llm_planner_ros.ros.diagnostics import OK, WARN, publish_diagnostics
 from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
-from llm_planner_ros.ros.qos import LATCHED
+from llm_planner_ros.ros.qos import EVENTS, LATCHED
 from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
 from llm_planner_ros.wiring import PlannerNodeParams
 
@@ -77,6 +78,11 @@ class GoalContext:
                          accepted=self.accepted)
 
 
+# a goal that ended so: a part of the stack failed, which /diagnostics reports as WARN
+FAILED_PARTS = frozenset(r.value for r in (TerminationReason.LLM_ERROR, TerminationReason.EXECUTOR_ERROR,
+                                           TerminationReason.TRACKER_ERROR, TerminationReason.INTERNAL_ERROR))
+
+
 class PlannerNode(Node):
     """Hosts the goal action server; all planning happens in the ROS-free ``Planner``."""
 
@@ -90,6 +96,8 @@ class PlannerNode(Node):
         self._queue: collections.deque[GoalContext] = collections.deque()
         self._goals: dict[str, GoalContext] = {}
         self._shutting_down = False
+        self._last_end: Optional[tuple[str, float, float]] = None   # reason, seconds it took, when it ended
+        self.peers: dict[str, Callable[[], bool]] = {}   # nodes the planner needs: whether each was heard
         self._planner = planner_factory(self.params, self)
         refuse_unknown_parameters(self)
         live = LiveParameters(self)
@@ -97,7 +105,7 @@ class PlannerNode(Node):
         for model, apply in getattr(self._planner, "live_settings", lambda: [])():
             live.add(model, apply)
         self._plan_pub = self.create_publisher(PlanState, "plan", LATCHED)
-        self._events_pub = self.create_publisher(PlanStepMsg, "plan_events", 10)
+        self._events_pub = self.create_publisher(PlanStepMsg, "plan_events", EVENTS)
         self._queue_pub = self.create_publisher(GoalQueue, "goal_queue", LATCHED)
         self._queue_pub.publish(GoalQueue())
         self._server = ActionServer(
@@ -108,12 +116,32 @@ class PlannerNode(Node):
             cancel_callback=self._on_cancel,
             callback_group=ReentrantCallbackGroup())
         publish_heartbeat(self, "planner")
+        publish_diagnostics(self, "planner", self._health)
         self.get_logger().info(
             f"serving action 'plan_task' with policy '{self.params.goal_policy}', "
             f"default method '{self.params.default_method}'")
 
     def _set_params(self, params: PlannerNodeParams) -> None:
         self.params = params
+
+    def _health(self) -> tuple[bytes, str, dict[str, object]]:
+        """/diagnostics: the model and world, the peers heard, the queue, the last goal's end."""
+        with self._lock:
+            active, queued, last = self._active, len(self._queue), self._last_end
+        values: dict[str, object] = dict(getattr(self._planner, "status", dict)())
+        values.update({"active goal": active.task if active is not None else "", "queued goals": queued})
+        unheard = [name for name, heard in self.peers.items() if not heard()]
+        values.update({f"{name} heard": name not in unheard for name in self.peers})
+        level, message = OK, f"serving; {queued} goal(s) queued"
+        if last is not None:
+            reason, took, ended = last
+            values.update({"last goal": reason, "last goal seconds": f"{took:.2f}",
+                           "last goal ended, seconds ago": f"{time.monotonic() - ended:.0f}"})
+            if reason in FAILED_PARTS:
+                level, message = WARN, f"{message}; the last goal ended {reason}"
+        if unheard:
+            level, message = WARN, f"{message}; not heard: {', '.join(unheard)}"
+        return level, message, values
 
     def active_goal(self) -> Optional[GoalContext]:
         with self._lock:
@@ -339,6 +367,10 @@ class PlannerNode(Node):
         state.status = (PlanState.STATUS_CANCELED if canceled else
                         PlanState.STATUS_SUCCEEDED if success else PlanState.STATUS_ABORTED)
         state.termination_reason = reason.value
+        took = (state.ended.sec - state.accepted.sec) + (state.ended.nanosec - state.accepted.nanosec) / 1e9 \
+            if state.accepted.sec else 0.0
+        with self._lock:
+            self._last_end = (reason.value, max(0.0, took), time.monotonic())
         self._plan_pub.publish(conversions.redacted(state))
 
     def _with_defaults(self, request: PlanRequest) -> PlanRequest:
@@ -401,6 +433,7 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
 
         bridge = RosExecutor(node, skill_timeout_s=params.skill_timeout_s, wait_s=params.bridge_wait_s,
                              stop=stop, cancel_wait_s=params.cancel_wait_s)
+        node.peers["executor_bridge"] = bridge.bridge.heard
 
         def bridge_executor(scene_id: str, task: str) -> RosExecutor:
             bridge.reset(scene_id, task=task)

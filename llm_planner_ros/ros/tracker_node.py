@@ -18,6 +18,7 @@ from llm_planner_msgs.srv import CheckSubtask
 from llm_planner_ros.core.errors import ExecutorError
 from llm_planner_ros.pet.judges import SubtaskJudge
 from llm_planner_ros.ros.conversions import redacted
+from llm_planner_ros.ros.diagnostics import OK, WARN, publish_diagnostics
 from llm_planner_ros.ros.executor_client import BridgeWorld
 from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.qos import LATCHED
@@ -55,6 +56,10 @@ class TrackerNode(Node):
         self._pub.publish(self.state)
         self.create_service(CheckSubtask, "check_subtask", self._check, callback_group=group)
         publish_heartbeat(self, "tracker")
+        publish_diagnostics(self, "tracker", lambda: (
+            OK if self.bridge.bridge.heard() else WARN,
+            "serving" if self.bridge.bridge.heard() else "serving; the executor bridge is not heard",
+            {"judge": type(self.judge).__name__, "executor_bridge heard": self.bridge.bridge.heard()}))
         self.get_logger().info(f"serving 'check_subtask' (whole task: goal conditions from the executor bridge; "
                                f"subtasks: {type(self.judge).__name__})")
 
