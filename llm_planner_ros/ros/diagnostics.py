@@ -33,11 +33,7 @@ def publish_diagnostics(node: Node, what: str, check: Check, period_s: float = P
     pub = node.create_publisher(DiagnosticArray, "/diagnostics", EVENTS)
 
     def tick() -> None:
-        pub.publish(DiagnosticArray(header=_header(node), status=[status(node, what, check)]))
+        msg = DiagnosticArray(status=[status(node, what, check)])
+        msg.header.stamp = node.get_clock().now().to_msg()
+        pub.publish(msg)
     node.create_timer(period_s, tick)
-
-
-def _header(node: Node):
-    from std_msgs.msg import Header
-
-    return Header(stamp=node.get_clock().now().to_msg())
