@@ -1,7 +1,8 @@
 """Bring up the planner node (goal action server `plan_task`).
 
 ros2 launch llm_planner_ros planner_launch.py [namespace:=/robot1] [params_file:=/path.yaml]
-    [policy_file:=/path.yaml] [enclaves:=/llm_planner_ros]
+    [policy_file:=/path.yaml] [enclaves:=/llm_planner_ros] [autostart:=true] [use_sim_time:=false]
+    [log_level:=info] [use_respawn:=false]
 """
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
@@ -9,6 +10,7 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 from launch import LaunchDescription
+from llm_planner_ros.ros.managed_launch import stack_arguments, stack_node
 
 
 def generate_launch_description():
@@ -21,9 +23,9 @@ def generate_launch_description():
         DeclareLaunchArgument("policy_file", default_value=PathJoinSubstitution([config, "policy.yaml"]),
                               description="skill policy (give the executor bridge the same file)"),
         DeclareLaunchArgument("enclaves", default_value="/llm_planner_ros", description="SROS2 enclave root"),
+        *stack_arguments(),
         Node(package="llm_planner_ros", executable="planner_node", name="planner",
              namespace=LaunchConfiguration("namespace"),
-             parameters=[LaunchConfiguration("params_file"), LaunchConfiguration("policy_file")],
-             ros_arguments=["--enclave", [LaunchConfiguration("enclaves"), "/planner"]],
-             output="screen", emulate_tty=True),
+             **stack_node([LaunchConfiguration("params_file"), LaunchConfiguration("policy_file")],
+                          ["--enclave", [LaunchConfiguration("enclaves"), "/planner"]])),
     ])

@@ -7,6 +7,7 @@ for the reference robot of a world profile (the PDDL world executor, e.g. the sh
 ros2 launch llm_planner_ros robot_stack_launch.py robot_action:=/my_robot/execute_skill
     [policy_file:=...] [enclaves:=/llm_planner_ros]
 ros2 launch llm_planner_ros robot_stack_launch.py profile:=mobile_manipulator
+    [autostart:=true] [use_sim_time:=false] [log_level:=info] [use_respawn:=false]
 
 With profile:=..., or world:=none for a robot that declares its own profile, the planner loads no
 world given in code: the stack never imports the default world's simulator.
@@ -22,6 +23,7 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 from launch import LaunchDescription
+from llm_planner_ros.ros.managed_launch import stack_arguments, stack_node
 from llm_planner_ros.ros.operator_launch import operator_tools
 
 
@@ -33,11 +35,13 @@ def generate_launch_description():
     def enclave(node: str) -> list:
         return ["--enclave", [LaunchConfiguration("enclaves"), "/" + node]]
     return LaunchDescription([
-        DeclareLaunchArgument("namespace", default_value=""),
-        DeclareLaunchArgument("params_file", default_value=PathJoinSubstitution([config, "planner.yaml"])),
+        DeclareLaunchArgument("namespace", default_value="", description="namespace of the stack"),
+        DeclareLaunchArgument("params_file", default_value=PathJoinSubstitution([config, "planner.yaml"]),
+                              description="planner and tracker parameters (ros__parameters YAML)"),
         DeclareLaunchArgument("robot_action", default_value="robot/execute_skill",
                               description="the robot's ExecuteSkill action server"),
-        DeclareLaunchArgument("robot_timeout_s", default_value="30.0"),
+        DeclareLaunchArgument("robot_timeout_s", default_value="30.0",
+                              description="the bridge's limit for one skill on the robot, in seconds"),
         DeclareLaunchArgument("sim_robot", default_value="false",
                               description="also start the reference simulated robot under <ns>/robot"),
         DeclareLaunchArgument("profile", default_value="",
@@ -49,16 +53,16 @@ def generate_launch_description():
         DeclareLaunchArgument("policy_file", default_value=PathJoinSubstitution([config, "policy.yaml"]),
                               description="skill policy for the planner and the bridge"),
         DeclareLaunchArgument("enclaves", default_value="/llm_planner_ros", description="SROS2 enclave root"),
+        *stack_arguments(),
         Node(package="llm_planner_ros", executable="executor_bridge", name="executor_bridge", namespace=ns,
-             parameters=[policy, {"backend": "robot", "robot_action": LaunchConfiguration("robot_action"),
-                                  "robot_timeout_s": LaunchConfiguration("robot_timeout_s")}],
-             ros_arguments=enclave("executor_bridge"), output="screen", emulate_tty=True),
+             **stack_node([policy, {"backend": "robot", "robot_action": LaunchConfiguration("robot_action"),
+                                    "robot_timeout_s": LaunchConfiguration("robot_timeout_s")}],
+                          enclave("executor_bridge"))),
         Node(package="llm_planner_ros", executable="planner_node", name="planner", namespace=ns,
-             parameters=[LaunchConfiguration("params_file"), policy, {"world": LaunchConfiguration("world")}],
-             ros_arguments=enclave("planner"), output="screen", emulate_tty=True),
+             **stack_node([LaunchConfiguration("params_file"), policy, {"world": LaunchConfiguration("world")}],
+                          enclave("planner"))),
         Node(package="llm_planner_ros", executable="tracker_node", name="tracker", namespace=ns,
-             parameters=[LaunchConfiguration("params_file")],
-             ros_arguments=enclave("tracker"), output="screen", emulate_tty=True),
+             **stack_node([LaunchConfiguration("params_file")], enclave("tracker"))),
         Node(package="llm_planner_ros", executable="sim_robot", name="sim_robot",
              namespace=[ns, "/robot"], condition=IfCondition(LaunchConfiguration("sim_robot")),
              ros_arguments=enclave("sim_robot"), output="screen", emulate_tty=True),

@@ -3,7 +3,8 @@
 ros2 launch llm_planner_ros sim_stack_launch.py [namespace:=/robot1] [llm_backend:=openai]
     [llm_model:=...] [scene:=NAME] [params_file:=...] [bridge_params_file:=...]
     [policy_file:=...] [enclaves:=/llm_planner_ros] [console:=true [console_port:=8080]]
-    [record:=true [record_path:=run]]
+    [record:=true [record_path:=run]] [autostart:=true] [use_sim_time:=false] [log_level:=info]
+    [use_respawn:=false]
 
 policy_file (what may be commanded) goes to the planner and the bridge alike. Each node runs in
 the SROS2 enclave <enclaves>/<node>; it is used only when ROS_SECURITY_ENABLE=true (README,
@@ -15,6 +16,7 @@ from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
 from launch import LaunchDescription
+from llm_planner_ros.ros.managed_launch import stack_arguments, stack_node
 from llm_planner_ros.ros.operator_launch import operator_tools
 
 
@@ -23,36 +25,39 @@ def generate_launch_description():
     ns = LaunchConfiguration("namespace")
     args = [
         DeclareLaunchArgument("namespace", default_value="", description="namespace of the stack"),
-        DeclareLaunchArgument("params_file", default_value=PathJoinSubstitution([config, "planner.yaml"])),
+        DeclareLaunchArgument("params_file", default_value=PathJoinSubstitution([config, "planner.yaml"]),
+                              description="planner and tracker parameters (ros__parameters YAML)"),
         DeclareLaunchArgument("bridge_params_file",
-                              default_value=PathJoinSubstitution([config, "executor_bridge.yaml"])),
+                              default_value=PathJoinSubstitution([config, "executor_bridge.yaml"]),
+                              description="executor bridge parameters (ros__parameters YAML)"),
         DeclareLaunchArgument("llm_backend", default_value="embedded", description="embedded | openai"),
         DeclareLaunchArgument("llm_model", default_value="",
                               description="GGUF path (embedded) or model name (openai)"),
-        DeclareLaunchArgument("openai_base_url", default_value=""),
+        DeclareLaunchArgument("openai_base_url", default_value="",
+                              description="an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "
+                                          "('' = api.openai.com)"),
         DeclareLaunchArgument("scene", default_value="", description="the world's scene ('' = its first)"),
         DeclareLaunchArgument("policy_file", default_value=PathJoinSubstitution([config, "policy.yaml"]),
                               description="skill policy for the planner and the bridge"),
         DeclareLaunchArgument("enclaves", default_value="/llm_planner_ros", description="SROS2 enclave root"),
+        *stack_arguments(),
     ]
     policy = LaunchConfiguration("policy_file")
 
     def enclave(node: str) -> list:
         return ["--enclave", [LaunchConfiguration("enclaves"), "/" + node]]
     planner = Node(package="llm_planner_ros", executable="planner_node", name="planner", namespace=ns,
-                   parameters=[LaunchConfiguration("params_file"), policy, {
+                   **stack_node([LaunchConfiguration("params_file"), policy, {
                        "llm_backend": LaunchConfiguration("llm_backend"),
                        "llm_model_path": LaunchConfiguration("llm_model"),
                        "openai_model": LaunchConfiguration("llm_model"),
                        "openai_base_url": LaunchConfiguration("openai_base_url"),
                        "default_scene": LaunchConfiguration("scene"),
-                       "tracker_mode": "ros"}],
-                   ros_arguments=enclave("planner"), output="screen", emulate_tty=True)
+                       "tracker_mode": "ros"}], enclave("planner")))
     bridge = Node(package="llm_planner_ros", executable="executor_bridge", name="executor_bridge", namespace=ns,
-                  parameters=[LaunchConfiguration("bridge_params_file"), policy,
-                              {"backend": "sim", "default_scene": LaunchConfiguration("scene")}],
-                  ros_arguments=enclave("executor_bridge"), output="screen", emulate_tty=True)
+                  **stack_node([LaunchConfiguration("bridge_params_file"), policy,
+                                {"backend": "sim", "default_scene": LaunchConfiguration("scene")}],
+                               enclave("executor_bridge")))
     tracker = Node(package="llm_planner_ros", executable="tracker_node", name="tracker", namespace=ns,
-                   parameters=[LaunchConfiguration("params_file")],
-                   ros_arguments=enclave("tracker"), output="screen", emulate_tty=True)
+                   **stack_node([LaunchConfiguration("params_file")], enclave("tracker")))
     return LaunchDescription([*args, bridge, planner, tracker, *operator_tools(ns, enclave)])

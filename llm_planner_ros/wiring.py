@@ -125,6 +125,8 @@ class PlannerNodeParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
     LIVE: ClassVar[tuple[str, ...]] = ("goal_policy", "max_queued_goals", "goal_time_limit_s")
 
+    autostart: bool = Field(True, description="configure and activate at start (a managed node, as nav2's "
+                                              "lifecycle manager would); false: wait for ros2 lifecycle set")
     goal_policy: Literal["queue", "reject"] = Field(
         "queue", description="a goal arriving while one runs: 'queue' it, or 'reject' it")
     max_queued_goals: int = Field(16, ge=0, le=1000,

@@ -385,3 +385,43 @@ def test_send_goal_takes_a_namespace_and_says_where_the_planner_is():
     assert "no action server /nowhere/plan_task after 3s" in lost.output
     up = next(line for line in lost.output.splitlines() if line.startswith("PlanTask actions that are up:"))
     assert f"{ns}/plan_task" in up and "e.g. --namespace /" in up, lost.output   # other tests' servers may be up too
+
+
+def test_the_planner_is_a_managed_node():
+    """Issue 40: a lifecycle node, as nav2's. Started with autostart false it waits unconfigured,
+    refusing goals with a reason; configured and activated (ros2 lifecycle set) it plans; deactivated
+    it refuses again, and activated plans again. With autostart (the default) it starts active."""
+    from lifecycle_msgs.msg import Transition
+    from lifecycle_msgs.srv import ChangeState, GetState
+
+    ns = unique_ns("lifecycle")
+    argv = [sys.executable, "-m", "helpers.scripted_planner_server", "--delay", "0.1", "--ros-args",
+            "-r", f"__ns:={ns}", "-p", "autostart:=false"]
+    with NodeProcess(argv, ready="unconfigured (autostart false)"), RosTestClient(ns) as client:
+        def state() -> str:
+            return client.call(GetState, "planner/get_state", GetState.Request()).current_state.label
+
+        def move(transition: int, then: str) -> None:   # judged by the state it reaches (a re-sent
+            client.call(ChangeState, "planner/change_state",   # request under load answers false)
+                        ChangeState.Request(transition=Transition(id=transition)))
+            assert state() == then
+
+        def outcome():
+            return client.send_plan(PlanTask.Goal(task="steps=1")).result()
+
+        assert state() == "unconfigured"
+        status, result = outcome()
+        assert result.termination_reason == "rejected" and "not active (lifecycle)" in result.detail
+        assert result.error_code == PlanTask.Result.REJECTED
+        move(Transition.TRANSITION_CONFIGURE, "inactive")
+        move(Transition.TRANSITION_ACTIVATE, "active")
+        assert outcome()[0] == GoalStatus.STATUS_SUCCEEDED
+        move(Transition.TRANSITION_DEACTIVATE, "inactive")
+        assert outcome()[1].termination_reason == "rejected"
+        move(Transition.TRANSITION_CLEANUP, "unconfigured")
+        move(Transition.TRANSITION_CONFIGURE, "inactive")   # parameters declared once, the approver made once
+        move(Transition.TRANSITION_ACTIVATE, "active")
+        assert outcome()[0] == GoalStatus.STATUS_SUCCEEDED
+    ns = unique_ns("autostart")
+    with scripted_server(ns), RosTestClient(ns) as client:
+        assert client.call(GetState, "planner/get_state", GetState.Request()).current_state.label == "active"

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ROSDEP = {
     "rclpy": "rclpy", "action_msgs": "action_msgs", "builtin_interfaces": "builtin_interfaces",
     "rcl_interfaces": "rcl_interfaces", "unique_identifier_msgs": "unique_identifier_msgs",
-    "diagnostic_msgs": "diagnostic_msgs",
+    "diagnostic_msgs": "diagnostic_msgs", "lifecycle_msgs": "lifecycle_msgs",
     "llm_planner_msgs": "llm_planner_msgs", "launch": "launch", "launch_ros": "launch_ros",
     "launch_testing": "launch_testing", "launch_testing_ros": "launch_testing_ros",
     "ament_index_python": "ament_index_python", "rosidl_adapter": "rosidl_adapter",

@@ -74,6 +74,9 @@ def test_the_stack_reports_its_health_on_diagnostics():
     """Issue 40: the planner and the bridge publish their status on /diagnostics: the model, the
     peers heard, the queue and the last goal's end; the bridge, whether the robot serves."""
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from lifecycle_msgs.msg import Transition
+    from lifecycle_msgs.srv import ChangeState
+    from lifecycle_msgs.srv import GetState as GetLifecycleState
 
     ns = f"/mm_{uuid.uuid4().hex[:6]}"
     statuses: dict[str, DiagnosticStatus] = {}
@@ -98,6 +101,22 @@ def test_the_stack_reports_its_health_on_diagnostics():
             assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
             assert wait_until(lambda: values(planner_key).get("last goal") == "goal_reached", 10), \
                 statuses.get(planner_key)
+            # the real planner through a whole lifecycle: deactivated it says so, cleaned up and
+            # configured again (its parameters and approval service made once) it plans again
+            for transition, then in ((Transition.TRANSITION_DEACTIVATE, "inactive"),
+                                     (Transition.TRANSITION_CLEANUP, "unconfigured"),
+                                     (Transition.TRANSITION_CONFIGURE, "inactive"),
+                                     (Transition.TRANSITION_ACTIVATE, "active")):
+                client.call(ChangeState, "planner/change_state",
+                            ChangeState.Request(transition=Transition(id=transition)), timeout=120)
+                assert client.call(GetLifecycleState, "planner/get_state",
+                                   GetLifecycleState.Request()).current_state.label == then
+                if then == "inactive" and transition == Transition.TRANSITION_DEACTIVATE:
+                    assert wait_until(lambda: statuses[planner_key].level == DiagnosticStatus.WARN, 10)
+            _, result = client.send_plan(PlanTask.Goal(task="Turn off the light", method="pddl", execute=True,
+                                                       goal_conditions=["(not (switched_on light))"]),
+                                         timeout=60).result(timeout=180)
+            assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
 
 
 def test_the_robot_reports_its_profile_through_the_bridge():

@@ -17,11 +17,12 @@ def nodes() -> list[tuple[str, str, list[type[BaseModel]]]]:
     from llm_planner_ros.ros.console_node import ConsoleParams
     from llm_planner_ros.ros.executor_bridge import BridgeParams
     from llm_planner_ros.ros.recorder import RecorderParams
+    from llm_planner_ros.ros.tracker_node import TrackerParams
     from llm_planner_ros.safety.policy import SkillPolicy
     from llm_planner_ros.wiring import BackendSettings, PlannerNodeParams, service_models
     return [("planner", "config/planner.yaml, config/policy.yaml", [PlannerNodeParams, *service_models()]),
             ("executor_bridge", "config/executor_bridge.yaml, config/policy.yaml", [BridgeParams, SkillPolicy]),
-            ("tracker", "", [PetSettings, BackendSettings]),
+            ("tracker", "", [TrackerParams, PetSettings, BackendSettings]),
             ("console", "config/console.yaml", [ConsoleParams]),
             ("mcap_recorder", "", [RecorderParams])]
 

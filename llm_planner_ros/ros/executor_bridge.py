@@ -48,6 +48,7 @@ from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, validate
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.diagnostics import OK, WARN, publish_diagnostics
 from llm_planner_ros.ros.liveness import publish_heartbeat
+from llm_planner_ros.ros.managed import ManagedNode
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
 from llm_planner_ros.ros.skill_action import GoalStops, SkillActionClient
 from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
@@ -64,6 +65,8 @@ class RobotWorldUnread(RuntimeError):
 class BridgeParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    autostart: bool = Field(True, description="configure and activate at start (a managed node); false: wait "
+                                              "for ros2 lifecycle set")
     backend: Literal["sim", "robot"] = Field("sim", description="where skills run: the simulator of a world "
                                                                   "given in code, or a robot's skill server")
     world: str = Field("", description="the sim backend's world given in code ('' = the default world)")
@@ -198,7 +201,10 @@ class SimulatedSkillServer:
         return response
 
 
-class ExecutorBridgeNode(Node):
+class ExecutorBridgeNode(ManagedNode):
+    """The last hop to the simulator or the robot. A managed node: configure loads the simulated
+    world or connects to the robot; while it is not active a skill is refused, nothing sent."""
+
     def __init__(self, node_name: str = "executor_bridge") -> None:
         super().__init__(node_name)
         adopt_package_logs(self)
@@ -213,23 +219,33 @@ class ExecutorBridgeNode(Node):
         self._robot_profile_cache: Optional[WorldProfile] = None
         self._robot_profile_read = False
         self._stops = GoalStops()
-        if self.params.backend == "sim":
+        self._group = group
+        self._server = ActionServer(self, ExecuteSkill, "execute_skill", execute_callback=self._execute,
+                                    cancel_callback=self._stops.on_cancel, callback_group=group)
+        publish_heartbeat(self, "executor_bridge")
+        publish_diagnostics(self, "executor bridge", self._health)
+        self.start(self.params.autostart)
+
+    def configure(self) -> None:
+        """The simulated world, loaded, or the robot's servers, connected; once (a cleanup keeps them)."""
+        group = self._group
+        if self.params.backend == "sim" and self._sim is None:
             self._sim = SimulatedSkillServer(self, self._world(), self.params.default_scene, group)
-        else:
+        elif self.params.backend == "robot" and self._robot is None:
             self._robot = SkillActionClient(self, self.params.robot_action, "the robot", reconcile=True)
             self.create_service(ResetScene, "reset_scene", self._robot_reset, callback_group=group)
             self._robot_world: Client[Any, Any] = self.create_client(GetWorldState, self.params.robot_world_service,
                                                    callback_group=group)
             self.create_service(GetWorldState, "get_world_state", self._robot_world_state, callback_group=group)
-        self._server = ActionServer(self, ExecuteSkill, "execute_skill", execute_callback=self._execute,
-                                    cancel_callback=self._stops.on_cancel, callback_group=group)
-        publish_heartbeat(self, "executor_bridge")
-        publish_diagnostics(self, "executor bridge", self._health)
+
+    def activate(self) -> None:
         self.get_logger().info(f"serving action 'execute_skill' with backend '{self.params.backend}'")
 
     def _health(self) -> tuple[bytes, str, dict[str, object]]:
         """/diagnostics: the backend and, for a robot, whether its skill server is up."""
         values: dict[str, object] = {"backend": self.params.backend}
+        if not self.serving:
+            return WARN, "not active (lifecycle): skills are refused", values
         if self._robot is None:
             return OK, "serving the simulator", values
         ready = self._robot.client.server_is_ready()
@@ -252,6 +268,10 @@ class ExecutorBridgeNode(Node):
 
     def _run(self, goal_handle: ServerGoalHandle, stop: CancelToken) -> ExecuteSkill.Result:
         skill = conversions.skill_from_msg(goal_handle.request.skill)
+        if not self.serving:
+            goal_handle.succeed()
+            return executor_error(f"the executor bridge is not active (lifecycle); {skill.script() or skill.text!r} "
+                                  "was not sent")
         try:
             why = self._refusal(skill)
             stopped = None if why else self._hazard(skill)

@@ -14,7 +14,8 @@ def operator_tools(namespace, enclave) -> list:
         DeclareLaunchArgument("console", default_value="false", description="serve the operator console"),
         DeclareLaunchArgument("console_host", default_value="127.0.0.1",
                               description="the console's address; 127.0.0.1 keeps it on this machine"),
-        DeclareLaunchArgument("console_port", default_value="8080"),
+        DeclareLaunchArgument("console_port", default_value="8080",
+                              description="the console's port (0: any free one)"),
         DeclareLaunchArgument("record", default_value="false", description="record the goals to MCAP"),
         DeclareLaunchArgument("record_path", default_value="",
                               description="the record's folder (an MCAP file per ended goal); "

@@ -63,6 +63,8 @@ def declare_and_validate(node: Node, model: type[ModelT]) -> ModelT:
         descriptor = ParameterDescriptor(
             description=what + ("" if name in live else " (read-only: restart the node to change it)"),
             read_only=name not in live, **ranges(info))
+        if node.has_parameter(name):   # declared by an earlier configure (a managed node's)
+            continue
         try:
             node.declare_parameter(name, default, descriptor)
         except InvalidParameterValueException as exc:   # an override outside the declared range

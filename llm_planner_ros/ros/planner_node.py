@@ -26,7 +26,6 @@ from builtin_interfaces.msg import Time as TimeMsg
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.node import Node
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import GoalQueue, PlanState
@@ -41,6 +40,7 @@ from llm_planner_ros.planning.methods import method_entry
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.diagnostics import OK, WARN, publish_diagnostics
 from llm_planner_ros.ros.liveness import publish_heartbeat
+from llm_planner_ros.ros.managed import ManagedNode
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
 from llm_planner_ros.ros.qos import EVENTS, LATCHED
 from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
@@ -83,8 +83,10 @@ FAILED_PARTS = frozenset(r.value for r in (TerminationReason.LLM_ERROR, Terminat
                                            TerminationReason.TRACKER_ERROR, TerminationReason.INTERNAL_ERROR))
 
 
-class PlannerNode(Node):
-    """Hosts the goal action server; all planning happens in the ROS-free ``Planner``."""
+class PlannerNode(ManagedNode):
+    """Hosts the goal action server; all planning happens in the ROS-free ``Planner``. A managed
+    node: configure builds the planner (models, world), activate accepts goals; while it is not
+    active a goal ends ``rejected`` at once, saying so."""
 
     def __init__(self, planner_factory: PlannerFactory, node_name: str = "planner") -> None:
         super().__init__(node_name)
@@ -98,12 +100,13 @@ class PlannerNode(Node):
         self._shutting_down = False
         self._last_end: Optional[tuple[str, float, float]] = None   # reason, seconds it took, when it ended
         self.peers: dict[str, Callable[[], bool]] = {}   # nodes the planner needs: whether each was heard
-        self._planner = planner_factory(self.params, self)
-        refuse_unknown_parameters(self)
-        live = LiveParameters(self)
-        live.add(PlannerNodeParams, self._set_params)
-        for model, apply in getattr(self._planner, "live_settings", lambda: [])():
-            live.add(model, apply)
+        self._factory = planner_factory
+        self._planner: Optional[Planner] = None   # built by configure
+        self._live = LiveParameters(self)
+        self._live.add(PlannerNodeParams, self._set_params)
+        self._live_models: set[type] = set()
+        self._live_setters: dict[type, Callable] = {}
+        self.approver: Optional[Callable] = None   # the operator's approval over ROS, made by the first configure
         self._plan_pub = self.create_publisher(PlanState, "plan", LATCHED)
         self._events_pub = self.create_publisher(PlanStepMsg, "plan_events", EVENTS)
         self._queue_pub = self.create_publisher(GoalQueue, "goal_queue", LATCHED)
@@ -117,9 +120,37 @@ class PlannerNode(Node):
             callback_group=ReentrantCallbackGroup())
         publish_heartbeat(self, "planner")
         publish_diagnostics(self, "planner", self._health)
+        self.start(self.params.autostart)
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def configure(self) -> None:
+        self._planner = self._factory(self.params, self)
+        refuse_unknown_parameters(self)
+        self._live_setters = dict(getattr(self._planner, "live_settings", lambda: [])())
+        for model in self._live_setters.keys() - self._live_models:   # after a cleanup: none twice
+            self._live.add(model, self._live_setter(model))
+            self._live_models.add(model)
+
+    def approval_timeout_s(self) -> float:
+        """The configured planner's live approval time-out."""
+        return float(getattr(getattr(self._planner, "safety", None), "approval_timeout_s", 60.0))
+
+    def _live_setter(self, model: type) -> Callable[[object], None]:
+        """A live setting's change goes to the planner configured now."""
+        def apply(value: object) -> None:
+            self._live_setters[model](value)
+        return apply
+
+    def activate(self) -> None:
         self.get_logger().info(
             f"serving action 'plan_task' with policy '{self.params.goal_policy}', "
             f"default method '{self.params.default_method}'")
+
+    def deactivate(self) -> None:
+        self.get_logger().info("inactive: goals are refused until it is activated again (a running goal ends first)")
+
+    def cleanup(self) -> None:
+        self._planner = None
 
     def _set_params(self, params: PlannerNodeParams) -> None:
         self.params = params
@@ -132,7 +163,8 @@ class PlannerNode(Node):
         values.update({"active goal": active.task if active is not None else "", "queued goals": queued})
         unheard = [name for name, heard in self.peers.items() if not heard()]
         values.update({f"{name} heard": name not in unheard for name in self.peers})
-        level, message = OK, f"serving; {queued} goal(s) queued"
+        level, message = (OK, f"serving; {queued} goal(s) queued") if self.serving else \
+            (WARN, "not active (lifecycle): goals are refused")
         if last is not None:
             reason, took, ended = last
             values.update({"last goal": reason, "last goal seconds": f"{took:.2f}",
@@ -183,6 +215,9 @@ class PlannerNode(Node):
             queued = False
             if self._shutting_down:
                 ctx.stop.cancel(Shutdown("the planner is shutting down"))
+            elif not self.serving or self._planner is None:
+                ctx.rejected = (f"the planner is not active (lifecycle); activate it: ros2 lifecycle set "
+                                f"{self.get_fully_qualified_name()} activate")
             elif busy and p.goal_policy == "reject":
                 ctx.rejected = "another goal is running (goal_policy reject)"
             elif busy and len(self._queue) >= p.max_queued_goals:
@@ -335,8 +370,11 @@ class PlannerNode(Node):
             self._plan_pub.publish(conversions.redacted(state))
 
         planned = True
+        planner = self._planner
+        if planner is None:   # cleaned up since the goal was accepted
+            return finish(TerminationReason.REJECTED, "not planned: the planner was cleaned up (lifecycle)")
         try:
-            result = self._planner.plan(request, on_step, ctx.stop, goal_id=ctx.goal_id, on_plan=on_plan)
+            result = planner.plan(request, on_step, ctx.stop, goal_id=ctx.goal_id, on_plan=on_plan)
         except PlanningError as exc:
             return finish(exc.reason, str(exc) or exc.reason.value)
         except Exception as exc:  # a planner bug must not take the node or later goals down
@@ -451,7 +489,9 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
         else params.trace_log
     # approval may be switched on while the node runs, so its topic and service always exist; its
     # time-out is the service's live safety setting
-    approver = RosApprover(node, lambda: service.safety.approval_timeout_s, goal_info, node.awaiting)
+    if node.approver is None:   # its topic and service once per node, whatever configures follow
+        node.approver = RosApprover(node, lambda: node.approval_timeout_s(), goal_info, node.awaiting)
+    approver = node.approver
     service = compose(config, executor_factory=factory, judge=judge, approver=approver,
                       trace=TraceLog(trace_path) if trace_path else None, robot_world=robot_world,
                       world=params.world)

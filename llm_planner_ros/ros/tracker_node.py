@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from pydantic import BaseModel, ConfigDict, Field
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.node import Node
 
 from llm_planner_msgs.msg import TrackerState
 from llm_planner_msgs.srv import CheckSubtask
@@ -21,6 +21,7 @@ from llm_planner_ros.ros.conversions import redacted
 from llm_planner_ros.ros.diagnostics import OK, WARN, publish_diagnostics
 from llm_planner_ros.ros.executor_client import BridgeWorld
 from llm_planner_ros.ros.liveness import publish_heartbeat
+from llm_planner_ros.ros.managed import ManagedNode
 from llm_planner_ros.ros.qos import LATCHED
 from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
 
@@ -29,41 +30,72 @@ def normalise(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-class TrackerNode(Node):
+class TrackerParams(BaseModel):
+    """The tracker node's own parameters (its judge's: PetSettings and BackendSettings)."""
+
+    model_config = ConfigDict(extra="forbid")
+    autostart: bool = Field(True, description="configure and activate at start (a managed node); false: wait "
+                                              "for ros2 lifecycle set")
+
+
+class TrackerNode(ManagedNode):
+    """PET's tracker. A managed node: configure loads its judge (the LLM or the embedder); while
+    it is not active a question is answered "not done", saying why."""
+
     def __init__(self) -> None:
         super().__init__("tracker")
         adopt_package_logs(self)
-        group = ReentrantCallbackGroup()
         from llm_planner_ros.pet.session import PetSettings
         from llm_planner_ros.ros.params import declare_and_validate, refuse_unknown_parameters
-        from llm_planner_ros.wiring import BackendSettings, build_embedder, build_llm
+        from llm_planner_ros.wiring import BackendSettings
 
-        pet = declare_and_validate(self, PetSettings)
-        backend = declare_and_validate(self, BackendSettings)
+        params = declare_and_validate(self, TrackerParams)
+        self._pet = declare_and_validate(self, PetSettings)
+        self._backend = declare_and_validate(self, BackendSettings)
         refuse_unknown_parameters(self)
-        self.judge: SubtaskJudge
-        if pet.pet_judge == "llm":
-            from llm_planner_ros.pet.judges import LLMSubtaskJudge
-
-            self.judge = LLMSubtaskJudge(build_llm(backend))
-        else:
-            from llm_planner_ros.pet.judges import EmbeddingSubtaskJudge
-
-            self.judge = EmbeddingSubtaskJudge(build_embedder(backend), pet.pet_completion_threshold)
+        self.judge: Optional[SubtaskJudge] = None
         self.bridge = BridgeWorld(self, timeout_s=30.0, wait_s=5.0)
         self.state = TrackerState(pointer=-1)
         self._pub = self.create_publisher(TrackerState, "tracker_state", LATCHED)
         self._pub.publish(self.state)
-        self.create_service(CheckSubtask, "check_subtask", self._check, callback_group=group)
+        self.create_service(CheckSubtask, "check_subtask", self._check, callback_group=ReentrantCallbackGroup())
         publish_heartbeat(self, "tracker")
-        publish_diagnostics(self, "tracker", lambda: (
-            OK if self.bridge.bridge.heard() else WARN,
-            "serving" if self.bridge.bridge.heard() else "serving; the executor bridge is not heard",
-            {"judge": type(self.judge).__name__, "executor_bridge heard": self.bridge.bridge.heard()}))
+        publish_diagnostics(self, "tracker", self._health)
+        self.start(params.autostart)
+
+    def configure(self) -> None:
+        """The judge: the LLM, or the embedder, as pet_judge says."""
+        from llm_planner_ros.wiring import build_embedder, build_llm
+
+        if self._pet.pet_judge == "llm":
+            from llm_planner_ros.pet.judges import LLMSubtaskJudge
+
+            self.judge = LLMSubtaskJudge(build_llm(self._backend))
+        else:
+            from llm_planner_ros.pet.judges import EmbeddingSubtaskJudge
+
+            self.judge = EmbeddingSubtaskJudge(build_embedder(self._backend), self._pet.pet_completion_threshold)
+
+    def activate(self) -> None:
         self.get_logger().info(f"serving 'check_subtask' (whole task: goal conditions from the executor bridge; "
                                f"subtasks: {type(self.judge).__name__})")
 
+    def cleanup(self) -> None:
+        self.judge = None
+
+    def _health(self) -> tuple[bytes, str, dict[str, object]]:
+        heard = self.bridge.bridge.heard()
+        values = {"judge": type(self.judge).__name__ if self.judge is not None else "", "executor_bridge heard": heard}
+        if not self.serving:
+            return WARN, "not active (lifecycle): questions are answered 'not done'", values
+        return (OK, "serving", values) if heard else (WARN, "serving; the executor bridge is not heard", values)
+
     def _check(self, request: CheckSubtask.Request, response: CheckSubtask.Response) -> CheckSubtask.Response:
+        judge = self.judge
+        if not self.serving or judge is None:
+            response.done, response.probability, response.source = False, 0.5, "unknown"
+            response.detail = "the tracker is not active (lifecycle)"
+            return response
         whole_task = not request.subtask.strip() or normalise(request.subtask) == normalise(request.task)
         goal: Optional[bool] = None
         if whole_task:
@@ -78,13 +110,13 @@ class TrackerNode(Node):
             response.detail = "the executor reports the goal conditions " + ("met" if goal else "not met")
         elif not whole_task:
             try:
-                answer = self.judge.ask(request.task, request.subtask, list(request.observations))
+                answer = judge.ask(request.task, request.subtask, list(request.observations))
                 response.done, response.probability, response.source = answer.done, answer.probability, answer.source
                 response.detail = (f"asked 'Did you finish the task of {request.subtask}?' over "
                                    f"{len(request.observations)} observation(s)")
             except Exception as exc:   # a failing judge answers 'unknown', the node keeps serving
                 response.done, response.probability, response.source = False, 0.5, "unknown"
-                response.detail = f"the {type(self.judge).__name__} failed: {exc}"
+                response.detail = f"the {type(judge).__name__} failed: {exc}"
         else:
             response.done, response.probability, response.source = False, 0.5, "unknown"
             response.detail = response.detail or "the executor cannot check goal conditions for this task"
