@@ -1,7 +1,7 @@
 """Issue 40: the tutorial's robot (docs/robot.md, examples/lamp_robot.py), a skill server written
 with rclpy and the interfaces alone, behind the real executor bridge and planner node: a goal
 planned from its profile and executed on it, a precondition failure in its profile's words, and
-a skill cancelled while it runs."""
+a skill cancelled while it runs, and the bridge's reset forwarded to the robot."""
 from __future__ import annotations
 
 import sys
@@ -15,6 +15,7 @@ from helpers.processes import NodeProcess, ros_node
 from helpers.ros_client import RosTestClient, execute_skill, send_goal, wait_future
 from llm_planner_msgs.action import ExecuteSkill, PlanTask
 from llm_planner_msgs.msg import PreconditionFailure, Skill
+from llm_planner_msgs.srv import GetWorldState, ResetScene
 from llm_planner_ros.core.types import Skill as CoreSkill
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "lamp_robot.py"
@@ -48,3 +49,8 @@ def test_the_tutorials_robot_plans_executes_fails_in_its_words_and_stops_when_ca
         ended = wait_future(handle.get_result_async(), 30)
         assert ended.status == GoalStatus.STATUS_CANCELED and time.monotonic() - t0 < 1.0
         assert ended.result.failure.cause == "I stopped driving"
+        # the bridge's reset_scene reaches the robot's own: back at the dock, the lamp off
+        reset = client.call(ResetScene, "reset_scene", ResetScene.Request())
+        assert reset.success and "robot_1" in reset.objects
+        world = client.call(GetWorldState, "get_world_state", GetWorldState.Request())
+        assert "(at robot_1 dock_2)" in world.facts and "(switched_on lamp_3)" not in world.facts

@@ -76,6 +76,9 @@ class BridgeParams(BaseModel):
     robot_wait_s: float = Field(5.0, ge=0.0, le=600.0, description="wait for the robot's server")
     robot_world_service: str = Field("robot/get_world_state",
                                      description="the robot's GetWorldState service (its PDDL domain and facts)")
+    robot_reset_service: str = Field("robot/reset_scene",
+                                     description="the robot's ResetScene service, where it serves one: the "
+                                                 "bridge's reset_scene is forwarded to it")
     cancel_wait_s: float = Field(5.0, gt=0.0, le=600.0,
                                  description="wait for the robot to confirm that a cancelled skill stopped")
 
@@ -233,6 +236,8 @@ class ExecutorBridgeNode(ManagedNode):
             self._sim = SimulatedSkillServer(self, self._world(), self.params.default_scene, group)
         elif self.params.backend == "robot" and self._robot is None:
             self._robot = SkillActionClient(self, self.params.robot_action, "the robot", reconcile=True)
+            self._robot_reset_client: Client[Any, Any] = self.create_client(
+                ResetScene, self.params.robot_reset_service, callback_group=group)
             self.create_service(ResetScene, "reset_scene", self._robot_reset, callback_group=group)
             self._robot_world: Client[Any, Any] = self.create_client(GetWorldState, self.params.robot_world_service,
                                                    callback_group=group)
@@ -400,10 +405,21 @@ class ExecutorBridgeNode(ManagedNode):
         return answer
 
     def _robot_reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
+        """Forwarded to the robot's ``reset_scene`` where it serves one (the reference robots do);
+        the robot's world is read again afterwards either way."""
         self._robot_classes, self._robot_profile_read = {}, False
-        response.success = True
-        response.message = "robot backend: the robot's state is its own; nothing was reset"
-        return response
+        p = self.params
+        if not self._robot_reset_client.wait_for_service(timeout_sec=min(p.robot_wait_s, 1.0)):
+            response.success = True
+            response.message = ("robot backend: the robot serves no "
+                                f"'{self._robot_reset_client.srv_name}'; its state is its own, nothing was reset")
+            return response
+        answer = wait_for(self._robot_reset_client.call_async(request), p.robot_timeout_s)
+        if answer is None:
+            response.success = False
+            response.message = f"the robot did not answer its reset within {p.robot_timeout_s:.0f}s"
+            return response
+        return answer
 
 
 class SimRobotNode(Node):
