@@ -60,10 +60,14 @@ class ManagedNode(LifecycleNode):
         return self._step(self.configure, None)
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
-        return self._step(self.activate, True)
+        self.serving = True   # before activate() says so: a client that reads its log line finds it serving
+        returned = self._step(self.activate, None)
+        self.serving = returned is TransitionCallbackReturn.SUCCESS
+        return returned
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
-        return self._step(self.deactivate, False)
+        self.serving = False
+        return self._step(self.deactivate, None)
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
         return self._step(self.cleanup, False)

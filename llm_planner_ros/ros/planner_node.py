@@ -107,6 +107,7 @@ class PlannerNode(ManagedNode):
         self._live_models: set[type] = set()
         self._live_setters: dict[type, Callable] = {}
         self.approver: Optional[Callable] = None   # the operator's approval over ROS, made by the first configure
+        self.ready_note = ""   # what configure loaded, said when the node is active ("planner ready: ...")
         self._plan_pub = self.create_publisher(PlanState, "plan", LATCHED)
         self._events_pub = self.create_publisher(PlanStepMsg, "plan_events", EVENTS)
         self._queue_pub = self.create_publisher(GoalQueue, "goal_queue", LATCHED)
@@ -142,6 +143,8 @@ class PlannerNode(ManagedNode):
         return apply
 
     def activate(self) -> None:
+        if self.ready_note:
+            self.get_logger().info(f"planner ready: {self.ready_note}")
         self.get_logger().info(
             f"serving action 'plan_task' with policy '{self.params.goal_policy}', "
             f"default method '{self.params.default_method}'")
@@ -498,8 +501,7 @@ def build_planning_service(params: PlannerNodeParams, node: PlannerNode) -> Plan
     if config.safety.dry_run:
         node.get_logger().warning("dry_run: skills run in the in-process simulator; nothing reaches the bridge")
     service.parts.warm(params.default_scene, config.planner.bank)   # no goal embeds a bank or a scene
-    node.get_logger().info(f"planner ready: {service.parts.llm.name}"
-                           + (f"; trace in {trace_path}" if trace_path else ""))
+    node.ready_note = service.parts.llm.name + (f"; trace in {trace_path}" if trace_path else "")
     return service
 
 
