@@ -50,7 +50,7 @@ def pytest_collection_modifyitems(config, items):
         elif name.endswith("_dds.py") or name == "test_console_browser.py":
             marks.add("dds")
         body = inspect.getsource(item.function) if hasattr(item, "function") else ""
-        if MODEL_FIXTURES & set(item.fixturenames) or any(w in body for w in MODEL_WORDS):
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())) or any(w in body for w in MODEL_WORDS):
             marks.add("model")
         for mark in sorted(marks or {"unit"}):
             item.add_marker(getattr(pytest.mark, mark))

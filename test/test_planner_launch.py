@@ -82,6 +82,28 @@ class TestPlannerStack(unittest.TestCase):
             self.assertEqual(result.goal_status, PlanTask.Result.GOAL_UNKNOWN)
 
 
+    def test_the_robot_stacks_managed_nodes_are_active_and_report_on_diagnostics(self, proc_output):
+        """Issue 40: after launch, each managed node is active (what ros2 lifecycle get reads), and
+        /diagnostics carries the planner's, the bridge's and the tracker's status."""
+        from diagnostic_msgs.msg import DiagnosticArray
+        from lifecycle_msgs.srv import GetState
+
+        from helpers.processes import wait_until
+
+        proc_output.assertWaitFor("simulated robot serving", timeout=60)
+        names = {}
+        with RosTestClient(ROBOT_NS) as client:
+            client.node.create_subscription(DiagnosticArray, "/diagnostics",
+                                            lambda m: names.update({s.name: s for s in m.status}), 10)
+            for node in ("planner", "executor_bridge", "tracker"):
+                state = client.call(GetState, f"{node}/get_state", GetState.Request(), timeout=120)
+                self.assertEqual(state.current_state.label, "active", node)
+            wanted = {f"{ROBOT_NS[1:]}/{n}: {w}" for n, w in (("planner", "planner"),
+                                                              ("executor_bridge", "executor bridge"),
+                                                              ("tracker", "tracker"))}
+            self.assertTrue(wait_until(lambda: wanted <= set(names), 30), sorted(names))
+
+
 @launch_testing.post_shutdown_test()
 class TestShutdown(unittest.TestCase):
     def test_exit_codes(self, proc_info):

@@ -25,7 +25,8 @@ READY = "serving action 'execute_skill'"
 def test_the_tutorials_robot_plans_executes_fails_in_its_words_and_stops_when_cancelled():
     ns = f"/lamp_{uuid.uuid4().hex[:6]}"
     robot = NodeProcess([sys.executable, str(EXAMPLE), "--ros-args", "-r", f"__ns:={ns}/robot"], ready=READY)
-    bridge = ros_node("executor_bridge", ns, READY, "backend:=robot", "robot_action:=robot/execute_skill")
+    bridge = ros_node("executor_bridge", ns, READY, "backend:=robot", "robot_action:=robot/execute_skill",
+                      "robot_reset_service:=robot/reset_scene")
     planner = ros_node("planner_node", ns, "planner ready", "world:=none")
     with robot, bridge, planner, RosTestClient(ns) as client:
         # a skill whose precondition does not hold, through the bridge: the robot's own words

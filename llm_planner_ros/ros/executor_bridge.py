@@ -76,9 +76,10 @@ class BridgeParams(BaseModel):
     robot_wait_s: float = Field(5.0, ge=0.0, le=600.0, description="wait for the robot's server")
     robot_world_service: str = Field("robot/get_world_state",
                                      description="the robot's GetWorldState service (its PDDL domain and facts)")
-    robot_reset_service: str = Field("robot/reset_scene",
-                                     description="the robot's ResetScene service, where it serves one: the "
-                                                 "bridge's reset_scene is forwarded to it")
+    robot_reset_service: str = Field("", description="the robot's ResetScene service, to forward the bridge's "
+                                     "reset_scene to; every goal that executes resets at its start, so name it only "
+                                     "for a robot whose reset means that (a simulator, a test rig); '' = not "
+                                     "forwarded: the robot's state is its own")
     cancel_wait_s: float = Field(5.0, gt=0.0, le=600.0,
                                  description="wait for the robot to confirm that a cancelled skill stopped")
 
@@ -236,8 +237,9 @@ class ExecutorBridgeNode(ManagedNode):
             self._sim = SimulatedSkillServer(self, self._world(), self.params.default_scene, group)
         elif self.params.backend == "robot" and self._robot is None:
             self._robot = SkillActionClient(self, self.params.robot_action, "the robot", reconcile=True)
-            self._robot_reset_client: Client[Any, Any] = self.create_client(
-                ResetScene, self.params.robot_reset_service, callback_group=group)
+            self._robot_reset_client: Optional[Client[Any, Any]] = self.create_client(
+                ResetScene, self.params.robot_reset_service, callback_group=group) \
+                if self.params.robot_reset_service else None
             self.create_service(ResetScene, "reset_scene", self._robot_reset, callback_group=group)
             self._robot_world: Client[Any, Any] = self.create_client(GetWorldState, self.params.robot_world_service,
                                                    callback_group=group)
@@ -405,16 +407,19 @@ class ExecutorBridgeNode(ManagedNode):
         return answer
 
     def _robot_reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
-        """Forwarded to the robot's ``reset_scene`` where it serves one (the reference robots do);
-        the robot's world is read again afterwards either way."""
+        """Forwarded to the robot's ResetScene (``robot_reset_service``) when one is named; the
+        robot's world is read again afterwards either way."""
         self._robot_classes, self._robot_profile_read = {}, False
-        p = self.params
-        if not self._robot_reset_client.wait_for_service(timeout_sec=min(p.robot_wait_s, 1.0)):
+        p, client = self.params, self._robot_reset_client
+        if client is None:
             response.success = True
-            response.message = ("robot backend: the robot serves no "
-                                f"'{self._robot_reset_client.srv_name}'; its state is its own, nothing was reset")
+            response.message = "robot backend: the robot's state is its own; nothing was reset"
             return response
-        answer = wait_for(self._robot_reset_client.call_async(request), p.robot_timeout_s)
+        if not client.wait_for_service(timeout_sec=p.robot_wait_s):
+            response.success = False
+            response.message = f"the robot's reset service '{p.robot_reset_service}' is not available"
+            return response
+        answer = wait_for(client.call_async(request), p.robot_timeout_s)
         if answer is None:
             response.success = False
             response.message = f"the robot did not answer its reset within {p.robot_timeout_s:.0f}s"
