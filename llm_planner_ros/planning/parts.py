@@ -62,7 +62,7 @@ class PlannerParts:
         self._built_lock = threading.RLock()
         self._interpreted_lock = threading.Lock()
         self._interpreted: Optional[InterpretedGoalPlanner] = None
-        self._profiles: dict[tuple[str, str], _ProfileParts] = {}   # by the profile's text and its world's
+        self._profiles: dict[str, _ProfileParts] = {}   # by the profile's text
 
     # -- the world a goal plans in ---------------------------------------------------------
     def world_for(self, profile: object, robot: Optional[Executor]) -> WorldMethods:
@@ -73,11 +73,10 @@ class PlannerParts:
         if not isinstance(profile, WorldProfile):
             raise ExecutorError(f"the executor declares a world the planner cannot read: {type(profile).__name__}")
         with self._built_lock:
-            key = (profile.text, profile.world_text)
-            if key not in self._profiles:
-                self._profiles[key] = _ProfileParts(self, profile)
-            kept = self._profiles[key]
-        return ProfileWorld(profile, robot, kept.goal_directed, lambda: kept.heuristic, kept.translated,
+            if profile.text not in self._profiles:
+                self._profiles[profile.text] = _ProfileParts(self)
+            kept = self._profiles[profile.text]
+        return ProfileWorld(profile, robot, kept.goal_directed(profile), lambda: kept.heuristic, kept.translated,
                             kept.interpreted)
 
     def status(self) -> dict[str, str]:
@@ -229,15 +228,27 @@ class PlannerParts:
 
 
 class _ProfileParts:
-    """The planners of one profile's world, built once: Fast Downward's at once, the others on
-    first use (an LLM method's from the robot's world as it is when first asked)."""
+    """The planners of one profile (by its text), each built on first use and kept: interpret's
+    once (its demonstrations and calibration are the profile's, whatever world it is in), Fast
+    Downward's per reference world, Algorithm 1's per skill bank."""
 
-    def __init__(self, parts: PlannerParts, profile: WorldProfile) -> None:
-        self.parts, self.profile = parts, profile
-        self.goal_directed = GoalDirectedPlanner(profile, parts.goal_directed_settings)
+    KEPT_WORLDS = 16   # Fast Downward planners kept, the latest reference worlds'
+
+    def __init__(self, parts: PlannerParts) -> None:
+        self.parts = parts
         self._lock = threading.Lock()
-        self._translated: dict[str, TranslatedPlanner] = {}   # by the skill bank's digest
+        self._goal_directed: dict[str, GoalDirectedPlanner] = {}   # by the reference world's text
+        self._translated: dict[tuple[str, str], TranslatedPlanner] = {}   # by that and the skill bank's digest
         self._interpreted: Optional[InterpretedGoalPlanner] = None
+
+    def goal_directed(self, profile: WorldProfile) -> GoalDirectedPlanner:
+        with self._lock:
+            kept = self._goal_directed.pop(profile.world_text, None) or \
+                GoalDirectedPlanner(profile, self.parts.goal_directed_settings)
+            self._goal_directed[profile.world_text] = kept   # the latest last
+            while len(self._goal_directed) > self.KEPT_WORLDS:
+                self._goal_directed.pop(next(iter(self._goal_directed)))
+            return kept
 
     @cached_property
     def heuristic(self) -> HeuristicPlanner:
@@ -251,16 +262,17 @@ class _ProfileParts:
 
         p, world = self.parts, robot.world_state()
         bank = profile_bank(profile, world)
+        key = (profile.world_text, bank.digest)
         with self._lock:
-            if bank.digest not in self._translated:
+            if key not in self._translated:
                 demos = profile_demonstrations(profile, world)
                 if not demos:
                     raise InvalidGoal(f"method: the LLM methods show demonstrations, and the {profile.name} profile "
                                       "has none (example goals with a plan in its world)")
                 index = SkillIndex(bank, p.embedder)
-                self._translated[bank.digest] = TranslatedPlanner(
+                self._translated[key] = TranslatedPlanner(
                     p.llm, DemonstrationBank(demos, p.embedder), lambda *_: index, ProfileSkills(profile), p.defaults)
-            return self._translated[bank.digest]
+            return self._translated[key]
 
     def interpreted(self, profile: WorldProfile, robot: Executor) -> InterpretedGoalPlanner:
         """Method interpret over the profile's world: its conditions in its words, its example
@@ -279,7 +291,7 @@ class _ProfileParts:
                                             lambda w: profile_conditions(profile, w), vocabulary.mutex)
                 domain = profile.planning_domain().name
                 self._interpreted = InterpretedGoalPlanner(
-                    interpreter, InstancePrior(()), self.goal_directed, vocabulary,
+                    interpreter, InstancePrior(()), GoalDirectedPlanner(profile, p.goal_directed_settings), vocabulary,
                     reference=lambda: PddlWorldExecutor(profile, world_problem(world, domain)),
                     **p.interpreted_options())
             return self._interpreted
