@@ -58,12 +58,12 @@ def stack_nodes(args: argparse.Namespace) -> list[StackNode]:
     config = config_dir()
     params_file = args.params_file or str(config / "planner.yaml")
     policy = args.policy_file or str(config / "policy.yaml")
-    world = args.world if args.world is not None else ("none" if args.profile else "")   # "": the default
+    world = args.world if args.world is not None else ("none" if args.profile else "")   # "": the node's default
     nodes = [
         StackNode("executor_bridge", "main", "executor_bridge", ns,
                   ("backend:=robot", f"robot_action:={args.robot_action}", f"robot_timeout_s:={args.robot_timeout_s}"),
                   (policy,)),
-        StackNode("planner_node", "main", "planner", ns, (f"world:={world}",), (params_file, policy)),
+        StackNode("planner_node", "main", "planner", ns, (f"world:={world}",) if world else (), (params_file, policy)),
         StackNode("tracker_node", "main", "tracker", ns, (), (params_file,)),
     ]
     if args.profile:
