@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.request import describe_validation_error
-from llm_planner_ros.core.settings import PlannerSettings, one_of
+from llm_planner_ros.core.settings import ManagedNodeParams, PlannerSettings, one_of
 from llm_planner_ros.llm.base import LLMBackend, NoLLM
 from llm_planner_ros.llm.models import DEFAULT_MODEL, MODELS, model_file
 from llm_planner_ros.pet.judges import SubtaskJudge
@@ -119,14 +119,12 @@ def service_models() -> tuple[type[BaseModel], ...]:
     return tuple(dict.fromkeys((*SHARED_MODELS, *(m for e in METHODS.values() for m in e.settings))))
 
 
-class PlannerNodeParams(BaseModel):
+class PlannerNodeParams(ManagedNodeParams):
     """ROS parameters of the planner node (see config/planner.yaml)."""
 
     model_config = ConfigDict(extra="forbid")
     LIVE: ClassVar[tuple[str, ...]] = ("goal_policy", "max_queued_goals", "goal_time_limit_s")
 
-    autostart: bool = Field(True, description="configure and activate at start (a managed node, as nav2's "
-                                              "lifecycle manager would); false: wait for ros2 lifecycle set")
     goal_policy: Literal["queue", "reject"] = Field(
         "queue", description="a goal arriving while one runs: 'queue' it, or 'reject' it")
     max_queued_goals: int = Field(16, ge=0, le=1000,

@@ -13,16 +13,16 @@ OUT = "_generated/parameters.md"
 
 
 def nodes() -> list[tuple[str, str, list[type[BaseModel]]]]:
+    from llm_planner_ros.core.settings import ManagedNodeParams
     from llm_planner_ros.pet.session import PetSettings
     from llm_planner_ros.ros.console_node import ConsoleParams
     from llm_planner_ros.ros.executor_bridge import BridgeParams
     from llm_planner_ros.ros.recorder import RecorderParams
-    from llm_planner_ros.ros.tracker_node import TrackerParams
     from llm_planner_ros.safety.policy import SkillPolicy
     from llm_planner_ros.wiring import BackendSettings, PlannerNodeParams, service_models
     return [("planner", "config/planner.yaml, config/policy.yaml", [PlannerNodeParams, *service_models()]),
             ("executor_bridge", "config/executor_bridge.yaml, config/policy.yaml", [BridgeParams, SkillPolicy]),
-            ("tracker", "", [TrackerParams, PetSettings, BackendSettings]),
+            ("tracker", "", [ManagedNodeParams, PetSettings, BackendSettings]),
             ("console", "config/console.yaml", [ConsoleParams]),
             ("mcap_recorder", "", [RecorderParams])]
 

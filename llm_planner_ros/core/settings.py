@@ -19,6 +19,15 @@ def one_of(known: Callable[[], Collection[str]], what: str) -> AfterValidator:
     return AfterValidator(check)
 
 
+class ManagedNodeParams(BaseModel):
+    """The parameter every managed (lifecycle) node has: the planner, the bridge, the tracker."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    autostart: bool = Field(True, description="configure and activate at start (a managed node, as nav2's "
+                                              "lifecycle manager would); false: wait for ros2 lifecycle set")
+
+
 class PlannerSettings(BaseModel):
     """Defaults of the translated planner; every field can be overridden per goal where
     ``MethodOptions`` has the same name."""

@@ -28,7 +28,7 @@ import threading
 import time
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.action import ActionServer, GoalResponse
 from rclpy.action.server import ServerGoalHandle
@@ -41,6 +41,7 @@ from llm_planner_msgs.msg import PreconditionFailure as FailureMsg
 from llm_planner_msgs.srv import GetWorldState, ResetScene
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.executor import ExecutionResult, Executor
+from llm_planner_ros.core.settings import ManagedNodeParams
 from llm_planner_ros.core.types import ErrorType
 from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.planning.worlds import DEFAULT_WORLD, WorldPlugin, load_world
@@ -62,11 +63,7 @@ class RobotWorldUnread(RuntimeError):
     """The robot's world (its profile, its objects) cannot be read: no skill can be checked."""
 
 
-class BridgeParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    autostart: bool = Field(True, description="configure and activate at start (a managed node); false: wait "
-                                              "for ros2 lifecycle set")
+class BridgeParams(ManagedNodeParams):
     backend: Literal["sim", "robot"] = Field("sim", description="where skills run: the simulator of a world "
                                                                   "given in code, or a robot's skill server")
     world: str = Field("", description="the sim backend's world given in code ('' = the default world)")

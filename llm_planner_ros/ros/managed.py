@@ -45,32 +45,30 @@ class ManagedNode(LifecycleNode):
 
     def cleanup(self) -> None: ...
 
-    def _step(self, action, then_serving: Optional[bool]) -> TransitionCallbackReturn:   # noqa: ANN001
+    def _step(self, action) -> TransitionCallbackReturn:   # noqa: ANN001
         try:
             action()
         except Exception as exc:   # the transition fails; at start, start() raises it
             self._failure = exc
             self.get_logger().error(f"{action.__name__} failed: {type(exc).__name__}: {exc}")
             return TransitionCallbackReturn.FAILURE
-        if then_serving is not None:
-            self.serving = then_serving
         return TransitionCallbackReturn.SUCCESS
 
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
-        return self._step(self.configure, None)
+        return self._step(self.configure)
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
         self.serving = True   # before activate() says so: a client that reads its log line finds it serving
-        returned = self._step(self.activate, None)
+        returned = self._step(self.activate)
         self.serving = returned is TransitionCallbackReturn.SUCCESS
         return returned
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
         self.serving = False
-        return self._step(self.deactivate, None)
+        return self._step(self.deactivate)
 
-    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
-        return self._step(self.cleanup, False)
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:   # from inactive: not serving
+        return self._step(self.cleanup)
 
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
         self.serving = False

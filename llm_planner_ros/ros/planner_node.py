@@ -44,6 +44,7 @@ from llm_planner_ros.ros.managed import ManagedNode
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
 from llm_planner_ros.ros.qos import EVENTS, LATCHED
 from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
+from llm_planner_ros.safety.gate import SafetySettings
 from llm_planner_ros.wiring import PlannerNodeParams
 
 PlannerFactory = Callable[[PlannerNodeParams, "PlannerNode"], Planner]
@@ -104,8 +105,7 @@ class PlannerNode(ManagedNode):
         self._planner: Optional[Planner] = None   # built by configure
         self._live = LiveParameters(self)
         self._live.add(PlannerNodeParams, self._set_params)
-        self._live_models: set[type] = set()
-        self._live_setters: dict[type, Callable] = {}
+        self._live_setters: dict[type, Callable] = {}   # the configured planner's, by model (each added once)
         self.approver: Optional[Callable] = None   # the operator's approval over ROS, made by the first configure
         self.ready_note = ""   # what configure loaded, said when the node is active ("planner ready: ...")
         self._plan_pub = self.create_publisher(PlanState, "plan", LATCHED)
@@ -127,14 +127,14 @@ class PlannerNode(ManagedNode):
     def configure(self) -> None:
         self._planner = self._factory(self.params, self)
         refuse_unknown_parameters(self)
-        self._live_setters = dict(getattr(self._planner, "live_settings", lambda: [])())
-        for model in self._live_setters.keys() - self._live_models:   # after a cleanup: none twice
+        setters = dict(getattr(self._planner, "live_settings", lambda: [])())
+        for model in setters.keys() - self._live_setters.keys():   # after a cleanup: none twice
             self._live.add(model, self._live_setter(model))
-            self._live_models.add(model)
+        self._live_setters.update(setters)
 
     def approval_timeout_s(self) -> float:
         """The configured planner's live approval time-out."""
-        return float(getattr(getattr(self._planner, "safety", None), "approval_timeout_s", 60.0))
+        return float(getattr(self._planner, "safety", SafetySettings()).approval_timeout_s)
 
     def _live_setter(self, model: type) -> Callable[[object], None]:
         """A live setting's change goes to the planner configured now."""

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Optional
 
-from pydantic import BaseModel, ConfigDict, Field
 from rclpy.callback_groups import ReentrantCallbackGroup
 
 from llm_planner_msgs.msg import TrackerState
 from llm_planner_msgs.srv import CheckSubtask
 from llm_planner_ros.core.errors import ExecutorError
+from llm_planner_ros.core.settings import ManagedNodeParams
 from llm_planner_ros.pet.judges import SubtaskJudge
 from llm_planner_ros.ros.conversions import redacted
 from llm_planner_ros.ros.diagnostics import OK, WARN, publish_diagnostics
@@ -30,14 +30,6 @@ def normalise(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-class TrackerParams(BaseModel):
-    """The tracker node's own parameters (its judge's: PetSettings and BackendSettings)."""
-
-    model_config = ConfigDict(extra="forbid")
-    autostart: bool = Field(True, description="configure and activate at start (a managed node); false: wait "
-                                              "for ros2 lifecycle set")
-
-
 class TrackerNode(ManagedNode):
     """PET's tracker. A managed node: configure loads its judge (the LLM or the embedder); while
     it is not active a question is answered "not done", saying why."""
@@ -49,7 +41,7 @@ class TrackerNode(ManagedNode):
         from llm_planner_ros.ros.params import declare_and_validate, refuse_unknown_parameters
         from llm_planner_ros.wiring import BackendSettings
 
-        params = declare_and_validate(self, TrackerParams)
+        params = declare_and_validate(self, ManagedNodeParams)   # its judge's: PetSettings, BackendSettings
         self._pet = declare_and_validate(self, PetSettings)
         self._backend = declare_and_validate(self, BackendSettings)
         refuse_unknown_parameters(self)
