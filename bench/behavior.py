@@ -50,7 +50,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm_planner_ros"))   # the package folder
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from llm_planner_ros.core.errors import CancelToken  # noqa: E402

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm_planner_ros"))   # the package folder
 
 from llm_planner_ros.evaluation.domain_agreement import replay  # noqa: E402
 from llm_planner_ros.profiles.virtualhome import resources  # noqa: E402

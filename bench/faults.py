@@ -3,7 +3,7 @@ plus threads and memory of the planner node around 50 goals sent back to back by
 
     python bench/faults.py [--out bench/results]
 
-Runs the cases of test/test_faults*_dds.py (each asserts its exact end state) and collects what
+Runs the cases of llm_planner_ros/test/test_faults*_dds.py (each asserts its exact end state) and collects what
 each observed. Writes faults.json and faults.md.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "faults.jsonl"
         env = dict(os.environ, FAULTS_REPORT=str(report))
-        files = sorted(str(p) for p in (ROOT / "test").glob("test_faults*_dds.py"))
+        files = sorted(str(p) for p in (ROOT / "llm_planner_ros" / "test").glob("test_faults*_dds.py"))
         done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files], cwd=ROOT,
                               env=env)
         rows = [json.loads(line) for line in report.read_text().splitlines()] if report.exists() else []

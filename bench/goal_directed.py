@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm_planner_ros"))   # the package folder
 
 from llm_planner_ros.core.world import WorldState  # noqa: E402
 from llm_planner_ros.evaluation.eai import select_tasks  # noqa: E402

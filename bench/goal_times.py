@@ -21,6 +21,7 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Optional
 
 STAGES = {"interpret": ("reset_s", "interpret_index_s", "interpret_llm_s", "interpret_orient_s", "planner_s",
@@ -69,8 +70,9 @@ def main() -> None:
     if args.ros:
         print(json.dumps(over_ros(args.tasks, args.method, args.again, given)))
         return
-    if args.root:
-        sys.path.insert(0, args.root)
+    if args.root:   # the package folder; before the side-by-side layout, the tree itself
+        package = Path(args.root) / "llm_planner_ros"
+        sys.path.insert(0, str(package if (package / "llm_planner_ros").is_dir() else Path(args.root)))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from llm_planner_ros.core.errors import CancelToken
     from llm_planner_ros.core.request import parse_request
@@ -82,8 +84,6 @@ def main() -> None:
 
         llm = OpenAIBackend(args.openai_base_url, "smollm2")
     else:
-        from pathlib import Path
-
         from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend, smollm2_path
 
         extra = {} if args.prompt_cache_mb is None else {"prompt_cache_mb": args.prompt_cache_mb}
@@ -182,7 +182,6 @@ def over_ros(tasks: list[str], method: str = "reprompt", repeats: int = 0,
     import subprocess
     import tempfile
     import uuid
-    from pathlib import Path
 
     lib = Path(__file__).resolve().parents[1] / "install" / "llm_planner_ros" / "lib" / "llm_planner_ros"
     ns = f"/bench_{uuid.uuid4().hex[:6]}"

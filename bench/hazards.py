@@ -40,7 +40,7 @@ from pathlib import Path
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm_planner_ros"))   # the package folder
 
 from llm_planner_ros.evaluation.hazards import AVOIDED, NONE, REFUSED, REQUESTS, STOPPED  # noqa: E402
 

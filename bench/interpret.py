@@ -69,7 +69,7 @@ from multiprocessing import Pool
 from pathlib import Path
 from typing import Optional
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm_planner_ros"))   # the package folder
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from llm_planner_ros.evaluation.beyond_eai import BEYOND, BeyondTask  # noqa: E402

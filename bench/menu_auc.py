@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm_planner_ros"))   # the package folder
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 BETAS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm_planner_ros"))   # the package folder
 
 from llm_planner_ros.pddl.domain import parse_sexpr  # noqa: E402
 from llm_planner_ros.pddl.semantics import PddlWorld  # noqa: E402

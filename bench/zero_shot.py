@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm_planner_ros"))   # the package folder
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 ROWS = {"interpret": {}, "interpret, free text (before issue 36)": {"interpret_choose": False},

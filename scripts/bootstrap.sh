@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent set-up: .venv (Python 3.11) with the pinned ROS 2 Kilted wheels and project
-# dependencies, then a colcon build of llm_planner_msgs (msg/) and llm_planner_ros (.).
+# dependencies, then a colcon build of the two packages, llm_planner_msgs/ and llm_planner_ros/.
 # Each stage is skipped when its inputs are unchanged, so a second run takes seconds.
 # Leaves env.sh: `source env.sh` gives a shell with ROS, the interfaces and the package.
 set -euo pipefail
@@ -54,13 +54,16 @@ if ! stage_done requirements "$req_digest"; then
     mark_done requirements "$req_digest"
 fi
 
-# 3. colcon build of both packages (the interface package is nested, so both paths are named)
-src_digest=$(digest $(find msg launch config resource -type f | sort) package.xml setup.py setup.cfg)
+# 3. colcon build of both packages. The venv's share/ holds package.xml files that colcon and rosdep
+#    would take for packages of a workspace this clone sits in: COLCON_IGNORE and CATKIN_IGNORE hide it.
+touch "$venv/COLCON_IGNORE" "$venv/CATKIN_IGNORE"
+src_digest=$(digest $(find llm_planner_msgs llm_planner_ros/launch llm_planner_ros/config llm_planner_ros/resource \
+    llm_planner_ros/security -type f | sort) llm_planner_ros/package.xml llm_planner_ros/setup.py llm_planner_ros/setup.cfg)
 if ! stage_done build "$src_digest" || [ ! -f install/setup.bash ]; then
     log "colcon build (llm_planner_msgs, llm_planner_ros)"
     (
         export AMENT_PREFIX_PATH="$venv" CMAKE_PREFIX_PATH="$venv" PATH="$venv/bin:$PATH"
-        colcon --log-base log build --paths msg . --symlink-install \
+        colcon --log-base log build --base-paths llm_planner_msgs llm_planner_ros --symlink-install \
             --event-handlers console_cohesion- status- summary+ \
             --cmake-args -DBUILD_TESTING=OFF -DPython3_EXECUTABLE="$venv/bin/python" >&2
     )

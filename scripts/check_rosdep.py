@@ -19,7 +19,7 @@ SHIPPED = ROOT / "rosdep" / "llm_planner_ros.yaml"
 OWN = {"llm_planner_msgs"}   # this repository's interface package
 
 
-PACKAGES = (ROOT / "package.xml", ROOT / "msg" / "package.xml")
+PACKAGES = (ROOT / "llm_planner_ros" / "package.xml", ROOT / "llm_planner_msgs" / "package.xml")
 
 
 def declared() -> list[str]:

@@ -18,9 +18,9 @@ fi
 export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-42} ROS_AUTOMATIC_DISCOVERY_RANGE=${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}
 lib="$root/install/llm_planner_ros/lib/llm_planner_ros"
 
-"$lib/executor_bridge" --ros-args --params-file "$root/config/executor_bridge.yaml" --params-file "$root/config/policy.yaml" &
+"$lib/executor_bridge" --ros-args --params-file "$root/llm_planner_ros/config/executor_bridge.yaml" --params-file "$root/llm_planner_ros/config/policy.yaml" &
 bridge_pid=$!
-"$lib/planner_node" --ros-args --params-file "$root/config/planner.yaml" --params-file "$root/config/policy.yaml" &
+"$lib/planner_node" --ros-args --params-file "$root/llm_planner_ros/config/planner.yaml" --params-file "$root/llm_planner_ros/config/policy.yaml" &
 node_pid=$!
 trap 'kill -INT $node_pid $bridge_pid 2>/dev/null; wait $node_pid $bridge_pid 2>/dev/null || true' EXIT
 "$lib/send_goal" "$task" --server-timeout 120 "${extra[@]}"

@@ -1,5 +1,5 @@
 """Sphinx extension: writes _generated/interfaces.md, a table of every field and constant of each
-message, service and action of llm_planner_msgs, read from msg/ with rosidl_adapter's parser
+message, service and action of llm_planner_msgs, read from llm_planner_msgs/ with rosidl_adapter's parser
 (as `ros2 interface show` reads them), and the topics the nodes publish with their QoS
 (llm_planner_ros.ros.qos.TOPICS)."""
 from __future__ import annotations
@@ -46,15 +46,15 @@ def render(root: Path) -> str:
     from llm_planner_ros.ros import qos
 
     lines = ["# Interface reference", "",
-             "Generated from the interface files in `msg/` (read as `ros2 interface show` reads them) and from "
-             "the QoS profiles the nodes publish with (`llm_planner_ros/ros/qos.py`).", "",
+             "Generated from the interface files in `llm_planner_msgs/` (read as `ros2 interface show` reads them) "
+             "and from the QoS profiles the nodes publish with (`llm_planner_ros/ros/qos.py`).", "",
              "## Topics", "", "| topic | type | published by | QoS | what |", "|---|---|---|---|---|"]
     for t in qos.TOPICS:
         lines.append(f"| `{t.name}` | `{t.type}` | {t.publishers} | {_qos(getattr(qos, t.qos))} | {_cell(t.what)} |")
     lines.append("")
     for kind, suffix in (("msg", ".msg"), ("srv", ".srv"), ("action", ".action")):
         lines += [f"## {dict(msg='Messages', srv='Services', action='Actions')[kind]}", ""]
-        for path in sorted((root / "msg" / kind).glob(f"*{suffix}")):
+        for path in sorted((root / "llm_planner_msgs" / kind).glob(f"*{suffix}")):
             text, name = path.read_text(), path.stem
             lines += [f"### `{PACKAGE}/{kind}/{name}`", ""]
             if kind == "msg":

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from helpers.processes import console_script, ros_node
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 BRIDGE_READY = "serving action 'execute_skill'"
 
 

@@ -115,7 +115,7 @@ def test_every_termination_reason_is_documented_with_its_status():
 
     from llm_planner_ros.core.types import TerminationReason
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "interfaces.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "interfaces.md").read_text()
     table = {name for row in re.findall(r"^\| (.+?) \| (?:SUCCEEDED|ABORTED|CANCELED|as )", text, re.M)
              for name in re.findall(r"`(\w+)`", row)}
     assert {r.value for r in TerminationReason} <= table, {r.value for r in TerminationReason} - table
@@ -136,7 +136,7 @@ def test_every_outcome_has_an_error_code_documented_with_its_reason():
              if k.isupper() and isinstance(v, int) and not k.startswith(("GOAL_UNKNOWN", "GOAL_NOT_MET", "GOAL_MET",
                                                                                "GOAL_STATUS"))}
     assert codes["NONE"] == 0 and len(set(codes.values())) == len(codes), codes   # distinct
-    text = (Path(__file__).resolve().parents[1] / "docs" / "interfaces.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "interfaces.md").read_text()
     step = PlanStep(1, "walk", Skill("WALK", ("kitchen",), (1,)), executed=True)
     for r in TerminationReason:
         failed = PlanResult(r, ending="why", goal_status=GoalStatus.NOT_MET)
@@ -175,7 +175,7 @@ def test_field_comments_survive_ros2_interface_show():
 
     from rosidl_adapter.parser import parse_message_string
 
-    root = Path(__file__).resolve().parents[1] / "msg"
+    root = Path(__file__).resolve().parents[2] / "llm_planner_msgs"
     for path in sorted(root.glob("msg/*.msg")) + sorted(root.glob("srv/*.srv")) + sorted(root.glob("action/*.action")):
         for part in path.read_text().split("\n---\n"):
             spec = parse_message_string("llm_planner_msgs", "Probe", part)

@@ -16,7 +16,7 @@ import pytest
 
 from helpers.processes import wait_until
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ENV = ROOT / "env.sh"
 
 

@@ -16,7 +16,8 @@ from llm_planner_ros.ros.executor_bridge import BridgeParams
 from llm_planner_ros.safety.policy import SkillPolicy
 from llm_planner_ros.wiring import PlannerNodeParams, ServiceConfig, SettingsError, service_models
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[1]   # the package folder
+REPO = ROOT.parent
 
 
 def params(file: str, node: str) -> dict:
@@ -127,6 +128,6 @@ def test_pytest_stays_below_9_beside_launch_testing():
     """launch_testing's pytest plugin, which a ROS user's machine has, is refused by pytest 9
     (ros2/launch#979: its hook takes the removed ``path`` argument), and then every test file
     fails at collection. The pin and the installed pytest stay below 9."""
-    pinned = next(line.split("==")[1] for line in (ROOT / "requirements.txt").read_text().splitlines()
+    pinned = next(line.split("==")[1] for line in (REPO / "requirements.txt").read_text().splitlines()
                   if line.startswith("pytest=="))
     assert int(pinned.split(".")[0]) < 9 and int(pytest.__version__.split(".")[0]) < 9, (pinned, pytest.__version__)

@@ -4,12 +4,12 @@ ros2 launch llm_planner_ros planner_launch.py [namespace:=/robot1] [params_file:
     [policy_file:=/path.yaml] [enclaves:=/llm_planner_ros] [autostart:=true] [use_sim_time:=false]
     [log_level:=info] [use_respawn:=false]
 """
+from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
-from launch import LaunchDescription
 from llm_planner_ros.ros.managed_launch import stack_arguments, stack_node
 
 

@@ -10,7 +10,7 @@ import pytest
 from llm_planner_ros.evaluation import benchmark, eai
 from llm_planner_ros.profiles.virtualhome.tasks import eai_tasks
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_bench():

@@ -17,13 +17,13 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # helpers/, also under a plain `launch_test`
 pytest.importorskip(
     "launch_testing", reason="launch_testing is not installed: it ships with ROS 2, not on PyPI")
+import launch  # noqa: E402
 import launch_testing.actions  # noqa: E402
 import launch_testing.asserts  # noqa: E402
 from action_msgs.msg import GoalStatus  # noqa: E402
 from ament_index_python.packages import get_package_share_directory  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 
-import launch  # noqa: E402
 from helpers.ros_client import RosTestClient  # noqa: E402
 from llm_planner_msgs.action import PlanTask  # noqa: E402
 

@@ -16,13 +16,13 @@ policy_file (what may be commanded) goes to the planner and the bridge alike: th
 what it refuses before anything reaches the robot. Each node runs in the SROS2 enclave
 <enclaves>/<node>, used when ROS_SECURITY_ENABLE=true (README, "Securing a robot's DDS domain").
 """
+from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 
-from launch import LaunchDescription
 from llm_planner_ros.ros.managed_launch import stack_arguments, stack_node
 from llm_planner_ros.ros.operator_launch import operator_tools
 

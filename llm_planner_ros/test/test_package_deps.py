@@ -9,7 +9,10 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]   # the package folder
+REPO = ROOT.parent
 
 # import name -> rosdep key (ROS packages by their own name; a *-pip key where Debian has no package)
 ROSDEP = {
@@ -28,7 +31,7 @@ ROSDEP = {
     "transformers": "python3-transformers-pip", "unified_planning": "python3-unified-planning-pip",
     "up_fast_downward": "python3-up-fast-downward-pip", "mcap": "python3-mcap-pip",
     "mcap_ros2": "python3-mcap-ros2-support-pip", "virtualhome_eval": "python3-virtualhome-eval-pip",
-    "pytest": "python3-pytest", "selenium": "python3-selenium",
+    "pytest": "python3-pytest", "selenium": "python3-selenium", "catkin_pkg": "python3-catkin-pkg",
 }
 OWN = {"llm_planner_ros", "helpers"}
 
@@ -81,11 +84,58 @@ def test_every_rosdep_key_resolves_as_checked_against_rosdistro():
     rules (rosdep/llm_planner_ros.yaml), and the shipped rules hold only keys rosdistro lacks."""
     import yaml
 
-    keys = sorted({e.text.strip() for path in (ROOT / "package.xml", ROOT / "msg" / "package.xml")
+    keys = sorted({e.text.strip() for path in (ROOT / "package.xml", REPO / "llm_planner_msgs" / "package.xml")
                    for e in ET.parse(path).getroot() if e.tag.endswith("depend") and e.text})
-    checked = yaml.safe_load((ROOT / "rosdep" / "checked.yaml").read_text())
-    shipped = yaml.safe_load((ROOT / "rosdep" / "llm_planner_ros.yaml").read_text())
+    checked = yaml.safe_load((REPO / "rosdep" / "checked.yaml").read_text())
+    shipped = yaml.safe_load((REPO / "rosdep" / "llm_planner_ros.yaml").read_text())
     assert checked["rosdistro"].startswith("ros/rosdistro ") and checked["distro"] == "kilted"
     assert sorted(checked["keys"]) == keys, "run scripts/check_rosdep.py against a rosdistro checkout"
     assert {k for k, where in checked["keys"].items() if "shipped here" in where} == set(shipped)
     assert all(rule == {"*": {"pip": {"packages": [rule["*"]["pip"]["packages"][0]]}}} for rule in shipped.values())
+
+
+def _names(listing: str) -> list[str]:
+    return sorted(line.split("\t")[0] for line in listing.splitlines() if line.strip())
+
+
+def test_colcon_and_rosdep_see_both_packages_beside_a_users_own(tmp_path):
+    """Issue 40: cloned into a workspace's src/ beside another package, the repository holds two
+    packages side by side, which colcon and rosdep's package finder (catkin_pkg) both see."""
+    import shutil
+    import subprocess
+
+    from catkin_pkg.packages import find_packages
+
+    src = tmp_path / "src"
+    shutil.copytree(REPO, src / "llm_planner_ros", symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "install", "log", "_build", "_generated", "__pycache__", "artifacts"))
+    own = src / "my_robot"
+    own.mkdir()
+    (own / "package.xml").write_text(
+        '<?xml version="1.0"?>\n<package format="3"><name>my_robot</name><version>0.0.1</version>'
+        '<description>A robot</description><maintainer email="me@example.com">me</maintainer>'
+        "<license>MIT</license><exec_depend>llm_planner_msgs</exec_depend>"
+        "<export><build_type>ament_python</build_type></export></package>\n")
+    (own / "setup.py").write_text('from setuptools import setup\nsetup(name="my_robot", version="0.0.1")\n')
+    listing = subprocess.run(["colcon", "list", "--base-paths", str(src)], capture_output=True, text=True,
+                             check=True, timeout=120).stdout
+    assert _names(listing) == ["llm_planner_msgs", "llm_planner_ros", "my_robot"], listing
+    assert sorted(p.name for p in find_packages(str(src)).values()) == ["llm_planner_msgs", "llm_planner_ros",
+                                                                         "my_robot"]
+
+
+def test_the_set_up_venv_is_not_taken_for_packages():
+    """The bootstrapped .venv inside the clone holds ROS packages' package.xml files; its
+    COLCON_IGNORE and CATKIN_IGNORE (scripts/bootstrap.sh) keep them out of a workspace."""
+    import subprocess
+
+    from catkin_pkg.packages import find_packages
+
+    if not (REPO / ".venv" / "share").is_dir():
+        pytest.skip("no bootstrapped .venv in this checkout")
+    listing = subprocess.run(["colcon", "list", "--base-paths", str(REPO)], capture_output=True, text=True,
+                             check=True, timeout=120).stdout
+    assert _names(listing) == ["llm_planner_msgs", "llm_planner_ros"], listing
+    assert sorted(p.name for p in find_packages(str(REPO), exclude_paths=[str(REPO / d) for d in
+                                                ("build", "install", "log")]).values()) == ["llm_planner_msgs",
+                                                                                            "llm_planner_ros"]

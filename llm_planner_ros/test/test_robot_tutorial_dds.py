@@ -18,7 +18,7 @@ from llm_planner_msgs.msg import PreconditionFailure, Skill
 from llm_planner_msgs.srv import GetWorldState, ResetScene
 from llm_planner_ros.core.types import Skill as CoreSkill
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "lamp_robot.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lamp_robot.py"
 READY = "serving action 'execute_skill'"
 
 
