@@ -279,3 +279,43 @@ def test_a_robot_replaced_by_one_of_another_world_is_planned_in_its_world(tmp_pa
             result = results[-1]
             assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
             assert any(item in line or item_class in line for line in result.program), list(result.program)
+
+
+def test_a_robot_whose_instances_keep_their_own_names_over_dds(tmp_path):
+    """Issue 40: a robot whose world names its desks and its person as a map does (bob_desk,
+    alice), their classes declared in its profile: goals that name them, and one that names
+    their class, are planned by the planner node and run on the robot through the bridge, each
+    skill naming its instance (id -1). Then a start state given in the bridge's reset_scene
+    (forwarded to the robot) is where the next goal starts."""
+    from helpers.generated_profiles import NAMED, named_profile
+
+    profile = named_profile(tmp_path, NAMED)
+    ns = f"/mm_{uuid.uuid4().hex[:6]}"
+    with ros_node("pddl_robot", f"{ns}/robot", ROBOT_READY, f"profile:={profile}"), \
+            ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=robot", "robot_action:=robot/execute_skill",
+                     "robot_reset_service:=robot/reset_scene"), \
+            ros_node("planner_node", ns, "planner ready", "world:=none"), RosTestClient(ns) as client:
+        status, result = client.send_plan(PlanTask.Goal(
+            task="Take the book to Carol's desk and give Alice the apple", method="pddl", execute=True,
+            goal_conditions=["(on book carol_desk)", "(has alice apple)"]), timeout=60).result(timeout=180)
+        assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
+        assert "[PLACE] <book> (17) <carol_desk> (-1)" in result.program, list(result.program)
+        assert "[HAND_OVER] <apple> (15) <alice> (-1)" in result.program, list(result.program)
+        status, result = client.send_plan(PlanTask.Goal(task="Give the person the cup", method="pddl", execute=True,
+                                                        goal_conditions=["(has person cup)"]),
+                                          timeout=60).result(timeout=180)
+        assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
+        assert "[HAND_OVER] <cup> (13) <alice> (-1)" in result.program, list(result.program)
+        from llm_planner_msgs.srv import ResetScene
+
+        refused = client.call(ResetScene, f"{ns}/reset_scene", ResetScene.Request(facts=["(on book_17 attic)"]))
+        assert not refused.success and "no object 'attic'" in refused.message, refused.message
+        given = client.call(ResetScene, f"{ns}/reset_scene", ResetScene.Request(facts=[
+            "(at robot_1 sofa_4)", "(hand_free robot_1)", "(on book_17 sofa_4)", "(in milk_16 fridge_7)"]))
+        assert given.success, given.message
+        status, result = client.send_plan(PlanTask.Goal(task="Put the book on Bob's desk", method="pddl", execute=True,
+                                                        goal_conditions=["(on book bob_desk)"]),
+                                          timeout=60).result(timeout=180)
+        assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
+        assert list(result.program) == ["[PICK] <book> (17)", "[NAVIGATE_TO] <bob_desk> (-1)",
+                                        "[PLACE] <book> (17) <bob_desk> (-1)"], list(result.program)

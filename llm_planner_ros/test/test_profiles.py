@@ -3,10 +3,12 @@ validates against its domain; a broken profile is refused with what is wrong; it
 the PDDL world executor, and a precondition failure comes back in the profile's words."""
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
 
+from helpers.generated_profiles import NAMED, named_profile
 from llm_planner_ros.core.types import ErrorType, Skill
 from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
 from llm_planner_ros.profiles.loader import ProfileError, load_profile, shipped, synonyms
@@ -302,3 +304,76 @@ def test_a_profile_too_large_to_validate_quickly_is_refused_unread(tmp_path):
         (tmp_path / name).write_text(original)
     with pytest.raises(ProfileError, match=f"its profile is .* bytes; the limit is {MAX_PROFILE_BYTES:,}"):
         profile_from_texts(source.read_text() + "#" * MAX_PROFILE_BYTES, (source.parent / "domain.pddl").read_text())
+
+
+# -- instances with their own names (issue 40) ---------------------------------------------------
+def test_a_profile_whose_instances_keep_their_own_names_validates_and_plans(tmp_path, smollm2, embedder, demos):
+    """Instances named as a real map names them (bob_desk, alice), their classes declared: the
+    profile validates, says them in its words, and pddl plans and runs goals that name them, or
+    their class."""
+    from llm_planner_ros.core.errors import CancelToken
+    from llm_planner_ros.core.request import parse_request
+    from llm_planner_ros.core.types import TerminationReason
+
+    profile = load_profile(named_profile(tmp_path, NAMED))
+    assert profile.class_of("bob_desk") == "desk" and profile.class_of("cup_13") == "cup"
+    assert profile.say("(on book_17 bob_desk)") == "the book is on Bob's desk"
+    assert synonyms(profile)["alice"] == "alice" and synonyms(profile)["bob's desk"] == "bob_desk"
+    executor = PddlWorldExecutor(profile)
+    world = executor.world_state()
+    assert world.classes["alice"] == "person" and "alice" not in world.ids and world.instances_of("desk") == [
+        "bob_desk", "carol_desk"]
+    service = profile_service(smollm2, embedder, demos, executor)
+    result = service.plan(parse_request(task="Take the book to Carol's desk and give Alice the apple", method="pddl",
+                                        execute=True, goal_conditions=["(on book carol_desk)", "(has alice apple)"]),
+                          lambda e: None, CancelToken())
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    assert {("on", "book_17", "carol_desk"), ("has", "alice", "apple_15")} <= executor.world.state
+    scripts = [s.skill.script() for s in result.steps]
+    assert "[NAVIGATE_TO] <bob_desk> (-1)" in scripts and "[PLACE] <book> (17) <carol_desk> (-1)" in scripts, scripts
+    assert "[HAND_OVER] <apple> (15) <alice> (-1)" in scripts, scripts
+    by_class = service.plan(parse_request(task="Give the person the cup", method="pddl", execute=True,
+                                          goal_conditions=["(has person cup)"]), lambda e: None, CancelToken())
+    assert by_class.termination_reason is TerminationReason.GOAL_REACHED, by_class.detail
+    assert ("has", "alice", "cup_13") in executor.world.state
+    from llm_planner_ros.profiles.conditions import profile_conditions
+
+    said = {c.text for c in profile_conditions(profile, world)}
+    assert "Alice has the book." in said and "The book is on Bob's desk." in said, sorted(said)[:20]
+
+
+@pytest.mark.parametrize("instances, problem", [
+    ("", "world: 'bob_desk' is not named <class>_<id> (or declared in instances)"),
+    (NAMED.replace("class: desk", "class: bureau"), "instances.bob_desk: its class 'bureau' is not an entry"),
+    (NAMED + "  cup: cup\n", "instances.cup: also an object class"),
+])
+def test_a_named_instance_must_be_declared_with_a_class_of_the_profile(tmp_path, instances, problem):
+    with pytest.raises(ProfileError, match=re.escape(problem)):
+        load_profile(named_profile(tmp_path, instances))
+
+
+# -- a start state per reset (issue 40) -----------------------------------------------------------
+def test_the_reference_robot_starts_from_the_facts_or_world_it_is_given(tmp_path):
+    executor = PddlWorldExecutor(load_profile(shipped("mobile_manipulator")))
+    facts = ["(at robot_1 sofa_4)", "(hand_free robot_1)", "(on cup_13 sofa_4)", "(in milk_16 fridge_7)"]
+    executor.start_from(facts=facts)
+    assert executor.world.state == {("at", "robot_1", "sofa_4"), ("hand_free", "robot_1"), ("on", "cup_13", "sofa_4"),
+                                    ("in", "milk_16", "fridge_7")}
+    assert executor.execute(Skill("PICK", ("cup",))).success   # the robot is where the cup is
+    assert ("holding", "robot_1", "cup_13") in executor.world.state
+    executor.reset()   # back to the start state given
+    assert ("on", "cup_13", "sofa_4") in executor.world.state and len(executor.world.state) == 4
+    before = set(executor.world.state)
+    with pytest.raises(ProfileError, match=r"\(on cup_13 attic_9\): no object 'attic_9'.*\(teleported robot_1\): "
+                                           r"unknown predicate 'teleported'"):
+        executor.start_from(facts=["(on cup_13 attic_9)", "(teleported robot_1)"])
+    assert executor.world.state == before   # refused: the world is as it was
+    named = named_profile(tmp_path, NAMED)
+    with pytest.raises(ProfileError, match="the start world: world: 'bob_desk' is not named"):
+        executor.start_from((named.parent / "world.pddl").read_text())   # not declared in this profile
+    other = shipped("mobile_manipulator").with_name("world.pddl").read_text().replace("(on cup_13 kitchen_counter_2)",
+                                                                                     "(on cup_13 desk_5)")
+    executor.start_from(other)
+    assert ("on", "cup_13", "desk_5") in executor.world.state
+    executor.reset()   # a reset without a start state goes back to the last one given
+    assert ("on", "cup_13", "desk_5") in executor.world.state

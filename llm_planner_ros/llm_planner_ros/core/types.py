@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
-from typing import Any
+from typing import Any, ClassVar
 
 
 class ErrorType(IntEnum):
@@ -74,12 +74,16 @@ class GoalStatus(IntEnum):
 
 @dataclass(frozen=True)
 class Skill:
-    """One atomic action on 0-2 objects, e.g. ``Skill("PUTIN", ("milk", "fridge"))``."""
+    """One atomic action on 0-2 objects, e.g. ``Skill("PUTIN", ("milk", "fridge"))``. An object is
+    a class, or an instance with its own name (a profile's ``instances``: ``bob_office``), whose id
+    is ``NAMED`` where ids are given."""
 
     action: str
     objects: tuple[str, ...] = ()
     object_ids: tuple[int, ...] = ()
     text: str = ""
+
+    NAMED: ClassVar[int] = -1   # the id of an object that names its instance (``bob_office``)
 
     def script(self) -> str:
         """The skill as a script line, ``[VERB] <object> (id)`` (Huang et al.'s program syntax);

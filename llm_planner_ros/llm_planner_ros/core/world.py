@@ -7,8 +7,9 @@ executor reads its own (a world given in code reads it in its profile's folder).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 Atom = tuple[str, ...]   # ("on", "television_410"): predicate then arguments
 
@@ -39,14 +40,19 @@ class WorldState:
                 [fact_line(a) for a in sorted(self.facts)])
 
     @classmethod
-    def from_lines(cls, objects: Iterable[str], facts: Iterable[str]) -> WorldState:
-        """The inverse of :meth:`to_lines`; class and id come from names of the form ``class_id``."""
+    def from_lines(cls, objects: Iterable[str], facts: Iterable[str],
+                   declared: Mapping[str, str] = MappingProxyType({})) -> WorldState:
+        """The inverse of :meth:`to_lines`; class and id come from names of the form ``class_id``,
+        or, for an instance with its own name (``bob_office``), the class ``declared`` gives it
+        (a profile's ``instances``; such an instance has no id)."""
         objs, classes, ids = {}, {}, {}
         for line in objects:
             name, _, type_ = (p.strip() for p in line.partition(" - "))
             objs[name] = type_ or "object"
             m = re.fullmatch(r"(.+)_(\d+)", name)
-            if m:
+            if name in declared:
+                classes[name] = declared[name]
+            elif m:
                 classes[name], ids[name] = m.group(1), int(m.group(2))
         atoms = frozenset(parse_fact(f) for f in facts if f.strip())
         return cls(objs, atoms, classes, ids)
@@ -63,9 +69,19 @@ def parse_fact(line: str) -> Atom:
 
 
 def class_of(instance: str) -> str:
-    """``cup_1`` -> ``cup``: an instance is its class and a number."""
+    """``cup_1`` -> ``cup``: an instance is its class and a number (a profile's named instances
+    have their class declared: ``WorldProfile.class_of``)."""
     m = re.fullmatch(r"(.+)_(\d+)", instance)
     return m.group(1) if m else instance
+
+
+def fill(template: str, names: Sequence[str]) -> str:
+    """``template`` with ``{i}`` the i-th of ``names``; a proper name (``Alice``, ``Bob's desk``)
+    drops the article before it: "the {0} has the {1}" -> "Alice has the book"."""
+    def one(m: re.Match) -> str:
+        name = names[int(m.group(2))]
+        return name if m.group(1) and name[:1].isupper() else (m.group(1) or "") + name
+    return re.sub(r"(\b[Tt]he )?\{(\d+)\}", one, template)
 
 
 def object_name(class_name: str, node_id: int) -> str:

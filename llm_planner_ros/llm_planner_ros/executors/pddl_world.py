@@ -8,35 +8,64 @@ dry runs; any domain and problem file becomes a world to test in.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import product
 from typing import Optional
 
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
-from llm_planner_ros.core.world import WorldState
+from llm_planner_ros.core.world import WorldState, fact_line, parse_fact
 from llm_planner_ros.pddl.semantics import Atom, PddlError, PddlWorld
-from llm_planner_ros.profiles.loader import WorldProfile, class_of
+from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, class_of, profile_from_texts
 
 
 class PddlWorldExecutor:
     def __init__(self, profile: WorldProfile, world_text: str = "") -> None:
         self.profile = profile
         self._world_text = world_text or profile.world_text
+        self._start_facts: Optional[frozenset[Atom]] = None   # the facts a start state gave, if any
         self.history: list[str] = []
         self.reset()
 
     # -- Executor API -----------------------------------------------------------------------
     def reset(self, scene_id: str = "", graph: Optional[dict] = None) -> list[str]:
+        """Back to the start state: the reference world, or the last one :meth:`start_from` gave."""
         self.world, _ = PddlWorld.from_texts(self.profile.domain_text, self._world_text)
+        if self._start_facts is not None:
+            self.world.state = set(self._start_facts)
         self.history = []
-        self.objects = sorted({class_of(o) for o in self.world.objects})
+        self.objects = sorted({self.profile.class_of(o) for o in self.world.objects})
         return self.objects
+
+    def start_from(self, world_text: str = "", facts: Sequence[str] = ()) -> list[str]:
+        """Reset to another start state: ``world_text`` (a problem of the profile's domain, checked
+        as its reference world is) instead of the reference world, then ``facts`` (``(pred arg ...)``
+        over its objects) as the facts that hold; later resets go back to it. Raises ProfileError
+        naming what is wrong, leaving the world and the start state as they were."""
+        text = world_text or self._world_text
+        if world_text:
+            profile_from_texts(self.profile.text, self.profile.domain_text, world_text, where="the start world",
+                               worlds=self.profile.worlds)
+        world, _ = PddlWorld.from_texts(self.profile.domain_text, text)
+        state: set[Atom] = set()
+        if facts:
+            state = {parse_fact(f) for f in facts if f.strip()}
+            problems = [f"{fact_line(a)}: unknown predicate {a[0]!r}" for a in state
+                        if a[0] not in world.domain.predicates]
+            problems += [f"{fact_line(a)}: {a[0]} takes {world.domain.predicates[a[0]]} argument(s)" for a in state
+                         if a[0] in world.domain.predicates and len(a) - 1 != world.domain.predicates[a[0]]]
+            problems += [f"{fact_line(a)}: no object {o!r} in the world" for a in state for o in a[1:]
+                         if o not in world.objects]
+            if problems:
+                raise ProfileError("facts: " + "; ".join(sorted(problems)))
+        self._world_text, self._start_facts = text, frozenset(state) if facts else None
+        return self.reset()
 
     def domain_text(self) -> str:
         return self.profile.domain_text
 
     def world_state(self) -> WorldState:
-        return self.world.world_state()
+        return self.world.world_state(self.profile.declared_classes)
 
     def goal_met(self) -> Optional[bool]:
         return None
@@ -76,7 +105,7 @@ class PddlWorldExecutor:
         state, history = set(self.world.state), list(self.history)
         try:
             result = self.execute(skill)
-            return self.world.world_state() if result.success else None
+            return self.world.world_state(self.profile.declared_classes) if result.success else None
         finally:
             self.world.state, self.history = state, history
 
@@ -89,7 +118,8 @@ class PddlWorldExecutor:
                 if self.world.missing(ground):
                     continue
                 binding = dict(zip((p for p, _ in schema.parameters), values))
-                skill = self.profile.skill(name, tuple(class_of(binding[a]) for a in words.args))
+                skill = self.profile.skill(name, tuple(b if b in self.profile.spec.instances else class_of(b)
+                                                       for b in (binding[a] for a in words.args)))
                 if skill not in out:
                     out.append(skill)
                 if limit and len(out) >= limit:
@@ -114,9 +144,10 @@ class PddlWorldExecutor:
             for param, type_ in schema.parameters:
                 if param in words.args:
                     k = words.args.index(param)
-                    wanted = (f"{skill.objects[k]}_{skill.object_ids[k]}",) if skill.object_ids else None
+                    wanted = _instance(skill, k)
                     pool = [o for o in self.world.of_type(type_)
-                            if (o in wanted if wanted else class_of(o) == skill.objects[k])]
+                            if (o == wanted if wanted else o == skill.objects[k] or
+                                self.profile.class_of(o) == skill.objects[k])]
                 elif self.profile.spec.agent and self.world.objects.get(self.profile.spec.agent) and \
                         self.world.domain.is_a(self.world.objects[self.profile.spec.agent], type_):
                     pool = [self.profile.spec.agent]
@@ -129,3 +160,11 @@ class PddlWorldExecutor:
                 except PddlError:
                     continue
                 yield (name, *values)
+
+
+def _instance(skill: Skill, k: int) -> Optional[str]:
+    """The instance the skill's k-th object names by its id (or its own name), or None: any of its class."""
+    if not skill.object_ids:
+        return None
+    i = skill.object_ids[k]
+    return skill.objects[k] if i == Skill.NAMED else f"{skill.objects[k]}_{i}"

@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Optional, Union
 
 from llm_planner_ros.core.types import Skill
-from llm_planner_ros.core.world import Atom, WorldState
+from llm_planner_ros.core.world import Atom, WorldState, fill
 
 SExpr = Union[str, list]
 
@@ -55,15 +55,17 @@ class Domain:
     phrases: Mapping[str, str] = field(default_factory=dict)   # class -> how it is said, where not its name
 
     def skill(self, action: tuple[str, ...], world: WorldState) -> Skill:
-        """The executor's skill for a ground plan action, with instance ids where the world has them."""
+        """The executor's skill for a ground plan action, with instance ids where the world has them;
+        an instance with its own name (no id) is named itself, its id ``Skill.NAMED``."""
         schema = self.actions[action[0]]
         binding = dict(zip(schema.parameters, action[1:]))
         names = [binding[p] for p in schema.skill_args]
-        classes = [world.classes.get(n, n) for n in names]
-        ids = [world.ids[n] for n in names if n in world.ids]
-        ids = ids if len(ids) == len(names) else []
+        named = {n for n in names if n in world.classes and n not in world.ids}
+        classes = [n if n in named else world.classes.get(n, n) for n in names]
+        ids = [Skill.NAMED if n in named else world.ids[n] for n in names] \
+            if all(n in world.ids or n in named for n in names) else []
         phrases = [self.phrases.get(c, c.replace("_", " ")) for c in classes]
-        words = schema.skill_words.format(*phrases) if schema.skill_words else \
+        words = fill(schema.skill_words, phrases) if schema.skill_words else \
             " ".join([schema.skill_verb.lower(), *phrases])
         return Skill(schema.skill_verb, tuple(classes), tuple(ids), words)
 

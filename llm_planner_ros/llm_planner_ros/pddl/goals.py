@@ -227,6 +227,8 @@ def _resolve_arg(arg: str, world: WorldState, text: str,
         raise InvalidGoal(f"goal_conditions: no object {arg!r} in this scene (in {text})")
     words = vocabulary.synonyms.get(arg) or vocabulary.synonyms.get(arg.replace("_", " "), ())
     for cls in words:   # the word people use for a class (``arg`` itself names none, above)
+        if cls in world.objects:   # or for a named instance ("Bob's office")
+            return "instance", (cls,)
         instances = world.instances_of(cls)
         if instances:
             return "class", tuple(instances)

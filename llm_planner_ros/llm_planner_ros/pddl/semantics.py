@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import product
+from types import MappingProxyType
 
 from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.pddl.domain import parse_sexpr
@@ -146,10 +147,11 @@ class PddlWorld:
     def of_type(self, type_: str) -> Iterator[str]:
         return (o for o, t in self.objects.items() if self.domain.is_a(t, type_))
 
-    def world_state(self) -> WorldState:
-        """The state as the planner reads a world: instances with their types, true atoms."""
+    def world_state(self, declared: Mapping[str, str] = MappingProxyType({})) -> WorldState:
+        """The state as the planner reads a world: instances with their types, true atoms (and
+        the classes of named instances, ``declared``)."""
         return WorldState.from_lines([f"{n} - {t}" for n, t in self.objects.items()],
-                                     [f"({' '.join(a)})" for a in self.state])
+                                     [f"({' '.join(a)})" for a in self.state], declared)
 
     # -- conditions --------------------------------------------------------------------------
     def holds(self, cond: object, binding: Mapping[str, str] | None = None,

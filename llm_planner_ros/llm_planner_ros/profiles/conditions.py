@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from llm_planner_ros.core.world import WorldState
+from llm_planner_ros.core.world import WorldState, fill
 from llm_planner_ros.interpretation.conditions import Condition
 from llm_planner_ros.interpretation.interpreter import GoalDemo
 from llm_planner_ros.pddl.semantics import typed_list
@@ -75,13 +75,15 @@ def profile_conditions(profile: WorldProfile, world: WorldState, max_conditions:
     types: dict[str, set[str]] = {}
     for name, type_ in world.objects.items():
         types.setdefault(world.classes.get(name, class_of(name)), set()).add(type_)
+        if name in profile.spec.instances:   # a named instance is a condition's object by its own name too
+            types.setdefault(name, set()).add(type_)
     acts = _acts(profile, world.objects.get(profile.spec.agent or "", ""))
     makers = _makers(profile)
 
     def made(pred: str, negated: bool, combo: tuple[str, ...]) -> bool:
         return any(all(any(profile.domain.is_a(t, want) for t in types[c]) for c, want in zip(combo, wanted))
                    for wanted in makers.get((pred, negated), ()))
-    agent_class = class_of(profile.spec.agent or "")
+    agent_class = profile.class_of(profile.spec.agent or "")
     out: list[Condition] = []
     for pred, params in profile.domain.predicate_types.items():
         words = profile.spec.predicates[pred]
@@ -101,8 +103,8 @@ def profile_conditions(profile: WorldProfile, world: WorldState, max_conditions:
             variants = [names] + [names[:i] + [word] + names[i + 1:] for i, c in enumerate(combo)
                                   for word in profile.spec.objects.get(c, ()) if c != agent_class]
             for negated, literal, template in said:
-                texts = [_sentence(template.format(*v)) for v in variants]
-                texts += [_sentence(w.format(*(v[i] for i in slots)))
+                texts = [_sentence(fill(template, v)) for v in variants]
+                texts += [_sentence(fill(w, [v[i] for i in slots]))
                           for slots, w in acts.get((pred, negated), ()) for v in variants]
                 unique = list(dict.fromkeys(texts))
                 out.append(Condition(unique[0], (literal,), aliases=tuple(unique[1:])))

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Literal, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from llm_planner_ros.core.types import Skill
-from llm_planner_ros.core.world import class_of
+from llm_planner_ros.core.world import class_of, fill
 from llm_planner_ros.pddl.domain import Domain, parse_domain, parse_sexpr
 from llm_planner_ros.pddl.goals import GoalVocabulary
 from llm_planner_ros.pddl.problem import RelevantObjects, whole_world
@@ -57,6 +57,16 @@ class FactWords(BaseModel):
     observed: bool = Field(True, description="the robot reports this fact (an effect it can check)")
 
 
+class NamedInstance(BaseModel):
+    """An instance with its own name (``bob_office``, ``alice``) rather than ``<class>_<id>``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    class_: str = Field(alias="class", description="its object class, a key of objects")
+    words: tuple[str, ...] = Field((), description="what people call it, e.g. [\"Bob's office\"] "
+                                                   "(default: its name with spaces)")
+
+
 class Example(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -78,6 +88,9 @@ class ProfileFile(BaseModel):
     actions: dict[str, ActionWords]
     predicates: dict[str, FactWords]
     objects: dict[str, tuple[str, ...]] = Field(description="object class -> the words people use for it")
+    instances: dict[str, NamedInstance] = Field(
+        {}, description="instances that keep their own names (bob_office: {class: office, words: [Bob's office]}, "
+                        "or just bob_office: office); every other instance is named <class>_<id>")
     goal_classes: Literal["any", "every"] = Field(
         "any", description="what a class in a goal condition means: 'any' one instance (the same wherever the "
                            "class appears), or 'every' instance of the literal's first class (its other classes: "
@@ -89,6 +102,14 @@ class ProfileFile(BaseModel):
     never: tuple[HazardEntry, ...] = Field(
         (), description="states that must never come about (docs/safety.md): each a conjunction of literals "
                         "over the domain's predicates, with variables and the object classes each may be")
+
+    @field_validator("instances", mode="before")
+    @classmethod
+    def _class_alone(cls, value: object) -> object:
+        """``bob_office: office`` is ``bob_office: {class: office}``."""
+        if isinstance(value, dict):
+            return {k: {"class": v} if isinstance(v, str) else v for k, v in value.items()}
+        return value
 
 
 @dataclass(frozen=True)
@@ -108,7 +129,8 @@ class WorldProfile:
         """The domain as the goal-directed planner reads it: each action with its skill and words."""
         return _planning_domain(self.domain_text, tuple(
             (name, (a.skill, a.args, a.words)) for name, a in self.spec.actions.items()), tuple(
-            (cls, self.phrase(cls)) for cls in self.spec.objects if self.phrase(cls) != cls.replace("_", " ")))
+            (cls, self.phrase(cls)) for cls in (*self.spec.objects, *self.spec.instances)
+            if self.phrase(cls) != cls.replace("_", " ")))
 
     def goal_vocabulary(self) -> GoalVocabulary:
         return GoalVocabulary(dict(self.domain.predicates), self.spec.agent or "",
@@ -125,16 +147,30 @@ class WorldProfile:
         """The states its ``never:`` entries forbid."""
         return Hazards(self.spec.never, self.domain)
 
+    @cached_property
+    def declared_classes(self) -> dict[str, str]:
+        """Each named instance -> its class (``WorldState.from_lines``'s ``declared``)."""
+        return {name: named.class_ for name, named in self.spec.instances.items()}
+
+    def class_of(self, instance: str) -> str:
+        """An instance's class: declared for a named instance, else read from ``<class>_<id>``."""
+        named = self.spec.instances.get(instance)
+        return named.class_ if named else class_of(instance)
+
     def phrase(self, cls: str) -> str:
-        """How a class is said: its name with spaces, or, for a name with numbers in it
-        (``cup_n_01``), the first word the profile gives for it."""
+        """How a class (or a named instance) is said: its name with spaces, or, for a name with
+        numbers in it (``cup_n_01``), the first word the profile gives for it; a named instance's
+        first word, where it has words."""
+        named = self.spec.instances.get(cls)
+        if named is not None:
+            return named.words[0] if named.words else cls.replace("_", " ")
         words = self.spec.objects.get(cls, ())
         return words[0] if words and re.search(r"_\d", cls) else cls.replace("_", " ")
 
     def skill(self, action: str, classes: tuple[str, ...]) -> Skill:
         """The skill a domain action becomes on ``classes`` (its skill args), in the profile's words."""
         words = self.spec.actions[action]
-        return Skill(words.skill, classes, text=words.words.format(*(self.phrase(c) for c in classes)))
+        return Skill(words.skill, classes, text=fill(words.words, [self.phrase(c) for c in classes]))
 
     def skill_problem(self, skill: Skill) -> str:
         """Why ``skill`` is not one this robot has (its skill, its number of objects, object
@@ -145,7 +181,7 @@ class WorldProfile:
                     f"{', '.join(sorted({a.skill for a in self.spec.actions.values()}))}")
         if len(skill.objects) not in arities:
             return f"{skill.action} takes {' or '.join(map(str, arities))} object(s), got {len(skill.objects)}"
-        unknown = [o for o in skill.objects if o not in self.spec.objects]
+        unknown = [o for o in skill.objects if o not in self.spec.objects and o not in self.spec.instances]
         return f"{unknown[0]!r} is not an object class of the {self.name} profile" if unknown else ""
 
     def say(self, literal: str) -> str:
@@ -160,10 +196,11 @@ class WorldProfile:
         facts = self.spec.predicates.get(atom[0])
         if facts is None:
             return literal
-        names = [self.phrase(x if x in self.spec.objects else class_of(x)) for x in atom[1:]]
+        names = [self.phrase(x if x in self.spec.objects or x in self.spec.instances else class_of(x))
+                 for x in atom[1:]]
         if negated:
-            return facts.negated.format(*names) if facts.negated else f"not: {facts.words.format(*names)}"
-        return facts.words.format(*names)
+            return fill(facts.negated, names) if facts.negated else f"not: {fill(facts.words, names)}"
+        return fill(facts.words, names)
 
     def why_not(self, missing: str) -> str:
         """What an unmet precondition means, in words: a missing ``(not X)`` is X holding."""
@@ -216,17 +253,25 @@ def _check(spec: ProfileFile, domain: DomainDef, world_text: str, where: str) ->
             ids: dict[str, str] = {}
             for o in world.objects:
                 m = re.fullmatch(r"(.+)_(\d+)", o)
+                if o in spec.instances:
+                    continue
                 if m is None:
-                    problems.append(f"world: {o!r} is not named <class>_<id>")
+                    problems.append(f"world: {o!r} is not named <class>_<id> (or declared in instances)")
                 elif m.group(2) in ids:
                     problems.append(f"world: {o!r} and {ids[m.group(2)]!r} share the id {m.group(2)} (ids are unique)")
                 else:
                     ids[m.group(2)] = o
-            unknown = sorted({class_of(o) for o in world.objects} - set(spec.objects))
+            unknown = sorted({spec.instances[o].class_ if o in spec.instances else class_of(o)
+                              for o in world.objects} - set(spec.objects))
             if unknown:
                 problems.append(f"objects: no entry for the world's class(es) {', '.join(unknown)}")
             if spec.agent is not None and spec.agent not in world.objects:
                 problems.append(f"agent: {spec.agent!r} is not an object of the world")
+    for name, named in spec.instances.items():
+        if named.class_ not in spec.objects:
+            problems.append(f"instances.{name}: its class {named.class_!r} is not an entry of objects")
+        if name in spec.objects:
+            problems.append(f"instances.{name}: also an object class (an instance's name must not be one)")
     for i, example in enumerate(spec.examples):
         for literal in example.goal:
             problems += [f"examples[{i}] ({example.task!r}): {p}" for p in _literal_problems(literal, spec, domain)]
@@ -251,7 +296,7 @@ def _literal_problems(literal: str, spec: ProfileFile, domain: DomainDef) -> lis
     if len(atom) - 1 != arity:
         return [f"{literal!r}: {atom[0]} takes {arity} argument(s)"]
     return [f"{literal!r}: {a!r} is not an object class of the profile" for a in atom[1:]
-            if a not in spec.objects and class_of(a) not in spec.objects]
+            if a not in spec.objects and class_of(a) not in spec.objects and a not in spec.instances]
 
 
 @lru_cache(maxsize=16)
@@ -363,9 +408,13 @@ def shipped(name: str) -> Path:
 
 
 def synonyms(profile: WorldProfile) -> Mapping[str, str]:
-    """Every word for an object class -> the class (the class's own name too)."""
+    """Every word for an object class -> the class (the class's own name too); a named
+    instance's words -> the instance."""
     out: dict[str, str] = {}
     for cls, words in profile.spec.objects.items():
         for word in (cls.replace("_", " "), profile.phrase(cls), *words):
             out.setdefault(word.lower(), cls)
+    for name, named in profile.spec.instances.items():
+        for word in (name.replace("_", " "), *named.words):
+            out.setdefault(word.lower(), name)
     return out

@@ -28,6 +28,8 @@ def profile_bank(profile: WorldProfile, world: WorldState) -> SkillBank:
     types: dict[str, set[str]] = {}
     for name, type_ in world.objects.items():
         types.setdefault(world.classes.get(name, name), set()).add(type_)
+        if name in profile.spec.instances:   # a named instance is a skill's object by its own name too
+            types.setdefault(name, set()).add(type_)
     skills: dict[tuple[str, tuple[str, ...]], Skill] = {}
     for action, words in profile.spec.actions.items():
         params = dict(profile.domain.actions[action].parameters)
@@ -42,7 +44,7 @@ def profile_bank(profile: WorldProfile, world: WorldState) -> SkillBank:
 def reference_world(profile: WorldProfile, scene: str = "") -> WorldState:
     """The profile's reference world, or the world of one of the scenes it offers."""
     text = profile.worlds[scene] if scene else profile.world_text
-    return PddlWorld.from_texts(profile.domain_text, text)[0].world_state()
+    return PddlWorld.from_texts(profile.domain_text, text)[0].world_state(profile.declared_classes)
 
 
 _DEMOS: dict[tuple[str, str, str], tuple[Demonstration, ...]] = {}

@@ -108,7 +108,8 @@ class RobotWorld:
     def world_state(self) -> WorldState:
         if not self.reply.success:
             raise RobotWorldUnread(self.reply.message or "the robot did not report its world")
-        return WorldState.from_lines(self.reply.objects, self.reply.facts)
+        return WorldState.from_lines(self.reply.objects, self.reply.facts,
+                                     self.profile.declared_classes if self.profile else {})
 
     def domain_text(self) -> str:
         return self.reply.domain
@@ -165,6 +166,11 @@ class SimulatedSkillServer:
 
     def reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
         scene = request.scene_id or self.scene
+        if request.world or request.facts:
+            response.success = False
+            response.message = (f"the simulator of {self.world.name} starts from its scenes only: a start state "
+                                "(world, facts) cannot be given; nothing was reset")
+            return response
         with self.lock:
             try:
                 self.sim = self.world.executor(scene, request.task)
@@ -409,8 +415,10 @@ class ExecutorBridgeNode(ManagedNode):
         self._robot_classes, self._robot_profile_read = {}, False
         p, client = self.params, self._robot_reset_client
         if client is None:
-            response.success = True
-            response.message = "robot backend: the robot's state is its own; nothing was reset"
+            response.success = not (request.world or request.facts)
+            response.message = ("robot backend: the robot's state is its own; nothing was reset" if response.success
+                                else "robot backend: a start state (world, facts) goes to the robot's reset service, "
+                                     "and robot_reset_service names none; nothing was reset")
             return response
         if not client.wait_for_service(timeout_sec=p.robot_wait_s):
             response.success = False

@@ -112,7 +112,9 @@ class BridgeWorld:
         the changes that skills reported since applied to it."""
         reply = self.observe()
         if self._parsed is None or self._parsed[0] is not reply:
-            self._parsed = (reply, WorldState.from_lines(reply.objects, reply.facts))
+            profile = self._profile   # as described (a goal reads it first); not asked for here
+            self._parsed = (reply, WorldState.from_lines(reply.objects, reply.facts,
+                                                         profile.declared_classes if profile else {}))
         return self._parsed[1]
 
     def _apply_change(self, result: ExecuteSkill.Result) -> bool:

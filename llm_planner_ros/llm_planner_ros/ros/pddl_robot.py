@@ -5,11 +5,15 @@ put the executor bridge (``backend:=robot``) in front of it, or your robot's own
 place.
 
 Parameters: ``profile`` (a shipped profile's name, e.g. ``mobile_manipulator``, or a path to a
-``profile.yaml``), ``skill_delay_s`` (how long each skill takes).
+``profile.yaml``), ``world`` (a PDDL problem file to start from instead of the profile's reference
+world), ``skill_delay_s`` (how long each skill takes). A ``reset_scene`` request may carry its own
+start state: ``world`` (a problem's text or file path) and ``facts`` (the facts that hold); the
+start state it sets is what later resets without one go back to.
 """
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Optional
 
 from rcl_interfaces.msg import ParameterDescriptor
@@ -30,18 +34,33 @@ from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
 from llm_planner_ros.ros.world_versions import WorldVersions
 
 
+def _problem_text(world: str) -> str:
+    """A PDDL problem given as its text, or as the path of a file that holds it."""
+    if world.lstrip().startswith(("(", ";")):
+        return world
+    try:
+        return Path(world).expanduser().read_text()
+    except OSError as exc:
+        raise ProfileError(f"world: cannot read {world!r}: {exc.strerror}") from None
+
+
 class PddlRobotNode(Node):
     def __init__(self) -> None:
         super().__init__("pddl_robot")
         adopt_package_logs(self)
         fixed = ParameterDescriptor(read_only=True)
         self.declare_parameter("profile", "mobile_manipulator", fixed)
+        self.declare_parameter("world", "", ParameterDescriptor(
+            read_only=True, description="a PDDL problem file to start from ('': the profile's reference world)"))
         self.declare_parameter("skill_delay_s", 0.0, fixed)
         try:
             profile = find_profile(str(self.get_parameter("profile").value))
+            self.pddl = PddlWorldExecutor(profile)
+            world = str(self.get_parameter("world").value)
+            if world:
+                self.pddl.start_from(_problem_text(world))
         except ProfileError as exc:
             raise ExecutorError(str(exc)) from None
-        self.pddl = PddlWorldExecutor(profile)
         self.skill_delay_s = float(self.get_parameter("skill_delay_s").value)
         self._lock = threading.Lock()
         self._versions = WorldVersions(self.pddl.world_state, self.pddl.goal_met)
@@ -60,10 +79,20 @@ class PddlRobotNode(Node):
 
     def _reset(self, request: ResetScene.Request, response: ResetScene.Response) -> ResetScene.Response:
         with self._lock:
-            response.objects = self.pddl.reset()
+            try:
+                if request.world or request.facts:
+                    response.objects = self.pddl.start_from(_problem_text(request.world) if request.world else "",
+                                                            list(request.facts))
+                    response.message = "the start state given" + (f" ({len(request.facts)} facts)"
+                                                                  if request.facts else "")
+                else:
+                    response.objects = self.pddl.reset()
+                    response.message = f"the {self.pddl.profile.name} profile's start world"
+            except ProfileError as exc:
+                response.success, response.message = False, f"no reset, the world is as it was: {exc}"
+                return response
             self._versions.changed()
         response.success = True
-        response.message = f"the {self.pddl.profile.name} profile's reference world"
         return response
 
     def _world_state(self, request: GetWorldState.Request,

@@ -24,6 +24,7 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from llm_planner_ros.core.types import Skill
 from llm_planner_ros.core.world import Atom, WorldState, class_of
 from llm_planner_ros.pddl.domain import Domain, load_domain, parse_sexpr
 from llm_planner_ros.pddl.semantics import DomainDef, PddlError, PddlWorld, read_domain, render
@@ -372,7 +373,8 @@ def predicted(world: WorldState, domain: Domain, skill, hazards: Hazards) -> lis
             if param in schema.skill_args:
                 k = schema.skill_args.index(param)
                 if skill.object_ids and k < len(skill.object_ids):
-                    wanted = by_id.get(skill.object_ids[k])
+                    i = skill.object_ids[k]
+                    wanted = skill.objects[k] if i == Skill.NAMED else by_id.get(i)
                     pool = [wanted] if wanted is not None else []
                 else:
                     pool = [o for o in model.of_type(type_) if kind(o) == skill.objects[k]]

@@ -81,6 +81,8 @@ def instance_problem(skill: Skill, instance_class: Optional[InstanceClass]) -> s
     if instance_class is None:
         return "its instance ids cannot be checked here (the executor does not say what an id is)"
     for name, i in zip(skill.objects, skill.object_ids):
+        if i == Skill.NAMED:   # the object names its instance: there is no id to check
+            continue
         actual = instance_class(i)
         if actual is None:
             return f"there is no object with id {i}"

@@ -1,9 +1,11 @@
 """Profiles written for a test: the shipped mobile manipulator with many object classes of
 names no cache has seen (so that a goal on it embeds thousands of new sentences), and with an
-action over four items that Fast Downward's grounding cannot hold in memory."""
+action over four items that Fast Downward's grounding cannot hold in memory; and with instances
+that keep their own names."""
 from __future__ import annotations
 
 import random
+import shutil
 from pathlib import Path
 
 import yaml
@@ -50,3 +52,24 @@ def write_profile(folder: Path, items: int, places: int, seed: int, blow_up: boo
     (folder / "world.pddl").write_text(world)
     (folder / "profile.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     return folder / "profile.yaml"
+
+
+def named_profile(tmp_path: Path, instances: str) -> Path:
+    """The shipped profile with a world whose desks and person keep their own names (issue 40),
+    ``instances`` appended to its YAML."""
+    source = shipped("mobile_manipulator").parent
+    for f in source.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    world = (tmp_path / "world.pddl").read_text()
+    for old, new in (("desk_5 dock_6 - place", "bob_desk carol_desk dock_6 - place"), ("person_12", "alice"),
+                     ("(on book_17 desk_5)", "(on book_17 bob_desk)"),
+                     ("(on phone_19 desk_5)", "(on phone_19 carol_desk)")):
+        assert old in world
+        world = world.replace(old, new)
+    (tmp_path / "world.pddl").write_text(world)
+    (tmp_path / "profile.yaml").write_text((tmp_path / "profile.yaml").read_text() + instances)
+    return tmp_path / "profile.yaml"
+
+
+NAMED = ("instances:\n  bob_desk: {class: desk, words: [\"Bob's desk\"]}\n  carol_desk: desk\n"
+         "  alice: {class: person, words: [Alice]}\n")
