@@ -40,13 +40,9 @@ def resolve(rosdistro: Path, distro: str) -> dict[str, str]:
         if release:
             packages.update(release.get("packages", [repo]))
     shipped = yaml.safe_load(SHIPPED.read_text())
-    nodeps = {f"python3-{line.split('==')[0].strip()}-pip" for line in (ROOT / "requirements-nodeps.txt").read_text()
-              .splitlines() if line.strip() and not line.startswith("#")}
     out = {}
     for key in declared():
         where = ("this repository's interface package" if key in OWN else
-                 "requirements-nodeps.txt (pip --no-deps: its own dependencies are not wanted; skip the key)"
-                 if key in nodeps else
                  f"{distro}/distribution.yaml" if key in packages else
                  next((f"rosdep/{n}" for n, r in rules.items() if for_ubuntu(r.get(key))), None) or
                  ("rosdep/llm_planner_ros.yaml (shipped here)" if key in shipped else None))
