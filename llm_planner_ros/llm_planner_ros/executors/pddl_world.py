@@ -24,6 +24,7 @@ class PddlWorldExecutor:
         self.profile = profile
         self._world_text = world_text or profile.world_text
         self._start_facts: Optional[frozenset[Atom]] = None   # the facts a start state gave, if any
+        self._by_id: Optional[tuple[PddlWorld, dict[int, str]]] = None
         self.history: list[str] = []
         self.reset()
 
@@ -71,7 +72,9 @@ class PddlWorldExecutor:
         return None
 
     def instance_class(self, instance_id: int) -> Optional[str]:
-        return self.world_state().classes_by_id().get(instance_id)
+        if self._by_id is None or self._by_id[0] is not self.world:   # the instances change at a reset only
+            self._by_id = (self.world, self.world_state().classes_by_id())
+        return self._by_id[1].get(instance_id)
 
     def execute(self, skill: Skill) -> ExecutionResult:
         actions = [name for name, a in self.profile.spec.actions.items() if a.skill == skill.action]

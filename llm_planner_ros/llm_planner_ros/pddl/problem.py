@@ -20,6 +20,38 @@ def whole_world(world: WorldState, goal: GroundGoal, allowed: Optional[set[str]]
 
 
 @dataclass(frozen=True)
+class ReachableCut:
+    """The relevance cut for any domain's world: the goal's objects and the agent, then,
+    transitively, the other arguments of every fact whose first argument is kept: where an
+    object is (``(on cup_3 desk_5)`` keeps the desk), what the agent holds and where it stands,
+    but not what else lies on that desk. Every object an action of such a world needs to reach
+    the goal is one of these, for domains whose facts point from a thing to where it is; where
+    that is not so, the planner finds no plan on the cut and widens it to the whole world once
+    (:attr:`widens`). A world of at most ``whole_up_to`` objects is kept whole: grounding it is
+    cheap, and its results stay as they were."""
+
+    agent: str = ""
+    whole_up_to: int = 300
+    widens: bool = True
+
+    def __call__(self, world: WorldState, goal: GroundGoal, allowed: Optional[set[str]] = None,
+                 excluded: frozenset[str] = frozenset()) -> set[str]:
+        if len(world.objects) <= self.whole_up_to or allowed is not None:   # objects given: only those
+            return whole_world(world, goal, allowed, excluded)
+        by_first: dict[str, list[tuple[str, ...]]] = {}
+        for atom in world.facts:
+            if len(atom) > 2:
+                by_first.setdefault(atom[1], []).append(atom)
+        keep = (set(goal.objects) | ({self.agent} if self.agent in world.objects else set())) - excluded
+        frontier = set(keep)
+        while frontier:
+            found = {x for o in frontier for atom in by_first.get(o, ()) for x in atom[2:]} - keep - excluded
+            keep |= found
+            frontier = found
+        return keep
+
+
+@dataclass(frozen=True)
 class Problem:
     text: str
     objects: frozenset[str]

@@ -10,7 +10,7 @@ and, when not, the literals that stop it, so a planner can be told why in words.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import product
 from types import MappingProxyType
@@ -138,6 +138,9 @@ class PddlWorld:
     domain: DomainDef
     objects: dict[str, str]
     state: set[Atom] = field(default_factory=set)
+    _naming: dict[int, tuple[Mapping[str, str], WorldState]] = field(default_factory=dict, repr=False,
+                                                                     compare=False)   # names read once
+    _last: list[tuple[set[Atom], WorldState]] = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def from_texts(cls, domain_text: str, problem_text: str) -> tuple[PddlWorld, ProblemDef]:
@@ -149,9 +152,17 @@ class PddlWorld:
 
     def world_state(self, declared: Mapping[str, str] = MappingProxyType({})) -> WorldState:
         """The state as the planner reads a world: instances with their types, true atoms (and
-        the classes of named instances, ``declared``)."""
-        return WorldState.from_lines([f"{n} - {t}" for n, t in self.objects.items()],
-                                     [f"({' '.join(a)})" for a in self.state], declared)
+        the classes of named instances, ``declared``). The instances' names are read once."""
+        naming = self._naming.get(id(declared))
+        if naming is None or naming[0] is not declared:
+            naming = self._naming[id(declared)] = (declared, WorldState.from_lines(
+                [f"{n} - {t}" for n, t in self.objects.items()], (), declared))
+        for state, world in self._last:   # a step replaces the state, never changes it in place
+            if state is self.state and world.classes is naming[1].classes:
+                return world
+        world = replace(naming[1], facts=frozenset(self.state))
+        self._last = [(self.state, world), *self._last[:1]]   # now and before a step (or a prediction)
+        return world
 
     # -- conditions --------------------------------------------------------------------------
     def holds(self, cond: object, binding: Mapping[str, str] | None = None,

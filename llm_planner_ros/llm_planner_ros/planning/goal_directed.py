@@ -235,10 +235,20 @@ class _GoalRun:
         """Fast Downward's plan from the world as it is; planned again with every hazard forbidden
         where the plan passes through one."""
         world, domain = self.world, self.domain
+        relevant = self.known.relevant_objects
         problem = build_problem(world, self.goal, domain.name, allowed=self.allowed, excluded=self.excluded,
-                                relevant=self.known.relevant_objects)
+                                relevant=relevant)
         self.stats["problem_objects"], self.stats["problem_facts"] = len(problem.objects), problem.num_facts
         outcome = self._fast_downward(domain.text, problem.text)
+        if outcome.status == "unsolvable" and getattr(relevant, "widens", False) \
+                and len(problem.objects) < len(world.objects) - len(self.excluded):
+            cut = len(problem.objects)   # the cut left out something the goal needs: the whole world, once
+            problem = build_problem(world, self.goal, domain.name, allowed=self.allowed, excluded=self.excluded)
+            self.stats["problem_objects"], self.stats["problem_facts"] = len(problem.objects), problem.num_facts
+            self.stats["widened"] = 1
+            self.notes.append(f"the relevance cut ({cut} of {len(world.objects)} objects) had no plan; "
+                              f"widened to the whole world")
+            outcome = self._fast_downward(domain.text, problem.text)
         if outcome.status != "solved":
             without = f"; planned without the skills the policy refuses: {', '.join(self.refused)}" \
                 if self.refused else ""

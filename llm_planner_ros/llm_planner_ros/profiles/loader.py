@@ -27,7 +27,7 @@ from llm_planner_ros.core.types import Skill
 from llm_planner_ros.core.world import class_of, fill
 from llm_planner_ros.pddl.domain import Domain, parse_domain, parse_sexpr
 from llm_planner_ros.pddl.goals import GoalVocabulary
-from llm_planner_ros.pddl.problem import RelevantObjects, whole_world
+from llm_planner_ros.pddl.problem import ReachableCut, RelevantObjects
 from llm_planner_ros.pddl.semantics import DomainDef, PddlError, read_domain, read_problem
 from llm_planner_ros.safety.hazards import HazardEntry, Hazards
 from llm_planner_ros.safety.hazards import problems as hazard_problems
@@ -137,10 +137,11 @@ class WorldProfile:
                               {word: (cls,) for word, cls in synonyms(self).items()},
                               every_instance=self.spec.goal_classes == "every", mutex=self.spec.exclusive)
 
-    @property
+    @cached_property
     def relevant_objects(self) -> RelevantObjects:
-        """A profile's world is small: its problems keep it whole."""
-        return whole_world
+        """What a goal's problem keeps of a large world: what the goal's objects and the agent
+        reach through the world's facts (:class:`ReachableCut`); a small world whole."""
+        return ReachableCut(self.spec.agent or "")
 
     @cached_property
     def hazards(self) -> Hazards:

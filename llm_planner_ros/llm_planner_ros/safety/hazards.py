@@ -15,7 +15,7 @@ that a goal, a plan or a skill would bring about are refused.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import islice, product
@@ -62,15 +62,38 @@ class Hazard:
         return self.entry.name
 
     def bindings(self, facts: Callable[[str], Iterable[Atom]], absent: Callable[[Atom], bool],
-                 instance_class: Callable[[str], str] = class_of) -> Iterator[dict[str, str]]:
+                 instance_class: Callable[[str], str] = class_of,
+                 with_arg: Optional[Callable[[str, int, str], Sequence[Atom]]] = None,
+                 of_class: Optional[Callable[[str], Sequence[str]]] = None) -> Iterator[dict[str, str]]:
         """Every binding of the variables under which the hazard holds: ``facts(predicate)`` gives
-        the atoms that hold, ``absent(atom)`` whether a negated literal's atom does not hold."""
+        the atoms that hold, ``absent(atom)`` whether a negated literal's atom does not hold;
+        ``with_arg(predicate, k, value)``, where given, the atoms whose k-th argument is ``value``:
+        then each next literal is the one with the fewest atoms to try (a large world's join), and
+        a variable whose classes are few is tried through their instances (``of_class``)."""
         allowed = {v: frozenset(c) for v, c in self.entry.classes.items()}
+
+        def candidates(pattern: Atom, binding: dict[str, str]) -> Sequence[Atom] | Iterable[Atom]:
+            if with_arg is not None:
+                for k, want in enumerate(pattern[1:], 1):
+                    value = binding.get(want) if want.startswith("?") else want
+                    if value is not None:
+                        return with_arg(pattern[0], k, value)
+                best = facts(pattern[0])
+                for k, want in enumerate(pattern[1:], 1):
+                    if want in allowed and of_class is not None:
+                        via = [a for c in allowed[want] for i in of_class(c) for a in with_arg(pattern[0], k, i)]
+                        if len(via) < len(best):   # type: ignore[arg-type]
+                            best = via
+                return best
+            return facts(pattern[0])
 
         def extend(i: int, binding: dict[str, str]) -> Iterator[dict[str, str]]:
             if i == len(self.positive):
                 if all(absent(tuple(binding.get(x, x) for x in atom)) for atom in self.negative):
                     yield dict(binding)
+                return
+            if with_arg is not None and i == 0:
+                yield from extend_ordered(list(self.positive), binding)
                 return
             pattern = self.positive[i]
             for atom in facts(pattern[0]):
@@ -86,6 +109,32 @@ class Hazard:
                         break
                 else:
                     yield from extend(i + 1, new)
+
+        def match(pattern: Atom, atom: Atom, binding: dict[str, str]) -> Optional[dict[str, str]]:
+            if len(atom) != len(pattern):
+                return None
+            new = dict(binding)
+            for want, got in zip(pattern[1:], atom[1:]):
+                if want.startswith("?"):
+                    if new.setdefault(want, got) != got or \
+                            (want in allowed and instance_class(got) not in allowed[want]):
+                        return None
+                elif want != got:
+                    return None
+            return new
+
+        def extend_ordered(todo: list[Atom], binding: dict[str, str]) -> Iterator[dict[str, str]]:
+            if not todo:
+                if all(absent(tuple(binding.get(x, x) for x in atom)) for atom in self.negative):
+                    yield dict(binding)
+                return
+            options = [(p, candidates(p, binding)) for p in todo]
+            pattern, atoms = min(options, key=lambda o: len(o[1]) if isinstance(o[1], Sized) else 1 << 30)
+            rest = [p for p in todo if p is not pattern]
+            for atom in atoms:
+                new = match(pattern, atom, binding)
+                if new is not None:
+                    yield from extend_ordered(rest, new)
         yield from extend(0, {})
 
     def ground(self, binding: Mapping[str, str]) -> list[str]:
@@ -129,6 +178,8 @@ class Hazards:
         self.entries = tuple(entries)
         self.domain = domain
         self.hazards = tuple(_hazard(e) for e in self.entries)
+        self._last_members: tuple[Optional[Mapping[str, str]], dict[str, list[str]]] = (None, {})
+        self._last_indexes: list[tuple[frozenset[Atom], tuple[dict, dict]]] = []
 
     def __bool__(self) -> bool:
         return bool(self.hazards)
@@ -158,11 +209,45 @@ class Hazards:
     # -- states -----------------------------------------------------------------------------
     def holding(self, facts: Iterable[Atom], classes: Optional[Mapping[str, str]] = None) -> list[HazardHit]:
         """The hazards that hold in a state (its true atoms)."""
-        facts = set(facts)
-        index = _facts_index(facts)
-        return [HazardHit(h, tuple(sorted(b.items())))
+        if not self.hazards:
+            return []
+        facts = facts if isinstance(facts, (set, frozenset)) else set(facts)
+        index, by_arg = self._indexes(facts)
+        kind, members = _kind(classes), self._members(facts, classes)
+        return [HazardHit(h, binding)   # per hazard, its bindings in order: the same list for the same state
                 for h in self.hazards
-                for b in h.bindings(lambda p: index.get(p, ()), lambda a: a not in facts, _kind(classes))]
+                for binding in sorted(tuple(sorted(b.items())) for b in h.bindings(
+                    lambda p: index.get(p, ()), lambda a: a not in facts, kind,
+                    lambda p, k, v: by_arg.get((p, k, v), ()), lambda c: members.get(c, ())))]
+
+    def _indexes(self, facts: set[Atom] | frozenset[Atom]) -> tuple[dict[str, list[Atom]],
+                                                                     dict[tuple[str, int, str], list[Atom]]]:
+        """The facts by predicate and by (predicate, position, argument); the last two states'
+        kept, since a step's check asks about the state before it and the one after."""
+        for kept, indexes in self._last_indexes:
+            if kept is facts:
+                return indexes
+        by_arg: dict[tuple[str, int, str], list[Atom]] = {}
+        for a in facts:
+            for k, x in enumerate(a[1:], 1):
+                by_arg.setdefault((a[0], k, x), []).append(a)
+        made = (_facts_index(facts), by_arg)
+        if isinstance(facts, frozenset):   # a set may change: not kept
+            self._last_indexes = [(facts, made), *self._last_indexes[:1]]
+        return made
+
+    def _members(self, facts: Iterable[Atom], classes: Optional[Mapping[str, str]]) -> dict[str, list[str]]:
+        """Class -> its instances (of those the world reports classes for, else named in its facts),
+        kept for the last world asked about: its instances change at a reset, not at a step."""
+        if classes and self._last_members[0] is classes:
+            return self._last_members[1]
+        kind, out = _kind(classes), {}   # type: ignore[var-annotated]
+        names = set(classes) if classes else {x for a in facts for x in a[1:]}
+        for name in names:
+            out.setdefault(kind(name), []).append(name)
+        if classes:
+            self._last_members = (classes, out)
+        return out
 
     def in_world(self, world: WorldState) -> list[HazardHit]:
         return self.holding(world.facts, world.classes)

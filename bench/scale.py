@@ -1,0 +1,149 @@
+"""Planning time and memory as the world grows (issue 41): method pddl, goals given, in-process,
+on buildings from bench/building.py, with the relevance cut and with the whole world side by side.
+
+    python bench/scale.py [--sizes 100 1000 10000 50000] [--tasks 20] [--whole-tasks 5]
+                          [--whole-up-to 10000] [--out bench/results]
+
+Each (size, setting) runs in its own process, so that its resident memory is its own. Per goal:
+time (median, p90), Fast Downward's time, the problem's objects (the cut's size), success, and
+whether the cut was widened. Writes scale.json and scale.png (log-log time against objects) and
+prints a table. Not measured here yet: method interpret and the goals through the nodes.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "llm_planner_ros"))   # the package folder
+sys.path.insert(0, str(ROOT / "bench"))
+
+SETTINGS = {"cut": "the relevance cut (ReachableCut)", "whole": "the whole world (no cut)"}
+
+
+def p90(values: list[float]) -> float:
+    return sorted(values)[max(0, round(0.9 * len(values)) - 1)] if values else float("nan")
+
+
+def one(size: int, setting: str, tasks: int, seed: int) -> dict:
+    """One size and setting, in this process: the goals, then this process's peak memory."""
+    import building
+
+    from llm_planner_ros.core.errors import CancelToken
+    from llm_planner_ros.core.request import parse_request
+    from llm_planner_ros.core.types import TerminationReason
+    from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
+    from llm_planner_ros.pddl.problem import ReachableCut
+    from llm_planner_ros.profiles.loader import load_profile
+    from llm_planner_ros.wiring import ServiceConfig, compose
+
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        path, goals = building.write(Path(tmp) / "building", size, seed)
+        profile = load_profile(path)
+        if setting == "whole":   # the same profile, its cut never cutting
+            cut = ReachableCut(profile.spec.agent or "", whole_up_to=sys.maxsize, widens=False)
+            profile.__dict__["relevant_objects"] = cut
+        load_s = time.perf_counter() - t0
+        executor = PddlWorldExecutor(profile)
+
+        def reset(scene: str, task: str) -> PddlWorldExecutor:
+            executor.reset()
+            return executor
+        service = compose(ServiceConfig(), executor_factory=reset, robot_world=lambda executes: executor)
+        rows = []
+        for task in goals[:tasks]:
+            t1 = time.perf_counter()
+            result, report = service.plan_with_report(
+                parse_request(task=task["task"], method="pddl", execute=True, goal_conditions=task["goal"]),
+                lambda e: None, CancelToken())
+            stats = report.stats
+            rows.append({"task": task["task"], "kind": task["kind"], "goal": task["goal"],
+                         "seconds": time.perf_counter() - t1, "fast_downward_s": stats.get("planner_s", 0.0),
+                         "world_s": stats.get("world_s", 0.0), "problem_objects": stats.get("problem_objects", 0),
+                         "widened": bool(stats.get("widened")), "reason": result.termination_reason.value,
+                         "reached": result.termination_reason is TerminationReason.GOAL_REACHED,
+                         "steps": len(result.steps), "detail": result.detail[:200]})
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"size": size, "setting": setting, "load_s": load_s, "rows": rows, "peak_rss_mb": peak_mb}
+
+
+def summary(run: dict) -> dict:
+    rows = run["rows"]
+    secs = [r["seconds"] for r in rows]
+    return {"size": run["size"], "setting": run["setting"], "goals": len(rows),
+            "reached": sum(r["reached"] for r in rows), "median_s": statistics.median(secs) if secs else None,
+            "p90_s": p90(secs), "fast_downward_median_s": statistics.median(r["fast_downward_s"] for r in rows)
+            if rows else None, "world_median_s": statistics.median(r["world_s"] for r in rows) if rows else None,
+            "problem_objects_median": statistics.median(r["problem_objects"] for r in rows) if rows else None,
+            "widened": sum(r["widened"] for r in rows), "peak_rss_mb": run["peak_rss_mb"], "load_s": run["load_s"]}
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for setting, style in (("cut", "o-"), ("whole", "s--")):
+        pts = [(r["size"], r["median_s"], r["p90_s"]) for r in rows if r["setting"] == setting and r["goals"]]
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"{SETTINGS[setting]}, median")
+            ax.plot([p[0] for p in pts], [p[2] for p in pts], style, alpha=0.35, label=f"{setting}, p90")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("objects in the world")
+    ax.set_ylabel("seconds per goal (pddl, goals given, executed)")
+    ax.set_title("Planning time against world size (bench/scale.py)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000, 50000])
+    p.add_argument("--tasks", type=int, default=20)
+    p.add_argument("--whole-tasks", type=int, default=5, help="goals per size on the whole world (slow)")
+    p.add_argument("--whole-up-to", type=int, default=10000, help="the largest size run on the whole world")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    p.add_argument("--one", nargs=2, metavar=("SIZE", "SETTING"), help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.one:
+        size, setting = int(args.one[0]), args.one[1]
+        print(json.dumps(one(size, setting, args.tasks if setting == "cut" else args.whole_tasks, args.seed)))
+        return
+    runs = []
+    for size in args.sizes:
+        for setting in ("cut", "whole"):
+            if setting == "whole" and size > args.whole_up_to:
+                continue
+            done = subprocess.run([sys.executable, __file__, "--one", str(size), setting, "--tasks", str(args.tasks),
+                                   "--whole-tasks", str(args.whole_tasks), "--seed", str(args.seed)],
+                                  capture_output=True, text=True, timeout=7200)
+            if done.returncode:
+                raise SystemExit(f"{size} {setting}: {done.stderr[-2000:]}")
+            runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+            s = summary(runs[-1])
+            print(f"{size:>6} {setting:5s} reached {s['reached']}/{s['goals']}  median {s['median_s']:.2f}s "
+                  f"p90 {s['p90_s']:.2f}s  FD {s['fast_downward_median_s']:.2f}s  objects "
+                  f"{s['problem_objects_median']:.0f}  widened {s['widened']}  planner peak rss "
+                  f"{s['peak_rss_mb']:.0f} MB", flush=True)
+    rows = [summary(r) for r in runs]
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "scale.json").write_text(json.dumps({"summary": rows, "runs": runs}, indent=1))
+    plot(rows, args.out / "scale.png")
+    print(f"wrote {args.out / 'scale.json'} and {args.out / 'scale.png'}")
+
+
+if __name__ == "__main__":
+    main()
