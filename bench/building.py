@@ -23,7 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm_planner_ros"))   # the package folder
 
-from llm_planner_ros.profiles.loader import shipped  # noqa: E402
+from llm_planner_ros.core.world import parse_fact  # noqa: E402
+from llm_planner_ros.profiles.loader import load_profile, shipped  # noqa: E402
 
 ROOMS = {   # room kind -> its places: (class, PDDL type)
     "office": [("desk", "place"), ("desk", "place"), ("lamp", "appliance"), ("cupboard", "container")],
@@ -86,8 +87,14 @@ def generate(n_objects: int, seed: int) -> tuple[Building, list[dict]]:
     return b, tasks(b, rng, people)
 
 
+def hazardous(goal: str) -> bool:
+    """Whether the goal literal alone is one of the profile's hazards (a cup on the sofa)."""
+    return bool(load_profile(shipped("mobile_manipulator")).hazards.holding({parse_fact(goal)}))
+
+
 def tasks(b: Building, rng: random.Random, people: list[str], count: int = 20) -> list[dict]:
-    """Tasks of the profile's kinds, each a goal over instances that does not hold yet."""
+    """Tasks of the profile's kinds, each a goal over instances that does not hold yet and is not
+    a hazard of the profile (those are refused, rightly: bench/hazards.py counts them)."""
     items = [o for o, t in b.objects.items() if t == "item"]
     surfaces = [o for o, t in b.objects.items() if t == "place" and not o.startswith("dock")]
     containers = [o for o, t in b.objects.items() if t == "container"]
@@ -113,7 +120,7 @@ def tasks(b: Building, rng: random.Random, people: list[str], count: int = 20) -
             if f"(switched_on {target})" in on:
                 continue
             goal, task = f"(switched_on {target})", f"Turn on the {target.rsplit('_', 1)[0]}"
-        if goal in on:
+        if goal in on or hazardous(goal):
             continue
         out.append({"task": task, "kind": kind, "goal": [goal]})
     return out
