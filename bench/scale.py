@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "llm_planner_ros"))   # the package folder
 sys.path.insert(0, str(ROOT / "bench"))
 
-SETTINGS = {"cut": "the relevance cut (ReachableCut)", "whole": "the whole world (no cut)"}
+SETTINGS = {"cut": "the relevance cut (ReachableCut)", "whole": "the whole world (no cut)",
+            "nodes": "the relevance cut, through the nodes (pddl_robot, executor_bridge, planner_node)"}
 
 
 def p90(values: list[float]) -> float:
@@ -75,6 +76,67 @@ def one(size: int, setting: str, tasks: int, seed: int) -> dict:
     return {"size": size, "setting": setting, "load_s": load_s, "rows": rows, "peak_rss_mb": peak_mb}
 
 
+def over_ros(size: int, tasks: int, seed: int) -> dict:
+    """The goals through the nodes: the building's reference robot (pddl_robot), the executor
+    bridge (robot backend) and the planner node, each started here in its own namespace, sent
+    with PlannerClient; the planner's peak memory is its own (VmHWM)."""
+    import os
+    import threading
+    import uuid
+
+    import building
+    import rclpy
+
+    from llm_planner_ros.ros.client import PlannerClient
+
+    lib = ROOT / "install" / "llm_planner_ros" / "lib" / "llm_planner_ros"
+    ns = f"/scale_{uuid.uuid4().hex[:6]}"
+    with tempfile.TemporaryDirectory() as tmp:
+        path, goals = building.write(Path(tmp) / "building", size, seed)
+        argv = [[str(lib / "pddl_robot"), "--ros-args", "-r", f"__ns:={ns}/robot", "-p", f"profile:={path}"],
+                [str(lib / "executor_bridge"), "--ros-args", "-r", f"__ns:={ns}", "-p", "backend:=robot",
+                 "-p", "robot_action:=robot/execute_skill"],
+                [str(lib / "planner_node"), "--ros-args", "-r", f"__ns:={ns}", "-p", "world:=none",
+                 "-p", "trace_log:=''"]]
+        t0 = time.perf_counter()
+        nodes = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for a in argv]
+        lines: list[str] = []
+        readers = [threading.Thread(target=lambda n=n: lines.extend(iter(n.stdout.readline, "")), daemon=True)
+                   for n in nodes]
+        for r in readers:
+            r.start()
+        rows = []
+        try:
+            while not any("planner ready" in line for line in lines):
+                if any(n.poll() is not None for n in nodes) or time.perf_counter() - t0 > 600:
+                    raise SystemExit("the nodes did not start:\n" + "".join(lines[-30:]))
+                time.sleep(0.1)
+            ready_s = time.perf_counter() - t0
+            rclpy.init()
+            with PlannerClient(ns) as client:
+                client.wait_until_ready(120)
+                for task in goals[:tasks]:
+                    t1 = time.perf_counter()
+                    outcome = client.plan(task["task"], "pddl", True, goal_conditions=task["goal"], timeout_s=600)
+                    r = outcome.result
+                    rows.append({"task": task["task"], "kind": task["kind"], "goal": task["goal"],
+                                 "seconds": time.perf_counter() - t1, "fast_downward_s": float("nan"),
+                                 "world_s": float("nan"), "problem_objects": 0, "widened": "widened" in r.detail,
+                                 "reason": r.termination_reason,
+                                 "reached": r.termination_reason == "goal_reached", "steps": len(r.program),
+                                 "detail": r.detail[:200]})
+            rclpy.shutdown()
+            status = Path(f"/proc/{nodes[2].pid}/status").read_text()
+            peak_mb = int(next(x for x in status.splitlines() if x.startswith("VmHWM")).split()[1]) / 1024
+        finally:
+            for n in nodes:
+                if n.poll() is None:
+                    os.kill(n.pid, 2)
+            for n in nodes:
+                n.wait(30)
+    return {"size": size, "setting": "nodes", "load_s": ready_s, "rows": rows, "peak_rss_mb": peak_mb}
+
+
 def summary(run: dict) -> dict:
     rows = run["rows"]
     secs = [r["seconds"] for r in rows]
@@ -83,6 +145,7 @@ def summary(run: dict) -> dict:
             "p90_s": p90(secs), "fast_downward_median_s": statistics.median(r["fast_downward_s"] for r in rows)
             if rows else None, "world_median_s": statistics.median(r["world_s"] for r in rows) if rows else None,
             "problem_objects_median": statistics.median(r["problem_objects"] for r in rows) if rows else None,
+            "ready_or_load_s": run["load_s"],
             "widened": sum(r["widened"] for r in rows), "peak_rss_mb": run["peak_rss_mb"], "load_s": run["load_s"]}
 
 
@@ -92,7 +155,7 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for setting, style in (("cut", "o-"), ("whole", "s--")):
+    for setting, style in (("cut", "o-"), ("whole", "s--"), ("nodes", "^-.")):
         pts = [(r["size"], r["median_s"], r["p90_s"]) for r in rows if r["setting"] == setting and r["goals"]]
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"{SETTINGS[setting]}, median")
@@ -115,17 +178,20 @@ def main() -> None:
     p.add_argument("--whole-tasks", type=int, default=5, help="goals per size on the whole world (slow)")
     p.add_argument("--whole-up-to", type=int, default=10000, help="the largest size run on the whole world")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--nodes-up-to", type=int, default=10000, help="the largest size run through the nodes")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     p.add_argument("--one", nargs=2, metavar=("SIZE", "SETTING"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.one:
         size, setting = int(args.one[0]), args.one[1]
-        print(json.dumps(one(size, setting, args.tasks if setting == "cut" else args.whole_tasks, args.seed)))
+        run = over_ros(size, args.tasks, args.seed) if setting == "nodes" else \
+            one(size, setting, args.tasks if setting == "cut" else args.whole_tasks, args.seed)
+        print(json.dumps(run))
         return
     runs = []
     for size in args.sizes:
-        for setting in ("cut", "whole"):
-            if setting == "whole" and size > args.whole_up_to:
+        for setting in ("cut", "whole", "nodes"):
+            if setting == "whole" and size > args.whole_up_to or setting == "nodes" and size > args.nodes_up_to:
                 continue
             done = subprocess.run([sys.executable, __file__, "--one", str(size), setting, "--tasks", str(args.tasks),
                                    "--whole-tasks", str(args.whole_tasks), "--seed", str(args.seed)],
