@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "llm_planner_ros"))   # the package folder
 sys.path.insert(0, str(ROOT / "bench"))
 
 SETTINGS = {"cut": "the relevance cut (ReachableCut)", "whole": "the whole world (no cut)",
-            "nodes": "the relevance cut, through the nodes (pddl_robot, executor_bridge, planner_node)"}
+            "nodes": "the cut, through the nodes"}
 
 
 def p90(values: list[float]) -> float:
@@ -154,19 +154,23 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, ax = plt.subplots(figsize=(9.6, 4.2))
     for setting, style in (("cut", "o-"), ("whole", "s--"), ("nodes", "^-.")):
         pts = [(r["size"], r["median_s"], r["p90_s"]) for r in rows if r["setting"] == setting and r["goals"]]
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"{SETTINGS[setting]}, median")
             ax.plot([p[0] for p in pts], [p[2] for p in pts], style, alpha=0.35, label=f"{setting}, p90")
+    for r in rows:
+        if r["goals"] and not r["reached"]:
+            ax.annotate(f"{r['reached']}/{r['goals']} reached (time limit)", (r["size"], r["median_s"]),
+                        textcoords="offset points", xytext=(-20, -14), fontsize=7)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("objects in the world")
     ax.set_ylabel("seconds per goal (pddl, goals given, executed)")
     ax.set_title("Planning time against world size (bench/scale.py)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -180,6 +184,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--nodes-up-to", type=int, default=10000, help="the largest size run through the nodes")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
+    p.add_argument("--replot", action="store_true", help="only draw scale.png again from --out's scale.json")
     p.add_argument("--one", nargs=2, metavar=("SIZE", "SETTING"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.one:
@@ -187,6 +192,9 @@ def main() -> None:
         run = over_ros(size, args.tasks, args.seed) if setting == "nodes" else \
             one(size, setting, args.tasks if setting == "cut" else args.whole_tasks, args.seed)
         print(json.dumps(run))
+        return
+    if args.replot:
+        plot(json.loads((args.out / "scale.json").read_text())["summary"], args.out / "scale.png")
         return
     runs = []
     for size in args.sizes:
