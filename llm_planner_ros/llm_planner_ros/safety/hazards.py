@@ -87,29 +87,6 @@ class Hazard:
                 return best
             return facts(pattern[0])
 
-        def extend(i: int, binding: dict[str, str]) -> Iterator[dict[str, str]]:
-            if i == len(self.positive):
-                if all(absent(tuple(binding.get(x, x) for x in atom)) for atom in self.negative):
-                    yield dict(binding)
-                return
-            if with_arg is not None and i == 0:
-                yield from extend_ordered(list(self.positive), binding)
-                return
-            pattern = self.positive[i]
-            for atom in facts(pattern[0]):
-                if len(atom) != len(pattern):
-                    continue
-                new = dict(binding)
-                for want, got in zip(pattern[1:], atom[1:]):
-                    if want.startswith("?"):
-                        if new.setdefault(want, got) != got or \
-                                (want in allowed and instance_class(got) not in allowed[want]):
-                            break
-                    elif want != got:
-                        break
-                else:
-                    yield from extend(i + 1, new)
-
         def match(pattern: Atom, atom: Atom, binding: dict[str, str]) -> Optional[dict[str, str]]:
             if len(atom) != len(pattern):
                 return None
@@ -123,19 +100,22 @@ class Hazard:
                     return None
             return new
 
-        def extend_ordered(todo: list[Atom], binding: dict[str, str]) -> Iterator[dict[str, str]]:
+        def extend(todo: list[Atom], binding: dict[str, str]) -> Iterator[dict[str, str]]:
             if not todo:
                 if all(absent(tuple(binding.get(x, x) for x in atom)) for atom in self.negative):
                     yield dict(binding)
                 return
-            options = [(p, candidates(p, binding)) for p in todo]
-            pattern, atoms = min(options, key=lambda o: len(o[1]) if isinstance(o[1], Sized) else 1 << 30)
+            if with_arg is None:   # the literals in their order
+                pattern, atoms = todo[0], facts(todo[0][0])
+            else:                  # the literal with the fewest atoms to try next
+                pattern, atoms = min(((p, candidates(p, binding)) for p in todo),
+                                     key=lambda o: len(o[1]) if isinstance(o[1], Sized) else 1 << 30)
             rest = [p for p in todo if p is not pattern]
             for atom in atoms:
                 new = match(pattern, atom, binding)
                 if new is not None:
-                    yield from extend_ordered(rest, new)
-        yield from extend(0, {})
+                    yield from extend(rest, new)
+        yield from extend(list(self.positive), {})
 
     def ground(self, binding: Mapping[str, str]) -> list[str]:
         lits = [f"({' '.join(binding.get(x, x) for x in a)})" for a in self.positive]
