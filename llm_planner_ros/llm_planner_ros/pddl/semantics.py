@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import product
 from types import MappingProxyType
+from typing import Optional
 
 from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.pddl.domain import parse_sexpr
@@ -138,8 +139,8 @@ class PddlWorld:
     domain: DomainDef
     objects: dict[str, str]
     state: set[Atom] = field(default_factory=set)
-    _naming: dict[int, tuple[Mapping[str, str], WorldState]] = field(default_factory=dict, repr=False,
-                                                                     compare=False)   # names read once
+    _naming: Optional[tuple[Mapping[str, str], WorldState]] = field(default=None, repr=False,
+                                                                    compare=False)   # names read once
     _last: list[tuple[set[Atom], WorldState]] = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
@@ -153,9 +154,9 @@ class PddlWorld:
     def world_state(self, declared: Mapping[str, str] = MappingProxyType({})) -> WorldState:
         """The state as the planner reads a world: instances with their types, true atoms (and
         the classes of named instances, ``declared``). The instances' names are read once."""
-        naming = self._naming.get(id(declared))
+        naming = self._naming
         if naming is None or naming[0] is not declared:
-            naming = self._naming[id(declared)] = (declared, WorldState.from_lines(
+            naming = self._naming = (declared, WorldState.from_lines(
                 [f"{n} - {t}" for n, t in self.objects.items()], (), declared))
         for state, world in self._last:   # a step replaces the state, never changes it in place
             if state is self.state and world.classes is naming[1].classes:
