@@ -6,7 +6,11 @@ Writes a profile folder (the shipped profile's YAML and domain, and a generated 
 and ``tasks.json``: tasks of the profile's kinds with their goal literals, over instances.
 
 The building has floors of rooms (offices, kitchens, meeting rooms, lounges), each with its
-furniture, containers and appliances, people in offices, and items on and in them. The
+furniture, containers and appliances, people in offices, and items on and in them. Each person
+has a name ("Alice Smith"), and their desk, cupboard, lamp and mug keep their own names
+(``alice_smith_desk``: "Alice Smith's desk"), declared under the profile's ``instances:``; the
+tasks name those ("Put Alice Smith's mug on Bob Jones's desk"), so that a task's text says
+which instances its goal is over, as people in a building would. The
 mobile_manipulator domain has no rooms or doors: the robot drives from any place to any other,
 so floors and rooms shape where things are (and which tasks make sense), not what the planner
 reads. About 15% of the objects are places, 2% people and the rest items.
@@ -36,6 +40,15 @@ ROOMS = {   # room kind -> its places: (class, PDDL type)
 ROOM_KINDS = ("office", "office", "office", "kitchen", "meeting", "lounge")
 ITEMS = ("cup", "mug", "apple", "milk", "book", "remote", "phone", "plate")
 ROOMS_PER_FLOOR = 12
+FIRST = ("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy", "karl", "laura",
+         "mallory", "nina", "oscar", "peggy", "quinn", "rupert", "sybil", "trent", "ursula", "victor", "wendy",
+         "xavier", "yvonne", "zoe", "amir", "bianca", "chen", "dmitri", "elena", "farah", "gustav", "hana",
+         "igor", "jonas", "kemal", "lena", "marco", "noor")
+LAST = ("smith", "jones", "garcia", "miller", "davis", "lopez", "wilson", "moore", "taylor", "thomas", "white",
+        "harris", "martin", "clark", "lewis", "walker", "young", "allen", "king", "wright", "scott", "green",
+        "baker", "adams", "nelson", "hill", "campbell", "mitchell", "roberts", "carter", "phillips", "evans",
+        "turner", "torres", "parker", "collins", "edwards", "stewart", "morris", "murphy")
+OWNED = ("desk", "cupboard", "lamp", "mug")   # what each person's own things are (classes of the profile)
 
 
 @dataclass
@@ -43,13 +56,23 @@ class Building:
     objects: dict[str, str] = field(default_factory=dict)    # instance -> PDDL type
     facts: list[str] = field(default_factory=list)
     places: dict[str, list[str]] = field(default_factory=dict)   # room -> its places
+    named: dict[str, tuple[str, str]] = field(default_factory=dict)   # named instance -> (class, its words)
     next_id: int = 1
 
-    def add(self, cls: str, type_: str) -> str:
-        name = f"{cls}_{self.next_id}"
-        self.next_id += 1
+    def add(self, cls: str, type_: str, name: str = "", words: str = "") -> str:
+        """An instance ``<cls>_<id>``, or one that keeps its own ``name`` (said ``words``)."""
+        if not name:
+            name = f"{cls}_{self.next_id}"
+            self.next_id += 1
+        else:
+            self.named[name] = (cls, words)
         self.objects[name] = type_
         return name
+
+    def instances_yaml(self) -> str:
+        """The profile's ``instances:`` entries for the named instances."""
+        return "instances:\n" + "".join(f"  {n}: {{class: {c}, words: [{json.dumps(w)}]}}\n"
+                                        for n, (c, w) in self.named.items()) if self.named else ""
 
 
 def generate(n_objects: int, seed: int) -> tuple[Building, list[dict]]:
@@ -60,24 +83,38 @@ def generate(n_objects: int, seed: int) -> tuple[Building, list[dict]]:
     b.facts += [f"(at {robot} {dock})", f"(hand_free {robot})"]
     rooms: list[tuple[str, str]] = []   # (room id, kind)
     people: list[str] = []
+    names = [(f, la) for la in LAST for f in FIRST]
+    rng.shuffle(names)
     per_room = 25   # places, people and items per room, on average (4-5 places, the rest items)
     n_rooms = max(1, (n_objects - 2) // per_room)
     for r in range(n_rooms):
         kind = ROOM_KINDS[r % len(ROOM_KINDS)] if r else "kitchen"
         room = f"floor{r // ROOMS_PER_FLOOR}_room{r % ROOMS_PER_FLOOR}"
         rooms.append((room, kind))
-        b.places[room] = [b.add(cls, t) for cls, t in ROOMS[kind]]
-        if kind == "office" and rng.random() < 0.8:
-            people.append(b.add("person", "person"))
-            b.places[room].append(people[-1])
+        # the first two offices have someone in them, so that every size has tasks between two people
+        if kind == "office" and (len(people) < 2 or rng.random() < 0.8):
+            first, last = names[len(people) % len(names)]
+            said = f"{first.title()} {last.title()}" + (f" ({len(people) // len(names) + 1})"
+                                                        if len(people) >= len(names) else "")
+            person = f"{first}_{last}" + (f"_{len(people) // len(names) + 1}" if len(people) >= len(names) else "")
+            people.append(b.add("person", "person", person, said))
+            own = {cls: f"{person}_{cls}" for cls in OWNED}
+            b.places[room] = [b.add(cls, t, own[cls], f"{said}'s {cls}") if cls in own and
+                              own[cls] not in b.objects else b.add(cls, t)
+                              for cls, t in ROOMS[kind]] + [person]
+            # their mug lies somewhere in the building (placed with the items, below)
+            b.add("mug", "item", own["mug"], f"{said}'s mug")
+        else:
+            b.places[room] = [b.add(cls, t) for cls, t in ROOMS[kind]]
         for place in b.places[room]:
             if place.startswith(("lamp", "tv", "kettle")) and rng.random() < 0.3:
                 b.facts.append(f"(switched_on {place})")
     places = [p for room, _ in rooms for p in b.places[room]]
     surfaces = [p for p in places if b.objects[p] == "place"]
-    while len(b.objects) < n_objects:
+    mugs = [n for n, (c, _) in b.named.items() if c == "mug"]
+    while len(b.objects) < n_objects or mugs:
         room, _ = rooms[rng.randrange(len(rooms))]
-        item = b.add(rng.choice(ITEMS), "item")
+        item = mugs.pop() if mugs else b.add(rng.choice(ITEMS), "item")
         containers = [p for p in b.places[room] if b.objects[p] == "container"]
         on = [p for p in b.places[room] if b.objects[p] == "place"] or surfaces
         if containers and rng.random() < 0.3:
@@ -93,34 +130,29 @@ def hazardous(goal: str) -> bool:
 
 
 def tasks(b: Building, rng: random.Random, people: list[str], count: int = 20) -> list[dict]:
-    """Tasks of the profile's kinds, each a goal over instances that does not hold yet and is not
-    a hazard of the profile (those are refused, rightly: bench/hazards.py counts them)."""
-    items = [o for o, t in b.objects.items() if t == "item"]
-    surfaces = [o for o, t in b.objects.items() if t == "place" and not o.startswith("dock")]
-    containers = [o for o, t in b.objects.items() if t == "container"]
-    appliances = [o for o, t in b.objects.items() if t == "appliance"]
+    """Tasks of the profile's kinds over the people's own things, said the way people in the
+    building would ("Put Alice Smith's mug on Bob Jones's desk"); each a goal that does not hold
+    yet and is not a hazard of the profile (those are refused, rightly: bench/hazards.py counts them).
+    Each task once: a small building has fewer than ``count`` (two people have eight at most)."""
+    said = {n: w for n, (_, w) in b.named.items()}
     on = set(b.facts)
     out: list[dict] = []
     kinds = ["place", "put_in", "bring", "switch_on"]
-    while len(out) < count:
+    for _ in range(50 * count):
+        if len(out) == count:
+            break
         kind = kinds[len(out) % len(kinds)]
-        item = rng.choice(items)
-        cls = item.rsplit("_", 1)[0]
+        owner, other = rng.sample(people, 2)
+        mug = f"{owner}_mug"
         if kind == "place":
-            target = rng.choice(surfaces)
-            goal, task = f"(on {item} {target})", f"Put the {cls} on the {target.rsplit('_', 1)[0].replace('_', ' ')}"
+            goal, task = f"(on {mug} {other}_desk)", f"Put {said[mug]} on {said[other + '_desk']}"
         elif kind == "put_in":
-            target = rng.choice(containers)
-            goal, task = f"(in {item} {target})", f"Put the {cls} in the {target.rsplit('_', 1)[0]}"
-        elif kind == "bring" and people:
-            target = rng.choice(people)
-            goal, task = f"(has {target} {item})", f"Bring the {cls} to the person"
+            goal, task = f"(in {mug} {other}_cupboard)", f"Put {said[mug]} in {said[other + '_cupboard']}"
+        elif kind == "bring":
+            goal, task = f"(has {other} {mug})", f"Bring {said[mug]} to {said[other]}"
         else:
-            target = rng.choice(appliances)
-            if f"(switched_on {target})" in on:
-                continue
-            goal, task = f"(switched_on {target})", f"Turn on the {target.rsplit('_', 1)[0]}"
-        if goal in on or hazardous(goal):
+            goal, task = f"(switched_on {owner}_lamp)", f"Turn on {said[owner + '_lamp']}"
+        if goal in on or hazardous(goal) or any(t["goal"] == [goal] for t in out):
             continue
         out.append({"task": task, "kind": kind, "goal": [goal]})
     return out
@@ -145,9 +177,11 @@ def write(folder: Path, n_objects: int, seed: int) -> tuple[Path, list[dict]]:
         if f.suffix in (".yaml", ".pddl") and f.name != "world.pddl":
             shutil.copy(f, folder / f.name)
     b, goals = generate(n_objects, seed)
+    profile = folder / source.name
+    profile.write_text(profile.read_text() + b.instances_yaml())
     (folder / "world.pddl").write_text(world_text(b))
     (folder / "tasks.json").write_text(json.dumps(goals, indent=1))
-    return folder / source.name, goals
+    return profile, goals
 
 
 def main() -> None:

@@ -338,7 +338,7 @@ def test_a_profile_whose_instances_keep_their_own_names_validates_and_plans(tmp_
     assert ("has", "alice", "cup_13") in executor.world.state
     from llm_planner_ros.profiles.conditions import profile_conditions
 
-    said = {c.text for c in profile_conditions(profile, world)}
+    said = {c.text for c in profile_conditions(profile, world, profile.named_in("Give Alice the book from Bob's desk"))}
     assert "Alice has the book." in said and "The book is on Bob's desk." in said, sorted(said)[:20]
 
 
@@ -377,3 +377,33 @@ def test_the_reference_robot_starts_from_the_facts_or_world_it_is_given(tmp_path
     assert ("on", "cup_13", "desk_5") in executor.world.state
     executor.reset()   # a reset without a start state goes back to the last one given
     assert ("on", "cup_13", "desk_5") in executor.world.state
+
+
+def test_a_task_names_named_instances_by_their_words_the_longest_first(tmp_path):
+    """Issue 41: "Bob's desk" is the desk, and a name alone (``carol desk``) names it too."""
+    profile = load_profile(named_profile(tmp_path, NAMED))
+    assert profile.named_in("Put the book on Bob's desk") == ("bob_desk",)
+    assert profile.named_in("Bring ALICE the book, then tidy the carol desk") == ("carol_desk", "alice")
+    assert profile.named_in("Put the book on the desk") == ()
+    assert profile.named_in("Ask Alicea for it") == ()
+
+
+def test_interpret_conditions_name_only_the_named_instances_a_task_names(tmp_path):
+    """The classes' conditions never combine the world's named instances; a task's named
+    instances get their own, by their words, the other objects classes or those it names."""
+    from llm_planner_ros.interpretation.interpreter import InstancePrior
+    from llm_planner_ros.pddl.goals import GoalSpec, Literal
+    from llm_planner_ros.profiles.conditions import profile_conditions
+
+    profile = load_profile(named_profile(tmp_path, NAMED))
+    world = PddlWorldExecutor(profile).world_state()
+    classes = profile_conditions(profile, world)
+    assert not [c for c in classes if any(n in lit for lit in c.literals for n in ("bob_desk", "carol_desk", "alice"))]
+    named = profile_conditions(profile, world, ("bob_desk",))
+    assert named and all("bob_desk" in c.literals[0] for c in named)
+    assert "The book is on Bob's desk." in [c.text for c in named]
+    assert not [c for c in named if "carol_desk" in c.literals[0]]
+    # a class in an interpreted condition is the instance of it that the task names
+    spec = GoalSpec((Literal("on", ("book", "desk")),))
+    bound = InstancePrior(()).bind(spec, world, (), named=("carol_desk",))
+    assert bound.literals[0].args[1] == "carol_desk"

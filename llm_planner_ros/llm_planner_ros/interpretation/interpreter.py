@@ -45,6 +45,14 @@ class GoalDemo:
     sentences: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class NamedInstances:
+    """A world's instances that keep their own names (``alice_desk``, "Alice's desk"): those a
+    task names, and the goal conditions on them (which join its classes' for that task)."""
+    in_text: Callable[[str], tuple[str, ...]]
+    conditions: Callable[[WorldState, tuple[str, ...]], list[Condition]]
+
+
 @dataclass
 class Interpretation:
     sentences: list[str]                       # what the LLM (or the task text) said
@@ -61,6 +69,7 @@ class Interpretation:
     judgement: Judgement = Judgement(None, ())   # the confidence: the goal's and each kept condition's
     alternatives: list[Condition] = field(default_factory=list)   # the likeliest candidates left out
     absent: list[str] = field(default_factory=list)   # words of the task that the world lacks (see .absent)
+    named: tuple[str, ...] = ()                # the named instances the task names (a class binds to them)
 
     @property
     def confidence(self) -> Optional[float]:
@@ -117,14 +126,20 @@ class InstancePrior:
         return sorted(world.instances_of(class_name),
                       key=lambda n: (-by_class[class_name, room.get(n)], -by_room[room.get(n)], world.ids.get(n, 0)))
 
-    def bind(self, spec: GoalSpec, world: WorldState, hold_out: Sequence[str] = ()) -> GoalSpec:
-        """``spec`` with each class argument replaced by its first-ranked instance."""
+    def bind(self, spec: GoalSpec, world: WorldState, hold_out: Sequence[str] = (),
+             named: Sequence[str] = ()) -> GoalSpec:
+        """``spec`` with each class argument replaced by the instance of it that the task names
+        (``named``), else by its first-ranked instance."""
         def arg(a: str) -> str:
             if a in world.objects or a == self.agent:
                 return a
+            said = [n for n in named if world.classes.get(n) == a]
+            if said:
+                return said[0]
             ranked = self.rank(world, a, hold_out)
             return ranked[0] if ranked else a
-        literals = tuple(Literal(lit.predicate, tuple(arg(a) for a in lit.args), lit.negated) for lit in spec.literals)
+        literals = tuple(dict.fromkeys(Literal(lit.predicate, tuple(arg(a) for a in lit.args), lit.negated)
+                                       for lit in spec.literals))
         return GoalSpec(literals, spec.actions)
 
 
@@ -211,7 +226,8 @@ class GoalInterpreter:
                  with_task_text: bool = False, retrieved: int = 3,
                  mutex: Sequence[tuple[str, str]] = (), orient: bool = False, text_margin: float = 1.0,
                  store: Optional[SentenceVectors] = None, scenes: int = 4, answers: int = 256,
-                 menu: Optional[MenuSettings] = None, writer=None, absent_below: float = 0.0) -> None:
+                 menu: Optional[MenuSettings] = None, writer=None, absent_below: float = 0.0,
+                 named: Optional[NamedInstances] = None) -> None:
         """``demos``: annotated goals shown as examples (none: zero-shot); ``conditions``: what a
         world admits as goal conditions, in words (its world renders them); ``mutex``: predicates
         that cannot hold of the same objects (the world's vocabulary names them); ``orient``: the
@@ -219,7 +235,8 @@ class GoalInterpreter:
         the conditions' sentence vectors (None: in memory only); ``scenes``: condition indexes kept,
         one per set of object classes, the least recently used going first; ``answers``: the LLM's
         answers kept, one per prompt; ``absent_below``: a word of the task is absent from the world
-        when none of the world's words is this near it (:mod:`.absent`; 0: none is looked for)."""
+        when none of the world's words is this near it (:mod:`.absent`; 0: none is looked for);
+        ``named``: the world's named instances (None: it has none)."""
         self.llm = llm
         self.embedder = embedder
         self.demos = list(demos)
@@ -236,7 +253,7 @@ class GoalInterpreter:
         self.menu = menu
         self.writer = writer
         self._demo_vectors = embedder.embed([d.task for d in self.demos]) if self.demos else np.zeros((0, 1))
-        self._indexes: OrderedDict[frozenset, ConditionIndex] = OrderedDict()
+        self._indexes: OrderedDict[tuple[frozenset, tuple[str, ...]], ConditionIndex] = OrderedDict()
         self.store = store if store is not None else SentenceVectors(embedder)
         self.scenes = scenes
         self.answers = answers
@@ -245,22 +262,30 @@ class GoalInterpreter:
         self._lock = threading.Lock()
         self.absent_below = absent_below
         self._absent = AbsentWords(embedder)
+        self.named = named
 
     def absent(self, task: str, index: ConditionIndex) -> list[str]:
         """The words of ``task`` that the world of ``index`` lacks."""
         return [w for w, _, _ in self._absent(task, index, self.absent_below)]
 
-    def index(self, world: WorldState) -> ConditionIndex:
-        """The conditions of ``world``'s object classes, indexed once per set of classes."""
-        key = frozenset(world.classes.values())
+    def index(self, world: WorldState, task: str = "") -> ConditionIndex:
+        """The conditions of ``world``'s object classes, and those on the named instances ``task``
+        names; indexed once per set of classes and names (their vectors stay in the store)."""
+        names = self.names_in(task)
+        extra = self.named.conditions(world, names) if self.named is not None and names else []
+        key = (frozenset(world.classes.values()), tuple(c.text for c in extra))
         with self._lock:
             if key in self._indexes:
                 self._indexes.move_to_end(key)
             else:
-                self._indexes[key] = ConditionIndex(self.conditions(world), self.embedder, self.store)
+                self._indexes[key] = ConditionIndex(self.conditions(world) + extra, self.embedder, self.store)
                 while len(self._indexes) > self.scenes:
                     self._indexes.popitem(last=False)
             return self._indexes[key]
+
+    def names_in(self, task: str) -> tuple[str, ...]:
+        """The named instances ``task`` names."""
+        return self.named.in_text(task) if self.named is not None and task else ()
 
     def examples(self, task: str, hold_out: Sequence[str] = ()) -> list[GoalDemo]:
         """The demonstrations nearest to ``task``, never of a held-out task label."""
@@ -289,7 +314,7 @@ class GoalInterpreter:
         examples = [d for d, _ in near][:self.num_examples]
         params = SamplingParams(temperature=0.0, max_tokens=self.max_tokens, stop=("\n", "Task:"), seed=seed,
                                 stop_at_repeat=True)
-        index = self.index(world)
+        index = self.index(world, task)
         prompt = self.prompt(task, examples)
         t1 = time.perf_counter()
         text = self._answer(prompt, params, cancel)
@@ -310,6 +335,7 @@ class GoalInterpreter:
         found.conditions = self._complete(found.conditions, index, hold_out)
         found.evidence = self._evidence(found, task, near[0][1] if near else 0.0)
         found.absent = self.absent(task, index)
+        found.named = self.names_in(task)
         found.alternatives = [s.condition for s in found.menu if s.condition not in found.conditions
                               and math.isfinite(s.score)
                               and not any(contradicts(s.condition, c, self.mutex) for c in found.conditions)][:3]
@@ -440,10 +466,11 @@ class GoalInterpreter:
     def retrieve(self, task: str, world: WorldState, k: int = 3, hold_out: Sequence[str] = ()) -> Interpretation:
         """The baseline: the ``k`` conditions nearest to the task text, contradictions resolved."""
         t0 = time.perf_counter()
-        index = self.index(world)
+        index = self.index(world, task)
         seconds = {"index_s": time.perf_counter() - t0}
         matches = self._nearest_matches(task, index, k)
         kept, dropped = resolve(matches, self.mutex)
         found = Interpretation([task], matches, self._complete(kept, index, hold_out), dropped, seconds=seconds)
         found.absent = self.absent(task, index)
+        found.named = self.names_in(task)
         return found

@@ -45,6 +45,15 @@ class SolveOutcome:
     seconds: float = 0.0
     detail: str = ""
     stats: dict = field(default_factory=dict)
+    # who ended it: "translator" (for unsolvable: the goal is unreachable even ignoring what actions
+    # delete, e.g. no object to stand in for a parameter) or "search" (every reachable state tried)
+    component: str = ""
+
+    @property
+    def unreachable_ignoring_deletes(self) -> bool:
+        """Unsolvable even ignoring what actions delete: proved by the translator, or by the search
+        at the start state (its relaxed heuristic finds no plan there: nothing expanded)."""
+        return self.status == "unsolvable" and (self.component == "translator" or self.stats.get("expanded") == 0)
 
 
 @cache
@@ -349,7 +358,7 @@ TRANSLATOR = WarmTranslator()
 def _failed(done: subprocess.CompletedProcess, seconds: float, component: str, limit: float, memory_mb: int,
             stats: Optional[dict] = None) -> SolveOutcome:
     if done.returncode in _UNSOLVABLE:
-        return SolveOutcome("unsolvable", seconds=seconds, stats=stats or {},
+        return SolveOutcome("unsolvable", seconds=seconds, stats=stats or {}, component=component,
                             detail="the planner proved that no plan reaches the goal from this state")
     if done.returncode in _OUT_OF_MEMORY or (done.returncode < 0 and "MemoryError" in done.stderr + done.stdout):
         return SolveOutcome("out_of_memory", seconds=seconds, stats=stats or {},

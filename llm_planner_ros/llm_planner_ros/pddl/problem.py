@@ -2,7 +2,7 @@
 says how (a large world's cut; see :data:`RelevantObjects`), and the goal."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Optional
 
@@ -26,8 +26,10 @@ class ReachableCut:
     object is (``(on cup_3 desk_5)`` keeps the desk), what the agent holds and where it stands,
     but not what else lies on that desk. Every object an action of such a world needs to reach
     the goal is one of these, for domains whose facts point from a thing to where it is; where
-    that is not so, the planner finds no plan on the cut and widens it to the whole world once
-    (:attr:`widens`). A world of at most ``whole_up_to`` objects is kept whole: grounding it is
+    that is not so, the planner finds no plan on the cut and widens it once (:attr:`widens`,
+    :meth:`widen`): by every object that shares a fact with one kept (what lies on that desk, who
+    stands at it), not to the whole world, which Fast Downward cannot ground in time from about a
+    thousand objects. A world of at most ``whole_up_to`` objects is kept whole: grounding it is
     cheap, and its results stay as they were."""
 
     agent: str = ""
@@ -49,6 +51,12 @@ class ReachableCut:
             keep |= found
             frontier = found
         return keep
+
+    def widen(self, world: WorldState, kept: Collection[str], excluded: frozenset[str] = frozenset()) -> set[str]:
+        """``kept`` and every object that shares a fact with one of them."""
+        kept = set(kept)
+        return kept | ({x for atom in world.facts if len(atom) > 2 and not kept.isdisjoint(atom[1:])
+                        for x in atom[1:]} - excluded)
 
 
 @dataclass(frozen=True)

@@ -240,15 +240,21 @@ class _GoalRun:
                                 relevant=relevant)
         self.stats["problem_objects"], self.stats["problem_facts"] = len(problem.objects), problem.num_facts
         outcome = self._fast_downward(domain.text, problem.text)
-        if outcome.status == "unsolvable" and getattr(relevant, "widens", False) \
+        # The cut left out something the goal needs: widened once. Only where the goal is unreachable
+        # even ignoring deletes (as when no object can fill a parameter): one proved unsolvable by
+        # search would be searched again over every arrangement of every object added.
+        if outcome.unreachable_ignoring_deletes \
+                and getattr(relevant, "widens", False) and self.allowed is None \
                 and len(problem.objects) < len(world.objects) - len(self.excluded):
-            cut = len(problem.objects)   # the cut left out something the goal needs: the whole world, once
-            problem = build_problem(world, self.goal, domain.name, allowed=self.allowed, excluded=self.excluded)
-            self.stats["problem_objects"], self.stats["problem_facts"] = len(problem.objects), problem.num_facts
-            self.stats["widened"] = 1
-            self.notes.append(f"the relevance cut ({cut} of {len(world.objects)} objects) had no plan; "
-                              f"widened to the whole world")
-            outcome = self._fast_downward(domain.text, problem.text)
+            cut = len(problem.objects)
+            wider = relevant.widen(world, problem.objects, self.excluded)
+            if len(wider) > cut:
+                problem = build_problem(world, self.goal, domain.name, allowed=wider, excluded=self.excluded)
+                self.stats["problem_objects"], self.stats["problem_facts"] = len(problem.objects), problem.num_facts
+                self.stats["widened"] = 1
+                self.notes.append(f"the relevance cut ({cut} of {len(world.objects)} objects) had no plan; widened "
+                                  f"once to {len(problem.objects)} (each object that shares a fact with one kept)")
+                outcome = self._fast_downward(domain.text, problem.text)
         if outcome.status != "solved":
             without = f"; planned without the skills the policy refuses: {', '.join(self.refused)}" \
                 if self.refused else ""

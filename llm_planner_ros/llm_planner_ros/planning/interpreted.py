@@ -167,40 +167,41 @@ class InterpretedGoalPlanner:
 
     def _labelled(self, demo: GoalDemo, world: WorldState, cancel: CancelToken) -> Labelled:
         found = self.interpreter.interpret(demo.task, world, [demo.task], cancel)
-        index = self.interpreter.index(world)
+        index = self.interpreter.index(world, demo.task)
         asked_conditions = list(dict.fromkeys(c for c in map(index.by_text, demo.sentences) if c is not None))
         assert found.evidence is not None
-        reached = self._reaches(found.conditions, asked_conditions, world, demo.task, cancel) \
+        reached = self._reaches(found.conditions, asked_conditions, world, demo.task, found.named, cancel) \
             if asked_conditions and found.conditions else False
         return Labelled(demo.task, found.evidence, tuple(c.text for c in asked_conditions), reached)
 
     def _reaches(self, conditions: Sequence[Condition], asked: Sequence[Condition], world: WorldState, task: str,
-                 cancel: CancelToken) -> bool:
+                 named: Sequence[str], cancel: CancelToken) -> bool:
         """Whether the plan for ``conditions``, replayed on a fresh model of ``world``, leaves the
         ``asked`` goal holding (its action goals done by a step of the plan)."""
         assert self.reference is not None
         model = self.reference()
-        result = self.goal_directed.plan(self.bound(conditions, world, [task]), model, lambda event: None, cancel,
-                                         execute=False)
+        result = self.goal_directed.plan(self.bound(conditions, world, [task], named), model, lambda event: None,
+                                         cancel, execute=False)
         done: set[str] = set()
         for step in result.steps:
             if not model.execute(step.skill).success:
                 return False
             done.add(step.skill.action)
-        lines = self.bound(asked, world, [task]).lines()
+        lines = self.bound(asked, world, [task], named).lines()
         literals = [x for x in lines if x.startswith("(")]
         actions = [x for x in lines if not x.startswith("(")]
         if any(not done & set(a.split("|")) for a in actions):
             return False
         return not literals or bool(self.goal_directed.holds(literals, model))
 
-    def bound(self, chosen: Sequence[Condition], world: WorldState, hold_out: Sequence[str]) -> GoalSpec:
-        """``chosen`` as a goal over ``world``: each class bound to its first-ranked instance
-        (:class:`InstancePrior`, ``hold_out``'s goals unseen), or, where a class means every
-        instance, left as it is."""
+    def bound(self, chosen: Sequence[Condition], world: WorldState, hold_out: Sequence[str],
+              named: Sequence[str] = ()) -> GoalSpec:
+        """``chosen`` as a goal over ``world``: each class bound to the instance of it the task
+        names (``named``), else to its first-ranked instance (:class:`InstancePrior`, ``hold_out``'s
+        goals unseen), or, where a class means every instance, left as it is."""
         if self.vocabulary.every_instance:   # a class means every instance: nothing to choose
             return spec_of(chosen)
-        return self.prior.bind(spec_of(chosen), world, hold_out)
+        return self.prior.bind(spec_of(chosen), world, hold_out, named)
 
     def judge(self, found: Interpretation, hold_out: Sequence[str], cancel: Optional[CancelToken]) -> None:
         """``found``'s confidence, calibrated (the query's own task held out of the fit)."""
@@ -247,7 +248,7 @@ class _InterpretRun:
         self.probed, self.probes, self.relax_s, self.budget = False, 0, 0.0, planner.relax_plans
 
     def bound(self, chosen: Sequence[Condition]) -> GoalSpec:
-        return self.planner.bound(chosen, self.world, self.hold_out)
+        return self.planner.bound(chosen, self.world, self.hold_out, self.found.named)
 
     def holds(self, spec: GoalSpec) -> bool:
         return ground_goal(spec, self.world, self.planner.vocabulary).holds(self.world)

@@ -13,7 +13,7 @@ from llm_planner_ros.core.errors import ExecutorError, InvalidGoal, PlanningErro
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import Skill
-from llm_planner_ros.interpretation.interpreter import Completion, GoalInterpreter, InstancePrior
+from llm_planner_ros.interpretation.interpreter import Completion, GoalInterpreter, InstancePrior, NamedInstances
 from llm_planner_ros.interpretation.literals import LiteralWriter
 from llm_planner_ros.interpretation.menu import MenuSettings
 from llm_planner_ros.llm.base import LLMBackend
@@ -189,7 +189,8 @@ class PlannerParts:
         return dict(use_llm=s.interpret_from != "text", relax_plans=s.interpret_relax_plans,
                     added_time_s=s.interpret_added_time_s, calibration_demos=s.interpret_calibration_demos)
 
-    def interpreter(self, demos, conditions, mutex, completion: Optional[Completion] = None) -> GoalInterpreter:
+    def interpreter(self, demos, conditions, mutex, completion: Optional[Completion] = None,
+                    named=None) -> GoalInterpreter:
         """A goal interpreter with the settings of method interpret."""
         s = self.interpret_settings
         menu = MenuSettings(beta=s.interpret_choose_beta, margin=s.interpret_choose_margin,
@@ -202,7 +203,7 @@ class PlannerParts:
                                mutex=mutex, orient=s.interpret_orient, store=self.sentence_vectors,
                                scenes=s.interpret_scenes_in_memory, answers=s.interpret_answers_in_memory,
                                menu=menu if s.interpret_choose and s.interpret_from == "llm_and_text" else None,
-                               writer=writer, absent_below=s.interpret_absent_below)
+                               writer=writer, absent_below=s.interpret_absent_below, named=named)
 
     @cached_property
     def sentence_vectors(self) -> SentenceVectors:
@@ -287,8 +288,9 @@ class _ProfileParts:
                 p = self.parts
                 world = reference_world(profile) if profile.world_text else robot.world_state()
                 vocabulary = profile.goal_vocabulary()
+                named = NamedInstances(profile.named_in, lambda w, names: profile_conditions(profile, w, names))
                 interpreter = p.interpreter(profile_goal_demos(profile, profile_conditions(profile, world)),
-                                            lambda w: profile_conditions(profile, w), vocabulary.mutex)
+                                            lambda w: profile_conditions(profile, w), vocabulary.mutex, named=named)
                 domain = profile.planning_domain().name
                 self._interpreted = InterpretedGoalPlanner(
                     interpreter, InstancePrior(()), GoalDirectedPlanner(profile, p.goal_directed_settings), vocabulary,

@@ -9,7 +9,7 @@ effects, in the profile's words: "put the milk on the dining table") are other w
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from llm_planner_ros.core.world import WorldState, fill
 from llm_planner_ros.interpretation.conditions import Condition
@@ -68,14 +68,19 @@ def _makers(profile: WorldProfile) -> dict[tuple[str, bool], list[tuple[str, ...
     return out
 
 
-def profile_conditions(profile: WorldProfile, world: WorldState, max_conditions: int = 6000) -> list[Condition]:
+def profile_conditions(profile: WorldProfile, world: WorldState, named: Collection[str] = (),
+                       max_conditions: int = 6000) -> list[Condition]:
     """The conditions ``world`` admits under ``profile``: each predicate on each combination of
     distinct object classes whose instances' types its parameters admit, and that some action can
-    bring about (a fact no action makes is no goal to plan for; its negation, likewise)."""
+    bring about (a fact no action makes is no goal to plan for; its negation, likewise). With
+    ``named`` (instances that keep their own names, e.g. those a task names): instead, those on at
+    least one of them, by its own name, the others classes or these (a building's thousands of
+    named instances are never all combined)."""
     types: dict[str, set[str]] = {}
+    named = frozenset(n for n in named if n in world.objects)
     for name, type_ in world.objects.items():
         types.setdefault(world.classes.get(name, class_of(name)), set()).add(type_)
-        if name in profile.spec.instances:   # a named instance is a condition's object by its own name too
+        if name in named:   # a named instance is a condition's object by its own name too
             types.setdefault(name, set()).add(type_)
     acts = _acts(profile, world.objects.get(profile.spec.agent or "", ""))
     makers = _makers(profile)
@@ -90,7 +95,7 @@ def profile_conditions(profile: WorldProfile, world: WorldState, max_conditions:
         candidates = [[c for c, ts in sorted(types.items()) if any(profile.domain.is_a(t, p) for t in ts)]
                       for p in params]
         for combo in itertools.product(*candidates):
-            if len(set(combo)) != len(combo) or len(out) >= max_conditions:
+            if len(set(combo)) != len(combo) or len(out) >= max_conditions or named and not named & set(combo):
                 continue
             names = [profile.phrase(c) for c in combo]
             atom = f"({' '.join((pred, *combo))})"

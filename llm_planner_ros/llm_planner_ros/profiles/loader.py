@@ -158,6 +158,25 @@ class WorldProfile:
         named = self.spec.instances.get(instance)
         return named.class_ if named else class_of(instance)
 
+    @cached_property
+    def _instance_words(self) -> tuple[tuple[str, str], ...]:
+        """(word, named instance), the longest words first."""
+        pairs = {(w.lower(), n) for n, named in self.spec.instances.items()
+                 for w in (*named.words, n.replace("_", " "))}
+        return tuple(sorted(pairs, key=lambda p: (-len(p[0]), p)))
+
+    def named_in(self, text: str) -> tuple[str, ...]:
+        """The named instances ``text`` names by one of their words or their name, whole words,
+        the longest first ("Alice's desk" is the desk, not Alice too)."""
+        text = " " + re.sub(r"\s+", " ", text.lower()) + " "
+        out: list[str] = []
+        for word, name in self._instance_words:
+            m = word in text and re.search(rf"(?<![\w']){re.escape(word)}(?![\w'])", text)
+            if m and name not in out:
+                out.append(name)
+                text = text[:m.start()] + " \0 " + text[m.end():]
+        return tuple(out)
+
     def phrase(self, cls: str) -> str:
         """How a class (or a named instance) is said: its name with spaces, or, for a name with
         numbers in it (``cup_n_01``), the first word the profile gives for it; a named instance's
