@@ -142,6 +142,7 @@ class PddlWorld:
     _naming: Optional[tuple[Mapping[str, str], WorldState]] = field(default=None, repr=False,
                                                                     compare=False)   # names read once
     _last: list[tuple[set[Atom], WorldState]] = field(default_factory=list, repr=False, compare=False)
+    _typed: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)   # type -> objects
 
     @classmethod
     def from_texts(cls, domain_text: str, problem_text: str) -> tuple[PddlWorld, ProblemDef]:
@@ -149,7 +150,12 @@ class PddlWorld:
         return cls(domain, {**domain.constants, **problem.objects}, set(problem.init)), problem
 
     def of_type(self, type_: str) -> Iterator[str]:
-        return (o for o, t in self.objects.items() if self.domain.is_a(t, type_))
+        """The objects of ``type_`` (or a subtype), listed once per type: a world's objects are
+        fixed (a new set of them is a new world)."""
+        found = self._typed.get(type_)
+        if found is None:
+            found = self._typed[type_] = tuple(o for o, t in self.objects.items() if self.domain.is_a(t, type_))
+        return iter(found)
 
     def world_state(self, declared: Mapping[str, str] = MappingProxyType({})) -> WorldState:
         """The state as the planner reads a world: instances with their types, true atoms (and

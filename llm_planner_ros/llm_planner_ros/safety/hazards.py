@@ -15,7 +15,7 @@ that a goal, a plan or a skill would bring about are refused.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import islice, product
@@ -144,6 +144,12 @@ def _kind(classes: Optional[Mapping[str, str]]) -> Callable[[str], str]:
     return (lambda o: classes.get(o) or class_of(o)) if classes else class_of
 
 
+def _same(a: Collection[Atom], b: Collection[Atom]) -> bool:
+    """Whether two states hold the same facts: the same object, or equal frozensets (their hashes
+    first, which each computes once)."""
+    return a is b or isinstance(a, frozenset) and isinstance(b, frozenset) and hash(a) == hash(b) and a == b
+
+
 def _facts_index(facts: Iterable[Atom]) -> dict[str, list[Atom]]:
     out: dict[str, list[Atom]] = {}
     for a in facts:
@@ -160,6 +166,7 @@ class Hazards:
         self.hazards = tuple(_hazard(e) for e in self.entries)
         self._last_members: tuple[Optional[Mapping[str, str]], dict[str, list[str]]] = (None, {})
         self._last_indexes: list[tuple[frozenset[Atom], tuple[dict, dict]]] = []
+        self._last_hits: list[tuple[frozenset[Atom], Optional[Mapping[str, str]], list[HazardHit]]] = []
 
     def __bool__(self) -> bool:
         return bool(self.hazards)
@@ -191,21 +198,30 @@ class Hazards:
         """The hazards that hold in a state (its true atoms)."""
         if not self.hazards:
             return []
-        facts = facts if isinstance(facts, (set, frozenset)) else set(facts)
+        # A step's checks ask about the state before it and the one after, as the world reports it
+        # and as predicted: the same states, not the same objects. The last few are kept by content
+        # (a frozenset's hash is computed once), with their hazards: a plan's replay (along) meets
+        # the states its execution then reaches.
+        facts = facts if isinstance(facts, frozenset) else frozenset(facts)
+        for kept, kept_classes, hits in self._last_hits:
+            if kept_classes is classes and _same(kept, facts):
+                return list(hits)
         index, by_arg = self._indexes(facts)
         kind, members = _kind(classes), self._members(facts, classes)
-        return [HazardHit(h, binding)   # per hazard, its bindings in order: the same list for the same state
+        hits = [HazardHit(h, binding)   # per hazard, its bindings in order: the same list for the same state
                 for h in self.hazards
                 for binding in sorted(tuple(sorted(b.items())) for b in h.bindings(
                     lambda p: index.get(p, ()), lambda a: a not in facts, kind,
                     lambda p, k, v: by_arg.get((p, k, v), ()), lambda c: members.get(c, ())))]
+        self._last_hits = [(facts, classes, hits), *self._last_hits[:7]]
+        return list(hits)
 
     def _indexes(self, facts: set[Atom] | frozenset[Atom]) -> tuple[dict[str, list[Atom]],
                                                                      dict[tuple[str, int, str], list[Atom]]]:
         """The facts by predicate and by (predicate, position, argument); the last two states'
         kept, since a step's check asks about the state before it and the one after."""
         for kept, indexes in self._last_indexes:
-            if kept is facts:
+            if _same(kept, facts):
                 return indexes
         by_arg: dict[tuple[str, int, str], list[Atom]] = {}
         for a in facts:
