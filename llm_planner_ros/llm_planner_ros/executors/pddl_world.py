@@ -183,7 +183,7 @@ class PddlWorldExecutor:
                 ground = [pools[x][0] if x.startswith("?") and x != param else x for x in atom[1:]]
                 k = ground.index(param)
                 found = [f[k + 1] for f in self.world.state if f[0] == atom[0] and len(f) == len(atom)
-                         and all(g == param or g == v for g, v in zip(ground, f[1:]))]
+                         and all(g in (param, v) for g, v in zip(ground, f[1:]))]
                 out.update(found)
         return sorted(out)
 

@@ -243,11 +243,11 @@ class _GoalRun:
         # The cut left out something the goal needs: widened once. Only where the goal is unreachable
         # even ignoring deletes (as when no object can fill a parameter): one proved unsolvable by
         # search would be searched again over every arrangement of every object added.
-        if outcome.unreachable_ignoring_deletes \
-                and getattr(relevant, "widens", False) and self.allowed is None \
+        widen = getattr(relevant, "widen", None) if getattr(relevant, "widens", False) else None
+        if outcome.unreachable_ignoring_deletes and widen is not None and self.allowed is None \
                 and len(problem.objects) < len(world.objects) - len(self.excluded):
             cut = len(problem.objects)
-            wider = relevant.widen(world, problem.objects, self.excluded)
+            wider = widen(world, problem.objects, self.excluded)
             if len(wider) > cut:
                 problem = build_problem(world, self.goal, domain.name, allowed=wider, excluded=self.excluded)
                 self.stats["problem_objects"], self.stats["problem_facts"] = len(problem.objects), problem.num_facts
