@@ -248,3 +248,30 @@ def test_a_plan_only_answer_never_hands_back_a_hazardous_step():
     assert [s.skill.action for s in checked.steps] == [s.action for s in program][:len(checked.steps)]
     assert "PUTIN" not in [s.skill.action for s in checked.steps] and "is withheld" in checked.detail
     assert checked.hazards and "metal object" in checked.hazards[0]
+
+
+def test_a_state_checked_after_a_few_changes_finds_what_a_fresh_check_finds():
+    """Issue 41: a step's check patches the last state's indexes with the facts the step changed,
+    and keeps the last states' hazards by content; both must find exactly what a check from
+    nothing finds, state after state, whether the state comes as the same or as a new object."""
+    import random
+
+    from llm_planner_ros.profiles.loader import load_profile
+
+    profile = load_profile(shipped("mobile_manipulator"))
+    world = PddlWorldExecutor(profile).world_state()
+    kept = Hazards(profile.spec.never, profile.domain)
+    rng = random.Random(3)
+    items = sorted(o for o, t in world.objects.items() if t == "item")
+    places = sorted(o for o, t in world.objects.items() if t in ("place", "appliance", "container"))
+    state = set(world.facts)
+    for _ in range(60):
+        for _ in range(rng.randint(1, 3)):   # a step: move an item, switch an appliance, or more
+            item = rng.choice(items)
+            state = {a for a in state if not (a[0] in ("on", "in") and a[1] == item)}
+            state.add((rng.choice(("on", "in")), item, rng.choice(places)))
+            appliance = rng.choice([p for p in places if world.objects[p] == "appliance"])
+            state ^= {("switched_on", appliance)}
+        fresh = [h.text() for h in Hazards(profile.spec.never, profile.domain).holding(frozenset(state), world.classes)]
+        for facts in (frozenset(state), set(state), frozenset(state)):
+            assert [h.text() for h in kept.holding(facts, world.classes)] == fresh

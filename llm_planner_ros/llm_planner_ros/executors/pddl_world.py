@@ -156,7 +156,8 @@ class PddlWorldExecutor:
                     pools[param] = [self.profile.spec.agent]
             for param, type_ in schema.parameters:   # the rest: what the facts allow, where they tell
                 if param not in pools:
-                    pools[param] = self._held(schema.precondition, param, pools) or list(self.world.of_type(type_))
+                    pools[param] = self.world.held_values(schema.precondition, param, pools) or \
+                        list(self.world.of_type(type_))
             choices = [pools[param] for param, _ in schema.parameters]
             for values in product(*choices):
                 try:
@@ -164,28 +165,6 @@ class PddlWorldExecutor:
                 except PddlError:
                     continue
                 yield (name, *values)
-
-
-    def _held(self, precondition: object, param: str, pools: dict[str, list[str]]) -> list[str]:
-        """The values of ``param`` that make one of the facts of ``precondition``'s conjunction hold,
-        with their other arguments known (one value each): ``(at ?r ?p)`` and ``(on ?i ?p)`` give
-        where the robot stands and where the item lies, not every place of a building (of those,
-        the caller keeps the reading that misses least). [] where no such fact tells (the caller
-        tries every object, so that a skill that cannot run still says what it misses)."""
-        atoms = precondition[1:] if isinstance(precondition, list) and precondition[:1] == ["and"] else [precondition]
-        out: set[str] = set()
-        for atom in atoms:
-            if not (isinstance(atom, list) and len(atom) > 1 and all(isinstance(x, str) for x in atom)
-                    and param in atom[1:] and atom[0] not in ("not", "or", "and", "=")):
-                continue
-            others = [x for x in atom[1:] if x != param]
-            if all(not x.startswith("?") or len(pools.get(x, ())) == 1 for x in others):
-                ground = [pools[x][0] if x.startswith("?") and x != param else x for x in atom[1:]]
-                k = ground.index(param)
-                found = [f[k + 1] for f in self.world.state if f[0] == atom[0] and len(f) == len(atom)
-                         and all(g in (param, v) for g, v in zip(ground, f[1:]))]
-                out.update(found)
-        return sorted(out)
 
 
 def _instance(skill: Skill, k: int) -> Optional[str]:

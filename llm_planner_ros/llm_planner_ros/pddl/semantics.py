@@ -9,7 +9,7 @@ and, when not, the literals that stop it, so a planner can be told why in words.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import product
@@ -156,6 +156,27 @@ class PddlWorld:
         if found is None:
             found = self._typed[type_] = tuple(o for o, t in self.objects.items() if self.domain.is_a(t, type_))
         return iter(found)
+
+    def held_values(self, precondition: object, param: str, pools: Mapping[str, Sequence[str]]) -> list[str]:
+        """The values of ``param`` that make one of the facts of ``precondition``'s conjunction hold,
+        with their other arguments known (one value each): ``(at ?r ?p)`` and ``(on ?i ?p)`` give
+        where the robot stands and where the item lies, not every place of a building (of those,
+        the caller keeps the reading that misses least). [] where no such fact tells (the caller
+        tries every object, so that a skill that cannot run still says what it misses)."""
+        atoms = precondition[1:] if isinstance(precondition, list) and precondition[:1] == ["and"] else [precondition]
+        out: set[str] = set()
+        for atom in atoms:
+            if not (isinstance(atom, list) and len(atom) > 1 and all(isinstance(x, str) for x in atom)
+                    and param in atom[1:] and atom[0] not in ("not", "or", "and", "=")):
+                continue
+            others = [x for x in atom[1:] if x != param]
+            if all(not x.startswith("?") or len(pools.get(x, ())) == 1 for x in others):
+                ground = [pools[x][0] if x.startswith("?") and x != param else x for x in atom[1:]]
+                k = ground.index(param)
+                found = [f[k + 1] for f in self.state if f[0] == atom[0] and len(f) == len(atom)
+                         and all(g in (param, v) for g, v in zip(ground, f[1:]))]
+                out.update(found)
+        return sorted(out)
 
     def world_state(self, declared: Mapping[str, str] = MappingProxyType({})) -> WorldState:
         """The state as the planner reads a world: instances with their types, true atoms (and

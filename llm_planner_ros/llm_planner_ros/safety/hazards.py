@@ -204,7 +204,7 @@ class Hazards:
         # the states its execution then reaches.
         facts = facts if isinstance(facts, frozenset) else frozenset(facts)
         for kept, kept_classes, hits in self._last_hits:
-            if kept_classes is classes and _same(kept, facts):
+            if (kept_classes is classes or kept_classes == classes) and _same(kept, facts):
                 return list(hits)
         index, by_arg = self._indexes(facts)
         kind, members = _kind(classes), self._members(facts, classes)
@@ -223,14 +223,40 @@ class Hazards:
         for kept, indexes in self._last_indexes:
             if _same(kept, facts):
                 return indexes
+        made = self._patched(facts) or self._indexed(facts)
+        if isinstance(facts, frozenset):   # a set may change: not kept
+            self._last_indexes = [(facts, made), *self._last_indexes[:1]]
+        return made
+
+    @staticmethod
+    def _indexed(facts: Iterable[Atom]) -> tuple[dict[str, list[Atom]], dict[tuple[str, int, str], list[Atom]]]:
         by_arg: dict[tuple[str, int, str], list[Atom]] = {}
         for a in facts:
             for k, x in enumerate(a[1:], 1):
                 by_arg.setdefault((a[0], k, x), []).append(a)
-        made = (_facts_index(facts), by_arg)
-        if isinstance(facts, frozenset):   # a set may change: not kept
-            self._last_indexes = [(facts, made), *self._last_indexes[:1]]
-        return made
+        return _facts_index(facts), by_arg
+
+    def _patched(self, facts: set[Atom] | frozenset[Atom], most: int = 64) -> Optional[tuple[dict, dict]]:
+        """The last state's indexes with the few facts a step changed added and removed (a large
+        world's step changes a handful of its facts); None when none is kept or more changed."""
+        if not self._last_indexes or not isinstance(facts, frozenset):
+            return None
+        kept, (by_pred, by_arg) = self._last_indexes[0]
+        if abs(len(kept) - len(facts)) > most:
+            return None
+        added, removed = facts - kept, kept - facts
+        if len(added) + len(removed) > most:
+            return None
+        by_pred, by_arg = dict(by_pred), dict(by_arg)   # the kept state's lists stay as they are
+        for a in removed:
+            by_pred[a[0]] = [x for x in by_pred[a[0]] if x != a]
+            for k, x in enumerate(a[1:], 1):
+                by_arg[a[0], k, x] = [y for y in by_arg[a[0], k, x] if y != a]
+        for a in added:
+            by_pred[a[0]] = [*by_pred.get(a[0], ()), a]
+            for k, x in enumerate(a[1:], 1):
+                by_arg[a[0], k, x] = [*by_arg.get((a[0], k, x), ()), a]
+        return by_pred, by_arg
 
     def _members(self, facts: Iterable[Atom], classes: Optional[Mapping[str, str]]) -> dict[str, list[str]]:
         """Class -> its instances (of those the world reports classes for, else named in its facts),
@@ -449,20 +475,20 @@ def predicted(world: WorldState, domain: Domain, skill, hazards: Hazards) -> lis
         definition = model.domain.actions.get(name)
         if definition is None:
             continue
-        pools = []
+        pools: dict[str, list[str]] = {}
         for param, type_ in definition.parameters:
             if param in schema.skill_args:
                 k = schema.skill_args.index(param)
                 if skill.object_ids and k < len(skill.object_ids):
                     i = skill.object_ids[k]
                     wanted = skill.objects[k] if i == Skill.NAMED else by_id.get(i)
-                    pool = [wanted] if wanted is not None else []
+                    pools[param] = [wanted] if wanted is not None else []
                 else:
-                    pool = [o for o in model.of_type(type_) if kind(o) == skill.objects[k]]
-            else:
-                pool = list(model.of_type(type_))
-            pools.append(pool)
-        for values in islice(product(*pools), 20000):
+                    pools[param] = [o for o in model.of_type(type_) if kind(o) == skill.objects[k]]
+        for param, type_ in definition.parameters:   # the others: what the facts allow, where they tell
+            if param not in pools:
+                pools[param] = model.held_values(definition.precondition, param, pools) or list(model.of_type(type_))
+        for values in islice(product(*(pools[p] for p, _ in definition.parameters)), 20000):
             ground = (name, *values)
             try:
                 if model.missing(ground):
