@@ -207,7 +207,7 @@ def plot(rows: list[dict], path: Path) -> None:
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("objects in the world")
-    ax.set_ylabel("seconds per goal (pddl, goals given, executed)")
+    ax.set_ylabel("seconds per goal, executed (median; p90 pale)")
     ax.set_title("Planning time against world size (bench/scale.py)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
