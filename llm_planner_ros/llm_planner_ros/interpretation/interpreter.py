@@ -233,7 +233,8 @@ class GoalInterpreter:
         that cannot hold of the same objects (the world's vocabulary names them); ``orient``: the
         LLM judges which way each relation between two objects goes (:meth:`oriented`); ``store``:
         the conditions' sentence vectors (None: in memory only); ``scenes``: condition indexes kept,
-        one per set of object classes, the least recently used going first; ``answers``: the LLM's
+        one per set of object classes and of named instances a task names, the least recently used
+        going first; ``answers``: the LLM's
         answers kept, one per prompt; ``absent_below``: a word of the task is absent from the world
         when none of the world's words is this near it (:mod:`.absent`; 0: none is looked for);
         ``named``: the world's named instances (None: it has none)."""

@@ -204,7 +204,7 @@ class Hazards:
         # the states its execution then reaches.
         facts = facts if isinstance(facts, frozenset) else frozenset(facts)
         for kept, kept_classes, hits in self._last_hits:
-            if (kept_classes is classes or kept_classes == classes) and _same(kept, facts):
+            if _same(kept, facts) and (kept_classes is classes or kept_classes == classes):
                 return list(hits)
         index, by_arg = self._indexes(facts)
         kind, members = _kind(classes), self._members(facts, classes)
