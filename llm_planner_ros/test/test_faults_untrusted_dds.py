@@ -180,15 +180,24 @@ def test_a_damaged_vector_cache_never_stops_the_planner(damaged_cache, monkeypat
         for name, path in damaged.items():
             unusable = [line for line in planner.lines if "unusable" in line and path.name in line]
             assert len(unusable) == 1, (name, planner.output)   # logged once
-            if name in ("truncated", "bank"):   # rebuilt, under the same name (it holds the same sentences)
-                vectors = np.load(path)["vectors"] if path.suffix == ".npz" else np.load(path)
+            if name == "bank":                  # rebuilt, under the same name (the scene's digest)
+                vectors = np.load(path)
                 assert vectors.ndim == 2 and vectors.shape[1] == 384, (name, vectors.shape)
-            else:                               # removed
+            elif name != "truncated":           # removed
                 assert not path.exists(), name
         assert "Traceback" not in planner.output
         status, result, _ = outcome(client, PlanTask.Goal(task="Watch TV", method="interpret"), timeout=120)
         assert result.termination_reason not in (R.REASON_INTERNAL_ERROR, R.REASON_EXECUTOR_ERROR), result.detail
         assert any(c.startswith("(on television") for c in result.goal_conditions), list(result.goal_conditions)
+    # The truncated shard was removed; what start-up and the goal needed of it was embedded again,
+    # under the name of the sentences embedded (the same name only where they were all needed at once).
+    # Every shard left is whole and holds this embedder's vectors.
+    shards = sorted(damaged["truncated"].parent.glob("*.npz"))
+    assert shards
+    for shard in shards:
+        with np.load(shard) as data:
+            assert str(data["model"]) == damaged["truncated"].parent.name, shard
+            assert data["vectors"].shape == (len(data["texts"]), 384), (shard, data["vectors"].shape)
 
 
 def test_a_goal_that_embeds_on_a_cold_cache_ends_within_a_second_of_its_cancel(tmp_path):
