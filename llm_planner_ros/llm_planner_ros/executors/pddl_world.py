@@ -154,10 +154,7 @@ class PddlWorldExecutor:
                 elif self.profile.spec.agent and self.world.objects.get(self.profile.spec.agent) and \
                         self.world.domain.is_a(self.world.objects[self.profile.spec.agent], type_):
                     pools[param] = [self.profile.spec.agent]
-            for param, type_ in schema.parameters:   # the rest: what the facts allow, where they tell
-                if param not in pools:
-                    pools[param] = self.world.held_values(schema.precondition, param, pools) or \
-                        list(self.world.of_type(type_))
+            pools = self.world.parameter_pools(schema.parameters, schema.precondition, pools)
             choices = [pools[param] for param, _ in schema.parameters]
             for values in product(*choices):
                 try:

@@ -269,10 +269,11 @@ class GoalInterpreter:
         """The words of ``task`` that the world of ``index`` lacks."""
         return [w for w, _, _ in self._absent(task, index, self.absent_below)]
 
-    def index(self, world: WorldState, task: str = "") -> ConditionIndex:
+    def index(self, world: WorldState, task: str = "", names: Optional[tuple[str, ...]] = None) -> ConditionIndex:
         """The conditions of ``world``'s object classes, and those on the named instances ``task``
-        names; indexed once per set of classes and names (their vectors stay in the store)."""
-        names = self.names_in(task)
+        names (``names``, where the caller has read them); indexed once per set of classes and
+        names (their vectors stay in the store)."""
+        names = self.names_in(task) if names is None else names
         extra = self.named.conditions(world, names) if self.named is not None and names else []
         key = (frozenset(world.classes.values()), tuple(c.text for c in extra))
         with self._lock:
@@ -315,7 +316,8 @@ class GoalInterpreter:
         examples = [d for d, _ in near][:self.num_examples]
         params = SamplingParams(temperature=0.0, max_tokens=self.max_tokens, stop=("\n", "Task:"), seed=seed,
                                 stop_at_repeat=True)
-        index = self.index(world, task)
+        named = self.names_in(task)
+        index = self.index(world, task, named)
         prompt = self.prompt(task, examples)
         t1 = time.perf_counter()
         text = self._answer(prompt, params, cancel)
@@ -336,7 +338,7 @@ class GoalInterpreter:
         found.conditions = self._complete(found.conditions, index, hold_out)
         found.evidence = self._evidence(found, task, near[0][1] if near else 0.0)
         found.absent = self.absent(task, index)
-        found.named = self.names_in(task)
+        found.named = named
         found.alternatives = [s.condition for s in found.menu if s.condition not in found.conditions
                               and math.isfinite(s.score)
                               and not any(contradicts(s.condition, c, self.mutex) for c in found.conditions)][:3]
@@ -467,11 +469,12 @@ class GoalInterpreter:
     def retrieve(self, task: str, world: WorldState, k: int = 3, hold_out: Sequence[str] = ()) -> Interpretation:
         """The baseline: the ``k`` conditions nearest to the task text, contradictions resolved."""
         t0 = time.perf_counter()
-        index = self.index(world, task)
+        named = self.names_in(task)
+        index = self.index(world, task, named)
         seconds = {"index_s": time.perf_counter() - t0}
         matches = self._nearest_matches(task, index, k)
         kept, dropped = resolve(matches, self.mutex)
         found = Interpretation([task], matches, self._complete(kept, index, hold_out), dropped, seconds=seconds)
         found.absent = self.absent(task, index)
-        found.named = self.names_in(task)
+        found.named = named
         return found

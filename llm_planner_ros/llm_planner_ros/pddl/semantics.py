@@ -157,6 +157,17 @@ class PddlWorld:
             found = self._typed[type_] = tuple(o for o, t in self.objects.items() if self.domain.is_a(t, type_))
         return iter(found)
 
+    def parameter_pools(self, parameters: Sequence[tuple[str, str]], precondition: object,
+                        given: Mapping[str, list[str]]) -> dict[str, list[str]]:
+        """The values each of an action's ``parameters`` may take: ``given`` where the caller knows
+        them (a skill's objects, the robot), the rest what the precondition's facts allow
+        (``held_values``), else every object of the parameter's type."""
+        pools = dict(given)
+        for param, type_ in parameters:
+            if param not in pools:
+                pools[param] = self.held_values(precondition, param, pools) or list(self.of_type(type_))
+        return pools
+
     def held_values(self, precondition: object, param: str, pools: Mapping[str, Sequence[str]]) -> list[str]:
         """The values of ``param`` that make one of the facts of ``precondition``'s conjunction hold,
         with their other arguments known (one value each): ``(at ?r ?p)`` and ``(on ?i ?p)`` give

@@ -485,9 +485,7 @@ def predicted(world: WorldState, domain: Domain, skill, hazards: Hazards) -> lis
                     pools[param] = [wanted] if wanted is not None else []
                 else:
                     pools[param] = [o for o in model.of_type(type_) if kind(o) == skill.objects[k]]
-        for param, type_ in definition.parameters:   # the others: what the facts allow, where they tell
-            if param not in pools:
-                pools[param] = model.held_values(definition.precondition, param, pools) or list(model.of_type(type_))
+        pools = model.parameter_pools(definition.parameters, definition.precondition, pools)
         for values in islice(product(*(pools[p] for p, _ in definition.parameters)), 20000):
             ground = (name, *values)
             try:
