@@ -15,6 +15,7 @@ The robot drives between a dock and a lamp and switches the lamp. It serves, und
 """
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 
@@ -75,7 +76,8 @@ class LampRobot(Node):
     def __init__(self) -> None:
         super().__init__("lamp_robot")
         self.facts: set[tuple[str, ...]] = set(START)
-        self.version = 1
+        # changes with the world; a random start, so that a version held from before a restart never matches
+        self.version = secrets.randbits(62) + 1
         self.lock = threading.Lock()
         group = ReentrantCallbackGroup()
         self.create_service(GetWorldState, "get_world_state", self.world_state, callback_group=group)
@@ -91,9 +93,12 @@ class LampRobot(Node):
             response.domain, response.profile = DOMAIN, PROFILE
         if not request.domain_only:
             with self.lock:
+                response.world_version = self.version
+                if request.known_version == self.version:   # the asker holds this world: not sent again
+                    response.unchanged = True
+                    return response
                 response.objects = OBJECTS
                 response.facts = [f"({' '.join(f)})" for f in sorted(self.facts)]
-                response.world_version = self.version
         return response
 
     def reset(self, request, response):

@@ -152,8 +152,12 @@ def test_a_skills_result_carries_its_change_and_the_world_is_not_read_again(sim_
         held, goal = ros.world_state(), ros.goal_met()
     assert outcomes == [True, False, True, True]   # a failed precondition changes nothing
     assert calls == [] and held.facts != before.facts
-    ros.forget()   # read the bridge's world again: the same as the one kept from the changes
+    kept = ros.observe()
+    ros.forget()   # ask the bridge again: by version, and its world is still the one kept from the changes
     assert ros.world_state() == held and ros.goal_met() == goal and calls == ["get_world_state"]
+    assert ros.observe() is kept   # the bridge said "unchanged": nothing sent again, nothing parsed again
+    ros.reset("TrimmedTestScene1", task="Watch TV")   # a new version: read whole
+    assert ros.observe() is not kept and ros.world_state() == before
 
 
 def set_params(client: RosTestClient, node_name: str, **values):

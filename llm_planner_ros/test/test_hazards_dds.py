@@ -158,6 +158,35 @@ def test_the_bridge_stops_a_hazardous_skill_on_a_robot_from_the_facts_it_reports
         assert execute_skill(client, Skill("PLACE", ("phone", "desk"), (19, 5))).success   # a safe place is fine
 
 
+def test_the_bridges_world_by_version_never_hides_a_change_no_skill_told():
+    """The bridge keeps the robot's world it read and brings it up to date with each skill's
+    result, asking the robot only whether it is still at that version. The robot's world set
+    behind the bridge's back (its own reset service, as a person moving things) is a new version:
+    the bridge reads it whole, and the hazard it would bring about is still stopped."""
+    from llm_planner_msgs.srv import GetWorldState, ResetScene
+
+    ns = f"/hazheld_{uuid.uuid4().hex[:6]}"
+    to_fridge = (Skill("NAVIGATE_TO", ("fridge",), (7,)), Skill("OPEN", ("fridge",), (7,)),
+                 Skill("NAVIGATE_TO", ("desk",), (5,)), Skill("PICK", ("phone",), (19,)),
+                 Skill("NAVIGATE_TO", ("fridge",), (7,)))
+    with ros_node("pddl_robot", f"{ns}/robot", READY, "profile:=mobile_manipulator") as robot, \
+            ros_node("executor_bridge", ns, READY, "backend:=robot", "robot_action:=robot/execute_skill") as bridge, \
+            RosTestClient(ns) as client:
+        for skill in to_fridge:
+            assert execute_skill(client, skill).success, skill
+        at_fridge = client.call(GetWorldState, "robot/get_world_state", GetWorldState.Request())
+        held = client.call(GetWorldState, "robot/get_world_state",
+                           GetWorldState.Request(known_version=at_fridge.world_version))
+        assert held.unchanged and not held.objects and not held.facts   # still at that version: nothing sent
+        for skill in (Skill("NAVIGATE_TO", ("desk",), (5,)), Skill("PLACE", ("phone", "desk"), (19, 5)),
+                      Skill("NAVIGATE_TO", ("fridge",), (7,))):   # the bridge holds: the phone on the desk
+            assert execute_skill(client, skill).success, skill
+        assert client.call(ResetScene, "robot/reset_scene", ResetScene.Request(facts=at_fridge.facts)).success
+        reply = execute_skill(client, Skill("PLACE_IN", ("phone", "fridge"), (19, 7)))
+        assert not reply.success and reply.failure.type == PreconditionFailure.HAZARD, reply.failure.message
+        assert "executing skill [PLACE_IN]" not in robot.output and "stopped '[PLACE_IN]" in bridge.output
+
+
 def test_a_robot_that_reports_no_facts_gets_its_skills_refused_or_sent_with_a_warning(tmp_path: Path):
     """Its hazards cannot be checked: hazard_unknown refuse (the default) refuses every skill
     with the reason; set live to warn, the bridge sends it and says so in its log."""

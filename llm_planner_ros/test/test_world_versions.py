@@ -5,7 +5,7 @@ from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill
 from llm_planner_ros.ros.executor_bridge import result_msg
-from llm_planner_ros.ros.world_versions import WorldVersions
+from llm_planner_ros.ros.world_versions import HeldWorld, WorldVersions
 
 
 def test_a_skills_change_applied_to_the_reply_gives_the_world_after_it():
@@ -27,6 +27,41 @@ def test_a_skills_change_applied_to_the_reply_gives_the_world_after_it():
     sim.reset("TrimmedTestScene1")
     versions.changed()
     assert versions.fill(GetWorldState.Response()).world_version == after.world_version + 1
+
+
+def test_a_world_held_by_version_is_read_whole_only_after_a_change_no_skill_told():
+    """HeldWorld on the simulator's real replies: read whole once; a skill's told change keeps it
+    current, and the server answers "unchanged" without objects or facts; a reset, a change told
+    against another version, or an untold one makes the next read whole again."""
+    sim = VirtualHomeExecutor("TrimmedTestScene1")
+    versions = WorldVersions(sim.world_state, sim.goal_met)
+    replies: list[GetWorldState.Response] = []
+
+    def ask(request: GetWorldState.Request) -> GetWorldState.Response:
+        replies.append(versions.fill(GetWorldState.Response(success=True), request.known_version))
+        return replies[-1]
+
+    held = HeldWorld({})
+    whole = lambda: [bool(r.facts) for r in replies]   # noqa: E731
+    assert held.read(ask)[1].facts == sim.world_state().facts and whole() == [True]
+    for action, objects in (("WALK", ["television"]), ("SIT", ["couch"]), ("WALK", ["couch"])):
+        held.skill_ran(versions.skill_ran(result_msg(sim.execute(make_skill(action, objects)))))
+        reply, world = held.read(ask)
+        assert reply.unchanged and world.facts == sim.world_state().facts
+    assert whole() == [True, False, False, False]
+    sim.reset("TrimmedTestScene1")
+    versions.changed()
+    assert held.read(ask)[1].facts == sim.world_state().facts and whole()[-1]
+    told = versions.skill_ran(result_msg(sim.execute(make_skill("WALK", ["kitchen"]))))
+    told.world_version_before += 7   # told against a version never held
+    held.skill_ran(told)
+    assert held.read(ask)[1].facts == sim.world_state().facts and whole()[-1]
+    untold = versions.skill_ran(result_msg(sim.execute(make_skill("WALK", ["bathroom"]))))
+    untold.world_version = 0   # a robot that does not tell what its skill changed
+    held.skill_ran(untold)
+    assert held.read(ask)[1].facts == sim.world_state().facts and whole()[-1]
+    assert HeldWorld({}).read(lambda r: GetWorldState.Response(success=False, message="down")) == \
+        (GetWorldState.Response(success=False, message="down"), None)
 
 
 def test_an_untold_change_reads_as_version_zero():

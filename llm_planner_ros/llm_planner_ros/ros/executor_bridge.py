@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Literal, Optional
 
 from pydantic import Field
@@ -54,7 +55,7 @@ from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, ref
 from llm_planner_ros.ros.skill_action import GoalStops, SkillActionClient
 from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
 from llm_planner_ros.ros.wait import wait_for
-from llm_planner_ros.ros.world_versions import WorldVersions
+from llm_planner_ros.ros.world_versions import HeldWorld, WorldVersions
 from llm_planner_ros.safety.hazards import last_hop
 from llm_planner_ros.safety.policy import SkillPolicy
 
@@ -100,19 +101,17 @@ def hazard_refused(message: str, cause: str) -> ExecuteSkill.Result:
 
 
 class RobotWorld:
-    """A robot's GetWorldState reply as the hazard check reads a world: its facts and domain."""
+    """A robot's world as the hazard check reads it: its facts now (``read``, asked when the check
+    needs them) and its domain (its profile's, else the domain text it sent)."""
 
-    def __init__(self, reply: GetWorldState.Response, profile: Optional[WorldProfile]) -> None:
-        self.reply, self.profile = reply, profile
+    def __init__(self, read: Callable[[], WorldState], profile: Optional[WorldProfile], domain: str) -> None:
+        self._read, self.profile, self._domain = read, profile, domain
 
     def world_state(self) -> WorldState:
-        if not self.reply.success:
-            raise RobotWorldUnread(self.reply.message or "the robot did not report its world")
-        return WorldState.from_lines(self.reply.objects, self.reply.facts,
-                                     self.profile.declared_classes if self.profile else {})
+        return self._read()
 
     def domain_text(self) -> str:
-        return self.reply.domain
+        return self._domain
 
 
 def executor_error(message: str) -> ExecuteSkill.Result:
@@ -195,7 +194,7 @@ class SimulatedSkillServer:
             return response
         with self.lock:
             try:
-                self.versions.fill(response)
+                self.versions.fill(response, request.known_version)
                 if request.include_applicable:
                     response.applicable_skills = [conversions.skill_to_msg(s) for s in
                                                   self.sim.applicable_skills(request.max_applicable or None)]
@@ -225,6 +224,8 @@ class ExecutorBridgeNode(ManagedNode):
         self._robot_classes: dict[int, str] = {}
         self._robot_profile_cache: Optional[WorldProfile] = None
         self._robot_profile_read = False
+        self._robot_domain = ""
+        self._robot_held = HeldWorld({})   # the robot's world by version (for the hazard check)
         self._stops = GoalStops()
         self._group = group
         self._server = ActionServer(self, ExecuteSkill, "execute_skill", execute_callback=self._execute,
@@ -317,7 +318,9 @@ class ExecutorBridgeNode(ManagedNode):
             return result
         goal_handle.succeed()
         if outcome.ended == "done" and outcome.result is not None:
+            self._robot_held.skill_ran(outcome.result)
             return outcome.result
+        self._robot_held.skill_ran(ExecuteSkill.Result())   # what it did is untold: read the world again
         return executor_error(outcome.message)
 
     def _refusal(self, skill) -> str:
@@ -352,8 +355,7 @@ class ExecutorBridgeNode(ManagedNode):
             hazards = profile.hazards if profile is not None else self._world().hazards
             if not hazards:
                 return None
-            reply = self._robot_world_state(GetWorldState.Request(include_domain=True), GetWorldState.Response())
-            hits, unknown = last_hop(RobotWorld(reply, profile), skill, hazards)
+            hits, unknown = last_hop(RobotWorld(self._robot_world_now, profile, self._robot_domain), skill, hazards)
         what = skill.script() or skill.text
         if unknown:
             if self.policy.hazard_unknown == "warn":
@@ -381,8 +383,17 @@ class ExecutorBridgeNode(ManagedNode):
             raise RobotWorldUnread(f"the robot's world cannot be read: {reply.message}")
         profile = validated_profile(reply.profile, reply.domain, where="the robot's profile") \
             if reply.profile else None
-        self._robot_profile_read, self._robot_profile_cache = True, profile
+        self._robot_profile_read, self._robot_profile_cache, self._robot_domain = True, profile, reply.domain
+        self._robot_held = HeldWorld(profile.declared_classes if profile else {})
         return profile
+
+    def _robot_world_now(self) -> WorldState:
+        """The robot's world now: asked by version, read whole only when it changed in a way no
+        skill's result told (:class:`HeldWorld`). Raises :class:`RobotWorldUnread`."""
+        reply, world = self._robot_held.read(lambda r: self._robot_world_state(r, GetWorldState.Response()))
+        if world is None:
+            raise RobotWorldUnread(reply.message or "the robot did not report its world")
+        return world
 
     def _robot_instance_class(self, instance_id: int) -> Optional[str]:
         """The class of an instance id on the robot: from its world's objects, asked again for an

@@ -46,6 +46,7 @@ class BridgeWorld:
         self._domain = ""
         self._profile: Optional[WorldProfile] = None
         self._reply: Optional[GetWorldState.Response] = None
+        self._stale: Optional[GetWorldState.Response] = None   # the reply before a reset: kept while its version is
         self._parsed: Optional[tuple[GetWorldState.Response, WorldState]] = None   # a reply and its world
         self._reply_has_applicable = False
         self._wants_applicable = False
@@ -58,18 +59,24 @@ class BridgeWorld:
                          self.skill_timeout_s, self.stop())
 
     def forget(self) -> None:
-        """Drop the cached world-state reply (the world may have changed without a skill of ours)."""
-        self._reply = None
+        """Ask the bridge again at the next read (the world may have changed without a skill of
+        ours): by the version held, so that a world still at it is not sent again."""
+        self._stale, self._reply = self._reply or self._stale, None
 
     def observe(self, applicable: bool = False) -> GetWorldState.Response:
-        """The bridge's one world-state reply (cached until the next skill or reset)."""
+        """The bridge's one world-state reply (cached until the next skill or reset; after a reset
+        asked by version, and kept where the world is still at it)."""
         self._wants_applicable |= applicable
         if self._reply is None or (self._wants_applicable and not self._reply_has_applicable):
-            request = GetWorldState.Request(include_applicable=self._wants_applicable)
+            stale = self._stale if self._reply is None and not self._wants_applicable else None
+            request = GetWorldState.Request(include_applicable=self._wants_applicable,
+                                            known_version=stale.world_version if stale is not None else 0)
             response = self._call(self._world, request)
             if not response.success:
                 raise ExecutorError(f"the executor cannot report its world: {response.message}")
-            self._reply, self._reply_has_applicable = response, request.include_applicable
+            if stale is not None and response.unchanged and response.world_version == stale.world_version:
+                stale.goal_status, response = response.goal_status, stale   # its parsed world too
+            self._reply, self._reply_has_applicable, self._stale = response, request.include_applicable, None
         return self._reply
 
     def redescribe(self) -> None:
@@ -167,7 +174,8 @@ class RosExecutor(BridgeWorld):
         self.objects: list[str] = []
 
     def reset(self, scene_id: str, graph: Optional[dict] = None, task: str = "") -> list[str]:
-        self._reply, self._wants_applicable, self._classes = None, False, {}
+        self.forget()
+        self._wants_applicable, self._classes = False, {}
         response = self._call(self._reset, ResetScene.Request(scene_id=scene_id, task=task))
         if not response.success:
             raise ExecutorError(f"the executor bridge could not reset: {response.message}")

@@ -104,7 +104,7 @@ class PddlRobotNode(Node):
         if request.domain_only:
             return response
         with self._lock:
-            self._versions.fill(response)
+            self._versions.fill(response, request.known_version)
             if request.include_applicable:
                 response.applicable_skills = [conversions.skill_to_msg(s) for s in
                                               self.pddl.applicable_skills(request.max_applicable or None)]

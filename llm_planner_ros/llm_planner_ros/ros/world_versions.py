@@ -10,12 +10,13 @@ and the client reads the world again.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Optional
 
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.srv import GetWorldState
-from llm_planner_ros.core.world import WorldState, fact_line
+from llm_planner_ros.core.world import WorldState, fact_line, parse_fact
 
 
 class WorldVersions:
@@ -38,8 +39,14 @@ class WorldVersions:
             self._seen = (self.version, self._world())
         return self._seen[1]
 
-    def fill(self, response: GetWorldState.Response) -> GetWorldState.Response:
-        """The world's objects, facts, goal check and version, into ``response``."""
+    def fill(self, response: GetWorldState.Response, known_version: int = 0) -> GetWorldState.Response:
+        """The world's objects, facts, goal check and version, into ``response``; only the goal
+        check and the version (``unchanged``) while the world is still at ``known_version``."""
+        if known_version and known_version == self.version:
+            response.unchanged, response.world_version = True, self.version
+            goal = self._goal()
+            response.goal_status = -1 if goal is None else int(goal)
+            return response
         if self._lines is None or self._lines[0] != self.version:
             self._lines = (self.version, *self._current().to_lines())
         response.objects, response.facts = self._lines[1], self._lines[2]
@@ -67,3 +74,46 @@ class WorldVersions:
         goal = self._goal()
         result.goal_status = -1 if goal is None else int(goal)
         return result
+
+
+def with_change(world: WorldState, result: ExecuteSkill.Result) -> Optional[WorldState]:
+    """``world`` with the change a skill's ``result`` reports; None where the facts it removed are
+    not all in ``world`` (the two disagree: read the world again)."""
+    removed = {parse_fact(f) for f in result.facts_removed}
+    if not removed <= world.facts:
+        return None
+    return replace(world, facts=(world.facts - removed) | {parse_fact(f) for f in result.facts_added})
+
+
+class HeldWorld:
+    """A client's copy of a server's world, kept by version: read whole once, then brought up to
+    date with the changes that skills' results report, and asked for by version
+    (``known_version``), so that a world still at that version is not sent or parsed again. A
+    world that changed in another way (a reset, a person) is read whole again."""
+
+    def __init__(self, declared: Mapping[str, str]) -> None:
+        self.declared = declared
+        self._held: Optional[tuple[int, WorldState]] = None   # (version, world): replaced whole, never changed
+
+    def read(self, ask: Callable[[GetWorldState.Request], GetWorldState.Response]) -> tuple[GetWorldState.Response,
+                                                                                             Optional[WorldState]]:
+        """The server's reply to ``ask`` and its world now (None when the reply failed)."""
+        held = self._held
+        reply = ask(GetWorldState.Request(known_version=held[0] if held else 0))
+        if not reply.success:
+            return reply, None
+        if held is not None and reply.unchanged and reply.world_version == held[0]:
+            return reply, held[1]
+        world = WorldState.from_lines(reply.objects, reply.facts, self.declared)
+        self._held = (reply.world_version, world) if reply.world_version else None
+        return reply, world
+
+    def skill_ran(self, result: ExecuteSkill.Result) -> None:
+        """Apply the change ``result`` reports to the world held; forget it where that cannot be
+        (no version reported, another version than the one held, or a disagreement)."""
+        held = self._held
+        if held is None or not result.world_version or result.world_version_before != held[0]:
+            self._held = None
+            return
+        after = with_change(held[1], result)
+        self._held = (result.world_version, after) if after is not None else None
