@@ -60,6 +60,18 @@ def test_a_world_held_by_version_is_read_whole_only_after_a_change_no_skill_told
     untold.world_version = 0   # a robot that does not tell what its skill changed
     held.skill_ran(untold)
     assert held.read(ask)[1].facts == sim.world_state().facts and whole()[-1]
+    # a server that says "unchanged" at another version than the one held: asked for its world whole
+    held.skill_ran(versions.skill_ran(result_msg(sim.execute(make_skill("WALK", ["kitchen"])))))
+    asked: list[int] = []
+
+    def confused(request: GetWorldState.Request) -> GetWorldState.Response:
+        asked.append(request.known_version)
+        reply = ask(request)
+        if request.known_version:
+            reply.unchanged, reply.world_version, reply.objects, reply.facts = True, reply.world_version + 5, [], []
+        return reply
+
+    assert held.read(confused)[1].facts == sim.world_state().facts and asked[-1] == 0 and asked[-2] != 0
     assert HeldWorld({}).read(lambda r: GetWorldState.Response(success=False, message="down")) == \
         (GetWorldState.Response(success=False, message="down"), None)
 

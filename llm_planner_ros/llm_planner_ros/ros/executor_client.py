@@ -76,6 +76,10 @@ class BridgeWorld:
                 raise ExecutorError(f"the executor cannot report its world: {response.message}")
             if stale is not None and response.unchanged and response.world_version == stale.world_version:
                 stale.goal_status, response = response.goal_status, stale   # its parsed world too
+            elif response.unchanged:   # from another version than the one held: ask for it whole
+                response = self._call(self._world, GetWorldState.Request(include_applicable=request.include_applicable))
+                if not response.success:
+                    raise ExecutorError(f"the executor cannot report its world: {response.message}")
             self._reply, self._reply_has_applicable, self._stale = response, request.include_applicable, None
         return self._reply
 

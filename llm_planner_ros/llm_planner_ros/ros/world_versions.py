@@ -104,6 +104,9 @@ class HeldWorld:
             return reply, None
         if held is not None and reply.unchanged and reply.world_version == held[0]:
             return reply, held[1]
+        if reply.unchanged and held is not None:   # "unchanged" from another version: ask for it whole
+            self._held = None
+            return self.read(ask)
         world = WorldState.from_lines(reply.objects, reply.facts, self.declared)
         self._held = (reply.world_version, world) if reply.world_version else None
         return reply, world
