@@ -13,7 +13,6 @@ bridge whose heartbeat stops is reported gone within about 3 s.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, Optional
 
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -25,11 +24,12 @@ from llm_planner_msgs.srv import GetWorldState, ResetScene
 from llm_planner_ros.core.errors import CancelToken, ExecutorError
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
-from llm_planner_ros.core.world import WorldState, parse_fact
+from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, validated_profile
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.liveness import PeerWatch, call_peer
 from llm_planner_ros.ros.skill_action import SkillActionClient
+from llm_planner_ros.ros.world_versions import with_change
 
 BRIDGE = "executor_bridge"
 
@@ -135,12 +135,10 @@ class BridgeWorld:
         if (reply is None or not result.world_version or not reply.world_version
                 or result.world_version_before != reply.world_version):
             return False
-        world = self.world_state()
-        removed = {parse_fact(f) for f in result.facts_removed}
-        added = {parse_fact(f) for f in result.facts_added}
-        if not removed <= world.facts:   # the bridge's world and this one disagree: read it again
+        after = with_change(self.world_state(), result)
+        if after is None:   # the bridge's world and this one disagree: read it again
             return False
-        self._parsed = (reply, replace(world, facts=(world.facts - removed) | added))
+        self._parsed = (reply, after)
         reply.world_version, reply.goal_status = result.world_version, result.goal_status
         if result.world_version != result.world_version_before:
             reply.applicable_skills, self._reply_has_applicable = [], False
