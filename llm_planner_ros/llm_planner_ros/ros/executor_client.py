@@ -46,7 +46,7 @@ class BridgeWorld:
         self._domain = ""
         self._profile: Optional[WorldProfile] = None
         self._reply: Optional[GetWorldState.Response] = None
-        self._stale: Optional[GetWorldState.Response] = None   # the reply before a reset: kept while its version is
+        self._stale: Optional[GetWorldState.Response] = None   # the reply forgotten: asked for again by its version
         self._parsed: Optional[tuple[GetWorldState.Response, WorldState]] = None   # a reply and its world
         self._reply_has_applicable = False
         self._wants_applicable = False
@@ -71,17 +71,19 @@ class BridgeWorld:
             stale = self._stale if self._reply is None and not self._wants_applicable else None
             request = GetWorldState.Request(include_applicable=self._wants_applicable,
                                             known_version=stale.world_version if stale is not None else 0)
-            response = self._call(self._world, request)
-            if not response.success:
-                raise ExecutorError(f"the executor cannot report its world: {response.message}")
+            response = self._state(request)
             if stale is not None and response.unchanged and response.world_version == stale.world_version:
                 stale.goal_status, response = response.goal_status, stale   # its parsed world too
             elif response.unchanged:   # from another version than the one held: ask for it whole
-                response = self._call(self._world, GetWorldState.Request(include_applicable=request.include_applicable))
-                if not response.success:
-                    raise ExecutorError(f"the executor cannot report its world: {response.message}")
+                response = self._state(GetWorldState.Request(include_applicable=request.include_applicable))
             self._reply, self._reply_has_applicable, self._stale = response, request.include_applicable, None
         return self._reply
+
+    def _state(self, request: GetWorldState.Request) -> GetWorldState.Response:
+        response = self._call(self._world, request)
+        if not response.success:
+            raise ExecutorError(f"the executor cannot report its world: {response.message}")
+        return response
 
     def redescribe(self) -> None:
         """Read the bridge's domain and profile again at the next use: a goal starts so, since the
@@ -92,9 +94,7 @@ class BridgeWorld:
         """Read the bridge's domain and profile, once per :meth:`redescribe`, without the state."""
         if self._domain:
             return
-        response = self._call(self._world, GetWorldState.Request(include_domain=True, domain_only=True))
-        if not response.success:
-            raise ExecutorError(f"the executor cannot report its world: {response.message}")
+        response = self._state(GetWorldState.Request(include_domain=True, domain_only=True))
         try:
             self._profile = validated_profile(response.profile, response.domain, where="the executor's profile") \
                 if response.profile else None
