@@ -100,8 +100,6 @@ def spin_node(factory: Callable[[], Node], name: str, args: Optional[list[str]] 
     except KeyboardInterrupt:
         return 0
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         # stop spinning, and wait for the spinner, before the node goes: destroying a node under
         # a running wait set aborts the process ("terminate called without an active exception")
         if executor is not None:
@@ -111,6 +109,10 @@ def spin_node(factory: Callable[[], Node], name: str, args: Optional[list[str]] 
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        # the handlers go back last: a second Ctrl-C (the terminal's to the group, and a launcher's
+        # forwarded) that lands during the teardown above only sets ``stop`` again, never interrupts it
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _spin(executor: MultiThreadedExecutor) -> None:
