@@ -49,7 +49,8 @@ def p90(values: list[float]) -> float:
     return sorted(values)[max(0, round(0.9 * len(values)) - 1)] if values else float("nan")
 
 
-def one(size: int, setting: str, tasks: int, seed: int, precision: str = "fp32") -> dict:
+def one(size: int, setting: str, tasks: int, seed: int, precision: str = "fp32",
+        llm_model: str = "smollm2-135m") -> dict:
     """One size and setting, in this process: the goals, then this process's peak memory."""
     import building
 
@@ -73,7 +74,8 @@ def one(size: int, setting: str, tasks: int, seed: int, precision: str = "fp32")
         def reset(scene: str, task: str) -> PddlWorldExecutor:
             executor.reset()
             return executor
-        service = compose(ServiceConfig.of(BackendSettings(embedding_precision=precision)), executor_factory=reset,
+        service = compose(ServiceConfig.of(BackendSettings(embedding_precision=precision, llm_model=llm_model)),
+                          executor_factory=reset,
                           robot_world=lambda executes: executor)
         rows = []
         for task in goals[:tasks]:
@@ -92,10 +94,11 @@ def one(size: int, setting: str, tasks: int, seed: int, precision: str = "fp32")
                          "steps": len(result.steps), "detail": result.detail[:200]})
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"size": size, "setting": setting, "load_s": load_s, "rows": rows, "peak_rss_mb": peak_mb,
-            "embedding_precision": precision}
+            "embedding_precision": precision, "llm_model": llm_model}
 
 
-def over_ros(size: int, setting: str, tasks: int, seed: int, memory_goals: int, precision: str = "fp32") -> dict:
+def over_ros(size: int, setting: str, tasks: int, seed: int, memory_goals: int, precision: str = "fp32",
+             llm_model: str = "smollm2-135m") -> dict:
     """The goals through the nodes: the building's reference robot (pddl_robot), the executor
     bridge (robot backend) and the planner node, each started here in its own namespace, sent
     with PlannerClient; the planner's peak memory is its own (VmHWM)."""
@@ -116,7 +119,7 @@ def over_ros(size: int, setting: str, tasks: int, seed: int, memory_goals: int, 
                 [str(lib / "executor_bridge"), "--ros-args", "-r", f"__ns:={ns}", "-p", "backend:=robot",
                  "-p", "robot_action:=robot/execute_skill"],
                 [str(lib / "planner_node"), "--ros-args", "-r", f"__ns:={ns}", "-p", "world:=none",
-                 "-p", "trace_log:=''", "-p", f"embedding_precision:={precision}"]]
+                 "-p", "trace_log:=''", "-p", f"embedding_precision:={precision}", "-p", f"llm_model:={llm_model}"]]
         t0 = time.perf_counter()
         nodes = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for a in argv]
         lines: list[str] = []
@@ -168,7 +171,8 @@ def over_ros(size: int, setting: str, tasks: int, seed: int, memory_goals: int, 
             for n in nodes:
                 n.wait(30)
     return {"size": size, "setting": setting, "load_s": ready_s, "rows": rows, "peak_rss_mb": peak_mb,
-            "rss_after_mb": rss_mb, "goals_sent": sent, "embedding_precision": precision}
+            "rss_after_mb": rss_mb, "goals_sent": sent, "embedding_precision": precision,
+            "llm_model": llm_model}
 
 
 def summary(run: dict) -> dict:
@@ -229,15 +233,17 @@ def main() -> None:
     p.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
     p.add_argument("--embedding-precision", choices=("fp32", "int8"), default="fp32",
                    help="the MiniLM embedder's weights (int8: quantised at set-up)")
+    p.add_argument("--llm-model", default="smollm2-135m", help="the planning model's registry line (llm_model)")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "results")
     p.add_argument("--replot", action="store_true", help="only draw scale.png again from --out's scale.json")
     p.add_argument("--one", nargs=2, metavar=("SIZE", "SETTING"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.one:
         size, setting = int(args.one[0]), args.one[1]
-        run = over_ros(size, setting, args.tasks, args.seed, args.memory_goals, args.embedding_precision) \
+        run = over_ros(size, setting, args.tasks, args.seed, args.memory_goals, args.embedding_precision,
+                       args.llm_model) \
             if setting.endswith("nodes") else one(size, setting, args.whole_tasks if setting == "whole" else args.tasks,
-                                                   args.seed, args.embedding_precision)
+                                                   args.seed, args.embedding_precision, args.llm_model)
         print(json.dumps(run))
         return
     if args.replot:
@@ -252,7 +258,7 @@ def main() -> None:
             done = subprocess.run([sys.executable, __file__, "--one", str(size), setting, "--tasks", str(args.tasks),
                                    "--whole-tasks", str(args.whole_tasks), "--seed", str(args.seed),
                                    "--memory-goals", str(args.memory_goals),
-                                   "--embedding-precision", args.embedding_precision],
+                                   "--embedding-precision", args.embedding_precision, "--llm-model", args.llm_model],
                                   capture_output=True, text=True, timeout=7200)
             if done.returncode:
                 raise SystemExit(f"{size} {setting}: {done.stderr[-2000:]}")

@@ -161,22 +161,12 @@ def goal_times(*args: str) -> dict:
 
 
 def weight_file(ftype: str) -> Path:
-    """The shipped Q4_1 GGUF requantised to ``ftype`` (Q8_0, F16) by llama.cpp, built once."""
-    import ctypes
+    """The shipped Q4_1 GGUF re-encoded to ``ftype`` (Q8_0, F16) by llama.cpp, made once."""
+    from dataclasses import replace
 
-    import llama_cpp
+    from llm_planner_ros.llm.models import DEFAULT_MODEL, MODELS, run_file
 
-    out = Path("~/.cache/llm_planner_ros/models").expanduser() / f"SmolLM2-135M-Instruct.{ftype}.gguf"
-    if not out.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        params = llama_cpp.llama_model_quantize_default_params()
-        params.ftype = {"Q8_0": llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0, "F16": llama_cpp.LLAMA_FTYPE_MOSTLY_F16}[ftype]
-        params.allow_requantize = True
-        tmp = out.with_suffix(".tmp")
-        if llama_cpp.llama_model_quantize(str(smollm2_path()).encode(), str(tmp).encode(), ctypes.byref(params)):
-            raise RuntimeError(f"llama.cpp could not make {ftype}")
-        tmp.replace(out)
-    return out
+    return run_file(replace(MODELS[DEFAULT_MODEL], run_as=ftype.lower()), smollm2_path())
 
 
 def openai_server_goals() -> dict:

@@ -178,9 +178,10 @@ def model(args: argparse.Namespace) -> int:
     rows = [("name", "licence", "use", "file")]
     for name, e in MODELS.items():
         try:
-            present = f"present: {model_file(name)}"
-        except LLMError:
-            present = "absent (scripts/bootstrap.sh)" if e.shipped else f"absent (model fetch {name})"
+            present = f"present: {model_file(name, make=False)}"
+        except LLMError as exc:
+            present = (str(exc) if e.run_as else "absent (scripts/bootstrap.sh)") if e.shipped \
+                else f"absent (model fetch {name})"
         rows.append((name, e.licence, "shipped" if e.shipped else "measurement only", present))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for row in rows:

@@ -9,6 +9,7 @@ the goal asked."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -50,6 +51,32 @@ def test_the_query_task_never_vouches_for_itself():
     judged = calibration.judge(sure)
     assert [text for text, _ in judged.conditions] == ["kept"] and 0.0 < judged.conditions[0][1] < 1.0
     assert Calibration([]).judge(sure).goal is None
+
+
+def test_a_calibration_made_by_other_code_is_made_again(tmp_path, monkeypatch):
+    """The calibration file's name holds a digest of the code that labels it: a change to that
+    code (here one line in a copy of the package) gives another file, not the one kept."""
+    import shutil
+
+    from llm_planner_ros.interpretation import interpreter
+
+    package = tmp_path / "llm_planner_ros"
+    shutil.copytree(Path(interpreter.__file__).parents[1], package,
+                    ignore=shutil.ignore_patterns("__pycache__", "console", "ros"))
+    copy = package / "interpretation" / "interpreter.py"
+    monkeypatch.setattr(interpreter, "__file__", str(copy))
+    digests = []
+    for change in ("", "\n# another line\n"):
+        copy.write_text(copy.read_text() + change)
+        interpreter.calibrating_code.cache_clear()
+        digests.append(interpreter.calibrating_code())
+    (package / "ros" / "node.py").parent.mkdir(exist_ok=True)
+    (package / "ros" / "node.py").write_text("# a node's change does not touch the labels\n")
+    interpreter.calibrating_code.cache_clear()
+    digests.append(interpreter.calibrating_code())
+    monkeypatch.undo()
+    interpreter.calibrating_code.cache_clear()
+    assert digests[0] != digests[1] == digests[2]
 
 
 @pytest.fixture

@@ -62,8 +62,10 @@ def test_annotated_goals_read_as_sentences_with_the_action_objects_of_the_progra
 
 @pytest.fixture(scope="module")
 def service(smollm2, embedder, demos):
-    return compose(ServiceConfig.of(InterpretSettings(interpret_fallback="translated")), llm=smollm2, embedder=embedder,
-                   demos=demos)
+    # every goal counts as sure (asking is test_confidence.py's): this goal's confidence sits near the
+    # shipped threshold (0.45 on one CPU, above 0.5 on another), as llama.cpp's numbers differ by CPU
+    return compose(ServiceConfig.of(InterpretSettings(interpret_fallback="translated", interpret_confidence=0.0)),
+                   llm=smollm2, embedder=embedder, demos=demos)
 
 
 def test_the_task_sentence_alone_reaches_the_goal(service):

@@ -54,6 +54,15 @@ def test_llama_cpp_scores_continuations_as_it_samples_them(smollm2):
     assert greedy == pytest.approx(c.token_logprobs, abs=1e-4)
     assert sum(right) > sum(turned) + 3
     assert smollm2.continuation_logprobs(prompt, [" The candle is in the basket."])[0] == pytest.approx(right)
+    # continuations sharing their first tokens decode only the rest, and score as each does alone
+    shared = [" The candle is on the table.", " The candle is in the basket.", " The candle is in the box.",
+              " The candle is on the table."]
+    before = smollm2.stats.prompt_evaluated
+    together = smollm2.continuation_logprobs(prompt, shared)
+    decoded = smollm2.stats.prompt_evaluated - before
+    assert together == [pytest.approx(smollm2.continuation_logprobs(prompt, [c])[0], abs=1e-6) for c in shared]
+    assert together[1] == pytest.approx(right, abs=1e-6)
+    assert decoded < sum(map(len, together)) - 6   # "The candle is" (4 tokens or more) once, the repeat not at all
     token = CancelToken()
     token.cancel()
     with pytest.raises(PlanCanceled):

@@ -17,7 +17,9 @@ from llm_planner_ros.wiring import BackendSettings, ServiceConfig, SettingsError
 
 
 def test_every_registry_line_is_well_formed():
-    assert MODELS[DEFAULT_MODEL].shipped and [n for n, e in MODELS.items() if e.shipped] == [DEFAULT_MODEL]
+    assert MODELS[DEFAULT_MODEL].shipped and not MODELS[DEFAULT_MODEL].run_as
+    assert [n for n, e in MODELS.items() if e.shipped] == [DEFAULT_MODEL, "smollm2-135m-q8_0"]
+    assert all(e.run_as in ("", *models.RUN_AS) for e in MODELS.values())
     for name, e in MODELS.items():
         assert name == e.name and e.file.endswith(".gguf") and e.licence
         assert 256 <= e.context <= e.model_context and not e.settings
@@ -107,5 +109,28 @@ def test_the_cli_lists_the_models_and_fetch_refuses_an_unknown_one(tmp_path, mon
     assert lines[0].split() == ["name", "licence", "use", "file"] and len(lines) == 1 + len(MODELS)
     assert "shipped" in lines[1] and f"present: {smollm2_path()}" in lines[1]
     assert lines[2].startswith("qwen2.5-coder-0.5b") and lines[2].endswith("absent (model fetch qwen2.5-coder-0.5b)")
+    assert lines[4].startswith("smollm2-135m-q8_0") and lines[4].endswith(
+        "SmolLM2-135M-Instruct.Q4_1.q8_0.gguf is made from SmolLM2-135M-Instruct.Q4_1.gguf at first use")
+    assert not (tmp_path / "models").exists()   # listing makes nothing
     assert main(["model", "fetch", "nope"]) == 2
     assert "unknown model 'nope'" in capsys.readouterr().err
+
+
+def test_a_re_encoded_model_is_made_once_and_again_when_damaged(tmp_path, monkeypatch):
+    """smollm2-135m-q8_0: the shipped file's weights in Q8_0, made by llama.cpp into the cache
+    folder at first use, loaded under its own name (its calibrations are its own), with the
+    shipped model's chat layout; a truncated file is made again, not loaded."""
+    monkeypatch.setenv("LLM_PLANNER_CACHE", str(tmp_path))
+    path = model_file("smollm2-135m-q8_0")
+    assert path == tmp_path / "models" / "SmolLM2-135M-Instruct.Q4_1.q8_0.gguf"
+    assert path.read_bytes()[:4] == b"GGUF" and path.stat().st_size > smollm2_path().stat().st_size
+    made = path.stat().st_mtime_ns
+    assert model_file("smollm2-135m-q8_0") == path and path.stat().st_mtime_ns == made   # made once
+    assert models.entry_of_file(path).name == "smollm2-135m-q8_0"
+    assert models.entry_of_file(smollm2_path()).name == DEFAULT_MODEL
+    with open(path, "r+b") as f:
+        f.truncate(1000)
+    assert model_file("smollm2-135m-q8_0") == path and path.stat().st_size > 1000
+    llm = build_llm(BackendSettings(llm_model="smollm2-135m-q8_0"))
+    assert llm.name == "llama.cpp:SmolLM2-135M-Instruct.Q4_1.q8_0.gguf" and llm.turn == MODELS[DEFAULT_MODEL].turn
+    assert sorted(f.name for f in (tmp_path / "models").iterdir()) == [path.name, path.name + ".size"]   # no temp left

@@ -50,7 +50,8 @@ class WorldWords:
                 for arg in literal.strip("()").split()[1:]:
                     words.update(w for w in re.split(r"[^a-z]+", arg.lower()) if w)
         self.words = sorted(words - STOP)
-        self.vectors = embedder.embed(self.words) if self.words else np.zeros((0, 1))
+        # through the index's store: a building's worlds differ by the instances a task names, not by most words
+        self.vectors = index.store.vectors(self.words) if self.words else np.zeros((0, 1))
         self.known = set(self.words)
         self.embedder = embedder
 

@@ -44,10 +44,10 @@ class ConditionIndex:
         has never seen are embedded."""
         self.conditions = list(conditions)
         self.embedder = embedder
-        store = store if store is not None else SentenceVectors(embedder)
+        self.store = store if store is not None else SentenceVectors(embedder)
         rows = [(i, t) for i, c in enumerate(self.conditions) for t in c.texts]
         self._row_condition = np.array([i for i, _ in rows], dtype=int)
-        self.vectors = store.vectors([t for _, t in rows]) if rows else np.zeros((0, 1))
+        self.vectors = self.store.vectors([t for _, t in rows]) if rows else np.zeros((0, 1))
         self._by_literal = {c.literals[0]: c for c in self.conditions if len(c.literals) == 1 and not c.actions}
         self._by_text = {t: c for c in self.conditions for t in c.texts}
         self._position = {c: i for i, c in enumerate(self.conditions)}

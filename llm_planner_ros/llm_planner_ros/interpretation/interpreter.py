@@ -215,7 +215,21 @@ class Completion:
         return out
 
 
-CALIBRATION_VERSION = 2
+# the code a calibration's labels come from: the model's prompts and scores, the conditions, the
+# planner and the executors that label them (not the nodes, the console or the records)
+CALIBRATED_BY = ("core", "executors", "interpretation", "llm", "pddl", "planning", "profiles", "safety",
+                 "skills", "translation")
+
+
+@lru_cache(maxsize=1)
+def calibrating_code() -> str:
+    """A digest of :data:`CALIBRATED_BY`'s sources: a calibration made by other code is made
+    again, not read (one kept across a change once gave a benchmark another code's confidence)."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(p for d in CALIBRATED_BY for p in (root / d).rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 class GoalInterpreter:
@@ -372,7 +386,7 @@ class GoalInterpreter:
                           self.max_tokens, self.with_task_text, self.retrieved, self.orient, self.text_margin,
                           repr(self.menu), self.writer is not None and repr(getattr(self.writer, "max_literals", 0)),
                           [(d.task, d.sentences) for d in demos], sorted(map(list, world.facts)),
-                          sorted(world.classes.items()), CALIBRATION_VERSION])
+                          sorted(world.classes.items()), calibrating_code()])
         return cache_root() / "calibration" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
 
     def _choose(self, found: Interpretation, task: str, index: ConditionIndex, examples: Sequence[GoalDemo],
@@ -383,6 +397,7 @@ class GoalInterpreter:
         written: list[Condition] = []
         if self.writer is not None:
             found.written, written = self.writer.write(task, index, examples, cancel)
+            found.seconds["written_s"] = time.perf_counter() - t0
         menu = candidates(found.conditions, index, task, self.menu.text_candidates,
                           [d.sentences for d in examples], written)
         found.menu, why_not = score(menu, index, task, lambda texts: self._logprobs(prompt, texts, cancel), self.menu)

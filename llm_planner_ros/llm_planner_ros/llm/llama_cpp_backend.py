@@ -241,33 +241,45 @@ class LlamaCppBackend:
     def continuation_logprobs(self, prompt: str, continuations: Sequence[str],
                               cancel: Optional[CancelToken] = None) -> list[tuple[float, ...]]:
         """Each continuation's token log-probs after ``prompt``: the prompt is evaluated once
-        (from the cached prefix), and each continuation in one batch from its state, the
-        prompt's last token replayed for the first token's logits."""
+        (from the cached prefix), then the continuations in token order, each decoding only what
+        follows the tokens it shares with the one before (their cache entries and logits are the
+        same: "Ann's mug is on the desk" after "Ann's mug is in the cupboard" decodes 4 tokens of 7);
+        the prompt's last token is replayed for the first token's logits."""
         tokens = self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
         cont = [self.llm.tokenize(c.encode("utf-8"), add_bos=False, special=False) for c in continuations]
         longest = max((len(c) for c in cont), default=0)
         if len(tokens) + longest > self.llm.n_ctx() or longest + 1 > self.llm.n_batch:
             raise PromptTooLong(f"a prompt of {len(tokens)} tokens and a continuation of {longest} do not fit "
                                 f"the LLM's context of {self.llm.n_ctx()} tokens; raise llm_context")
-        out: list[tuple[float, ...]] = []
+        out: dict[int, tuple[float, ...]] = {}
         with self._lock:
             started = time.perf_counter()
             self._load(self._evaluate(tokens, cancel))
             ctx, batch, n_past = self.llm._ctx, self.llm._batch, len(tokens) - 1
-            for ids in cont:
+            inputs: list[int] = []   # what the cache holds after the prompt: the last token, then a continuation
+            rows = np.empty((0, self.n_vocab))   # log-probs of the token after each of ``inputs``
+            for i in sorted(range(len(cont)), key=lambda i: cont[i]):
                 if cancel is not None:
                     cancel.check()
-                ctx.kv_cache_seq_rm(-1, n_past, -1)
-                batch.set_batch(batch=[tokens[-1]] + ids[:-1], n_past=n_past, logits_all=True)
-                ctx.decode(batch)
-                self.stats.prompt_evaluated += len(ids)
-                logp = _log_softmax(np.ctypeslib.as_array(ctx.get_logits(), shape=(len(ids), self.n_vocab)))
-                out.append(tuple(float(logp[i, t]) for i, t in enumerate(ids)))
+                ids = cont[i]
+                want = [tokens[-1]] + ids[:-1]
+                same = 0
+                while same < min(len(want), len(inputs)) and want[same] == inputs[same]:
+                    same += 1
+                ctx.kv_cache_seq_rm(-1, n_past + same, -1)
+                if same < len(want):
+                    batch.set_batch(batch=want[same:], n_past=n_past + same, logits_all=True)
+                    ctx.decode(batch)
+                    self.stats.prompt_evaluated += len(want) - same
+                    new = _log_softmax(np.ctypeslib.as_array(ctx.get_logits(), shape=(len(want) - same, self.n_vocab)))
+                    rows = np.concatenate([rows[:same], new])
+                inputs = want
+                out[i] = tuple(float(rows[k, t]) for k, t in enumerate(ids))
             ctx.kv_cache_seq_rm(-1, n_past, -1)
             self.llm.n_tokens = n_past
             self.stats.calls += 1
             self.stats.seconds += time.perf_counter() - started
-        return out
+        return [out[i] for i in range(len(cont))]
 
     def _complete_tokens(self, tokens: list[int], n: int, params: SamplingParams,
                          cancel: Optional[CancelToken]) -> list[Completion]:

