@@ -68,7 +68,7 @@ def test_the_console_sends_a_goal_streams_its_steps_and_answers_approvals(browse
     ns = f"/console_{uuid.uuid4().hex[:6]}"
     with ros_node("executor_bridge", ns, "serving action 'execute_skill'"), \
             ros_node("planner_node", ns, "planner ready", "approval:=step", "approval_timeout_s:=300.0",
-                     "max_steps:=4"), \
+                     "max_steps:=4", "interpret_confidence:=0.0"), \
             ros_node("console_node", ns, "console at", "port:=0") as console:
         wait, send = open_console(browser, console)
 

@@ -73,8 +73,10 @@ def test_the_task_sentence_alone_is_interpreted_planned_and_executed_over_ros():
     """Method interpret through the real node and bridge: what "done" means travels in the
     feedback and the result."""
     ns = f"/interpret_{uuid.uuid4().hex[:6]}"
+    # every goal counts as sure (asking is the next test's): "Watch TV"'s confidence sits near the
+    # shipped threshold, 0.44 on one CPU and above 0.5 on another (llama.cpp's arithmetic differs)
     with ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=sim"), \
-            ros_node("planner_node", ns, "planner ready", "executor_mode:=bridge"):
+            ros_node("planner_node", ns, "planner ready", "executor_mode:=bridge", "interpret_confidence:=0.0"):
         with RosTestClient(ns) as client:
             goal = PlanTask.Goal(task="Watch TV", method=PlanTask.Goal.METHOD_INTERPRET, execute=True)
             run = client.send_plan(goal, timeout=60)

@@ -42,7 +42,10 @@ def test_the_readme_has_the_snippets_this_test_runs():
 
 def test_the_simulator_stack_snippets_reach_their_goals():
     """sim_stack_launch.py namespace:=/robot1: the planner and the bridge under /robot1."""
-    with ros_node("executor_bridge", "/robot1", BRIDGE_READY), ros_node("planner_node", "/robot1", "planner ready"):
+    # every goal counts as sure: "Watch TV"'s confidence sits near the threshold and differs by CPU (the
+    # README says a goal may wait for confirmation)
+    with ros_node("executor_bridge", "/robot1", BRIDGE_READY), \
+            ros_node("planner_node", "/robot1", "planner ready", "interpret_confidence:=0.0"):
         for line in (c for c in commands("ros2 run llm_planner_ros send_goal") if "/robot1" in c):
             done = send_goal(line)
             assert done.returncode == 0 and "goal_reached" in done.stdout, f"{line}\n{done.stdout}\n{done.stderr}"
