@@ -12,7 +12,7 @@ import pytest
 from action_msgs.msg import GoalStatus
 
 from helpers.processes import NodeProcess, console_script, wait_until
-from helpers.ros_client import RosTestClient
+from helpers.ros_client import RosTestClient, lose_first_goal_answer
 from llm_planner_msgs.action import PlanTask
 
 READY = "serving action 'plan_task'"
@@ -369,6 +369,24 @@ def test_the_python_client_facade_plans_streams_and_cancels():
             assert planner.cancel(run)
             outcome = planner.result(run, timeout_s=20)
             assert outcome.status_name == "CANCELED" and outcome.result.termination_reason == "canceled"
+
+
+def test_a_goal_whose_answer_rclpy_loses_is_read_from_the_status():
+    """rclpy's lost-answer race (ros/action_goal.py; under load llm_planner_send_goal said "not
+    sent: list.remove(x): x not in list" while the planner ran the goal): the client reads the
+    acceptance from the action's status, follows the goal to its end, and never sends it again."""
+    from llm_planner_ros.ros.client import PlannerClient
+
+    ns = unique_ns("lostanswer")
+    with scripted_server(ns, delay=0.05) as server:
+        with PlannerClient(ns) as planner:
+            assert planner.wait_until_ready(30)
+            sent = lose_first_goal_answer(planner._action)
+            outcome = planner.plan("steps=2")
+            assert outcome.succeeded and len(outcome.result.steps) == 2
+            assert len(sent) == 1
+            assert planner.plan("steps=1").succeeded and len(sent) == 2
+    assert server.output.count("planning 'steps=2'") == 1, server.output
 
 
 def test_send_goal_takes_a_namespace_and_says_where_the_planner_is():

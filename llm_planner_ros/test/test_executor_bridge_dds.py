@@ -9,7 +9,7 @@ import pytest
 from action_msgs.msg import GoalStatus
 
 from helpers.processes import NodeProcess, ros_node, wait_until
-from helpers.ros_client import RosTestClient, send_goal, wait_future
+from helpers.ros_client import RosTestClient, lose_first_goal_answer, send_goal, wait_future
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.msg import PreconditionFailure
 from llm_planner_msgs.srv import GetWorldState, ResetScene
@@ -133,6 +133,17 @@ def test_ros_executor_client_implements_the_protocol(sim_bridge):
         assert ros.goal_met() is False and skill in ros.applicable_skills() and ros.execute(skill).success
         assert ros.world_state().facts
     assert calls == ["get_world_state", "get_world_state"]
+
+
+def test_a_skill_whose_answer_rclpy_loses_is_read_from_the_status(sim_bridge):
+    """rclpy's lost-answer race (ros/action_goal.py) on the planner's skill client: the bridge's
+    status lists the skill, so its result is fetched, and the skill is not sent again."""
+    ros = sim_bridge.planner.attach(RosExecutor)
+    ros.reset("TrimmedTestScene1", task="Watch TV")
+    sent = lose_first_goal_answer(ros.skills.client)
+    r = ros.execute(make_skill("WALK", ["couch"]))
+    assert r.success and "close to the couch" in r.observation, r
+    assert len(sent) == 1
 
 
 def test_a_skills_result_carries_its_change_and_the_world_is_not_read_again(sim_bridge):

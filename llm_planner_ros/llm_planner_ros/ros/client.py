@@ -48,6 +48,7 @@ from unique_identifier_msgs.msg import UUID
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import ApprovalRequest, MethodOptions
 from llm_planner_msgs.srv import Approve
+from llm_planner_ros.ros.action_goal import send_goal
 from llm_planner_ros.ros.conversions import nul_field
 from llm_planner_ros.ros.executor import NodeExecutor
 from llm_planner_ros.ros.liveness import RESEND_S, PeerWatch
@@ -212,7 +213,8 @@ class PlannerClient:
         client yet (under load, for seconds), and a goal sent then is lost: an unanswered goal is
         sent again, with the same goal id, every ``RESEND_S``. The server refuses a goal id it
         already has, so a goal is never run twice; such a refusal is read as "it has it" when the
-        action's status lists the goal (its acceptance was lost)."""
+        action's status lists the goal (its acceptance was lost). An answer that rclpy loses on
+        its way in (action_goal.py) is read from the status as well."""
         goal_id = UUID(uuid=list(uuid.uuid4().bytes))
         decided: Future = Future()
         refused_resends: list[ClientGoalHandle] = []
@@ -230,8 +232,12 @@ class PlannerClient:
         asked_at = time.monotonic()
         until = asked_at + timeout_s
         for nth in itertools.count():
-            self._action.send_goal_async(goal, feedback_callback=on_message, goal_uuid=goal_id) \
-                .add_done_callback(answer_to(nth))
+            sent = send_goal(self._action, goal, goal_id, on_message)
+            if sent is None:   # answered, and the answer lost (action_goal.py): the status says which
+                if not decided.done():
+                    decided.set_result(self._handle(goal_id, self._status.wait_listed(goal_id, RESEND_S)))
+                break
+            sent.add_done_callback(answer_to(nth))
             waited = wait_future(decided, min(RESEND_S, max(0.0, until - time.monotonic())),
                                  lost=lambda: self._planner.went_away(asked_at, RESEND_S))
             if waited == "lost":
@@ -240,13 +246,16 @@ class PlannerClient:
                 break
             if refused_resends:   # the first arrived and its answer did not: the status lists the goal
                 listed = self._status.wait_listed(goal_id, RESEND_S)
-                decided.set_result(ClientGoalHandle(self._action, goal_id, PlanTask.Impl.SendGoalService.Response(
-                    accepted=True)) if listed else refused_resends[0])
+                decided.set_result(self._handle(goal_id, True) if listed else refused_resends[0])
                 break
         handle = decided.result() if decided.done() else None
         if handle is None:
             raise TimeoutError(f"the planner did not accept the goal within {timeout_s:g}s")
         return handle
+
+    def _handle(self, goal_id: UUID, accepted: bool) -> ClientGoalHandle:
+        """A handle for a goal whose answer did not reach this client."""
+        return ClientGoalHandle(self._action, goal_id, PlanTask.Impl.SendGoalService.Response(accepted=accepted))
 
     def result(self, run: GoalRun, timeout_s: float = 3600.0) -> PlanOutcome:
         """Wait for the goal's end."""

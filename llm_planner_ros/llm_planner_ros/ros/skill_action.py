@@ -36,6 +36,7 @@ from unique_identifier_msgs.msg import UUID
 
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.ros.action_goal import send_goal
 from llm_planner_ros.ros.wait import wait_future
 
 Ended = Literal["done", "stopped", "timeout", "lost", "unavailable", "rejected", "busy"]
@@ -230,7 +231,10 @@ class SkillActionClient:
 
     def _send(self, goal: ExecuteSkill.Goal, wait_s: float, asked_at: float) -> Optional[ClientGoalHandle]:
         goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-        sent = self.client.send_goal_async(goal, goal_uuid=goal_id)
+        sent = send_goal(self.client, goal, goal_id)
+        if sent is None:   # answered, and the answer lost (action_goal.py): the status says which
+            listed = self._status.wait_listed(goal_id, max(wait_s, 1.0))
+            return ClientGoalHandle(self.client, goal_id, ExecuteSkill.Impl.SendGoalService.Response(accepted=listed))
         waited = wait_future(sent, wait_s or 1.0, lost=lambda: self._went_away(asked_at))
         if waited == "done":
             return sent.result()

@@ -6,7 +6,6 @@ get their goals' results before the node goes away."""
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 import threading
 import time
@@ -21,6 +20,7 @@ from rclpy.signals import SignalHandlerOptions
 from llm_planner_ros.core.errors import PlanningError
 from llm_planner_ros.ros.executor import NodeExecutor
 from llm_planner_ros.ros.params import ParameterError, use_command_line
+from llm_planner_ros.ros.stop_request import StopRequest
 
 RESULT_GRACE_S = 0.5   # after the last goal ends: time for the executor to send its result
 
@@ -69,8 +69,7 @@ def spin_node(factory: Callable[[], Node], name: str, args: Optional[list[str]] 
     """0 on shutdown; 2 for an invalid parameter or a parameter file that sets nothing for the
     node; 3 when the node cannot start its backend.
     Several threads, because a long callback (a goal) blocks one while replies need others."""
-    stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    stop = StopRequest().install()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node: Optional[Node] = None
     executor: Optional[MultiThreadedExecutor] = None
@@ -86,7 +85,7 @@ def spin_node(factory: Callable[[], Node], name: str, args: Optional[list[str]] 
         while not stop.wait(0.5) and spinner.is_alive():
             pass
         shutdown_goals = getattr(node, "shutdown_goals", None)
-        if stop.is_set() and spinner.is_alive() and shutdown_goals is not None:
+        if stop.requested and spinner.is_alive() and shutdown_goals is not None:
             node.get_logger().info("stopping: ending the active and queued goals first")
             shutdown_goals()
             time.sleep(RESULT_GRACE_S)
@@ -111,8 +110,7 @@ def spin_node(factory: Callable[[], Node], name: str, args: Optional[list[str]] 
         rclpy.try_shutdown()
         # the handlers go back last: a second Ctrl-C (the terminal's to the group, and a launcher's
         # forwarded) that lands during the teardown above only sets ``stop`` again, never interrupts it
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        stop.restore()
 
 
 def _spin(executor: MultiThreadedExecutor) -> None:

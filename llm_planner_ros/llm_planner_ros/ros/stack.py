@@ -16,11 +16,12 @@ import argparse
 import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
+
+from llm_planner_ros.ros.stop_request import StopRequest
 
 STOP_WAIT_S = 15.0   # after Ctrl-C: each node's time to end its goals before it is killed
 
@@ -93,7 +94,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def run(nodes: list[StackNode], stop: threading.Event) -> int:
+def run(nodes: list[StackNode], stop: StopRequest) -> int:
     """Start ``nodes``; when ``stop`` is set or one of them exits, interrupt the others (as
     Ctrl-C would), wait for them, and return the first non-zero exit code (0 if none)."""
     procs: list[subprocess.Popen] = []
@@ -108,10 +109,12 @@ def run(nodes: list[StackNode], stop: threading.Event) -> int:
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)
         deadline = time.monotonic() + STOP_WAIT_S
-        for p in procs:
+        for node, p in zip(nodes, procs):
             try:
                 p.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
+                print(f"llm_planner_stack: {node.name} did not stop within {STOP_WAIT_S:.0f} s of Ctrl-C; "
+                      "killing it", file=sys.stderr, flush=True)
                 p.kill()
                 p.wait()
     codes = [p.returncode for p in procs]
@@ -125,10 +128,7 @@ def main(argv: Optional[list[str]] = None) -> None:
         for node in nodes:
             print(" ".join(node.command()))
         return
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    raise SystemExit(run(nodes, stop))
+    raise SystemExit(run(nodes, StopRequest().install()))
 
 
 if __name__ == "__main__":

@@ -123,3 +123,19 @@ def execute_skill(client: RosTestClient, skill) -> Any:
     assert ac.wait_for_server(timeout_sec=30)
     handle = send_goal(ac, ExecuteSkill.Goal(skill=conversions.skill_to_msg(skill)))
     return wait_future(handle.get_result_async(), 60).result
+
+
+def lose_first_goal_answer(client: ActionClient) -> list:
+    """Make rclpy's lost-answer race (llm_planner_ros/ros/action_goal.py) happen on ``client``'s
+    first goal: the goal really goes out, and ``send_goal_async`` raises the ValueError that
+    rclpy raises when the answer comes in too soon. Returns the futures of every goal sent."""
+    real = client.send_goal_async
+    sent: list = []
+
+    def send_goal_async(*args: Any, **kwargs: Any) -> Future:
+        sent.append(real(*args, **kwargs))
+        if len(sent) == 1:
+            raise ValueError("list.remove(x): x not in list")
+        return sent[-1]
+    client.send_goal_async = send_goal_async
+    return sent
