@@ -204,8 +204,8 @@ def main(argv=None) -> dict:
                               openai_model=args.openai_model, openai_api=args.openai_api, llm_threads=args.threads,
                               llm_context=5120)
     settings = PlannerSettings(**{**dict(kv.split("=", 1) for kv in args.set), "seed": args.seed})
-    heuristic = HeuristicSettings(heuristic_max_length=args.heuristic_max_length,
-                                  heuristic_max_revisits=0)   # as Borro et al.: no cycle check
+    heuristic = HeuristicSettings(heuristic_max_length=args.heuristic_max_length,   # as Borro et al.:
+                                  heuristic_max_revisits=0, heuristic_answer="free")   # no cycle check, free replies
     service = compose(ServiceConfig.of(backend, settings, heuristic))   # the planner node's own root
     parts = service.parts
     llm, pet = parts.llm, parts.pet

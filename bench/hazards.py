@@ -1,7 +1,7 @@
 """Never an unsafe state (issue 38): hazardous requests and safe look-alikes, every method that
 runs on the world, executed.
 
-    python bench/hazards.py [--rows ROW ...] [--jobs 2] [--set KEY=VALUE ...] [--out bench/results]
+    python bench/hazards.py [--rows ROW ...] [--jobs 2] [--set KEY=VALUE ...] [--worlds W ...] [--out bench/results]
 
 The requests (llm_planner_ros/evaluation/hazards.py, written before anything ran on them): 42
 hazardous and 22 controls over VirtualHome's scene 1 and the mobile_manipulator profile's world,
@@ -42,7 +42,9 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm_planner_ros"))   # the package folder
 
-from llm_planner_ros.evaluation.hazards import AVOIDED, NONE, REFUSED, REQUESTS, STOPPED  # noqa: E402
+from llm_planner_ros.evaluation.hazards import AVOIDED, MM, NONE, REFUSED, REQUESTS, STOPPED, VH  # noqa: E402
+
+WORLDS = (VH, MM)
 
 # row -> (method, the goal given, settings of its own)
 ROWS = {
@@ -65,15 +67,15 @@ ANCHORS = [
 def run_row(args: tuple) -> tuple[str, list[dict], float]:
     from llm_planner_ros.evaluation.hazards import run_hazards, run_programs
 
-    row, settings = args
+    row, settings, worlds = args
     method, given, own = ROWS[row]
     t0 = time.perf_counter()
 
     def progress(run: dict) -> None:
         print(f"[{row}] {run['world']}: {run['task']!r}: {run['outcome']}, {run['termination']}, {run['seconds']} s",
               file=sys.stderr, flush=True)
-    rows = run_programs(given, progress=progress) if method == "unsafe program" else \
-        run_hazards({**settings, **own}, method, given, progress=progress)
+    rows = run_programs(given, worlds=worlds, progress=progress) if method == "unsafe program" else \
+        run_hazards({**settings, **own}, method, given, worlds=worlds, progress=progress)
     return row, rows, time.perf_counter() - t0
 
 
@@ -114,7 +116,7 @@ def plot(results: dict, path: Path) -> None:
                 va="center", fontsize=8)
     ax.set_yticks(range(len(names)), names, fontsize=8)
     ax.set_xlim(0, 1)
-    ax.set_xlabel("share of the 42 hazardous requests")
+    ax.set_xlabel(f"share of the {next(iter(results.values()))['summary']['hazardous']} hazardous requests")
     ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncol=4, fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -127,6 +129,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--max-steps", type=int, default=10, help="steps of an LLM-step method per goal")
     parser.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE", help="settings for every row")
+    parser.add_argument("--worlds", nargs="*", default=list(WORLDS), choices=list(WORLDS),
+                        help="the requests of these worlds only (default: both)")
     parser.add_argument("--out", type=Path, default=Path("bench/results"))
     parser.add_argument("--keep", action="store_true", help="keep the rows of the existing hazards.json that "
                         "--rows does not run (each keeps the settings it ran with)")
@@ -137,7 +141,7 @@ def main() -> None:
         settings[key] = yaml.safe_load(value)
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        done = {row: (rows, s) for row, rows, s in pool.map(run_row, [(r, settings) for r in args.rows])}
+        done = {row: (rows, s) for row, rows, s in pool.map(run_row, [(r, settings, args.worlds) for r in args.rows])}
     results = {row: {"summary": summary(done[row][0]), "seconds": round(done[row][1], 1), "settings": settings,
                      "runs": done[row][0]} for row in args.rows}
     args.out.mkdir(parents=True, exist_ok=True)
@@ -145,7 +149,9 @@ def main() -> None:
         kept = json.loads((args.out / "hazards.json").read_text())["rows"]
         kept = {row: {**res, "summary": summary(res["runs"])} for row, res in kept.items() if row not in results}
         results = {row: results.get(row) or kept[row] for row in ROWS if row in results or row in kept}
-    requests = {"hazardous": sum(r.hazardous for r in REQUESTS), "controls": sum(not r.hazardous for r in REQUESTS)}
+    asked = [r for r in REQUESTS if r.world in args.worlds]
+    requests = {"hazardous": sum(r.hazardous for r in asked), "controls": sum(not r.hazardous for r in asked),
+                "worlds": args.worlds}
     (args.out / "hazards.json").write_text(json.dumps(
         {"requests": requests, "anchors": ANCHORS, "rows": results, "wall_s": round(time.perf_counter() - t0, 1)},
         indent=1))

@@ -15,7 +15,7 @@ import pytest
 from helpers.faulty_openai import FaultyOpenAIServer
 from llm_planner_ros.core.errors import LLMError
 from llm_planner_ros.llm.base import SamplingParams
-from llm_planner_ros.llm.constraint import LiteralConstraint, canonical
+from llm_planner_ros.llm.constraint import ChoiceConstraint, LiteralConstraint, canonical
 
 LITERALS = ("(on television)", "(off television)", "(on light)", "(off light)",
             "(holds_rh character remote_control)", "(sitting character sofa)",
@@ -198,6 +198,36 @@ def test_a_grammar_of_thousands_of_literals_stays_small_and_exact(smollm2):
     assert not admits(smollm2.llm, gbnf, outside + "\n")
 
 
+ACTIONS = ChoiceConstraint(("[NAVIGATE_TO] <kitchen_counter>", "[NAVIGATE_TO] <kitchen>", "[PICK] <apple>",
+                            "[PLACE] <apple> <kitchen_counter>", "[PLACE] <apple> <sofa>", "[SWITCH_ON] <tv>"))
+
+
+def test_a_choice_grammar_admits_exactly_its_choices(smollm2):
+    """The heuristic search's menu: one listed line, nothing else (not a prefix of a longer
+    choice, not two), checked by the GBNF reader and by llama.cpp's grammar engine."""
+    assert language(ACTIONS.gbnf()) == {p + c + "\n" for c in ACTIONS.choices for p in ("", " ")}
+    for choice in ACTIONS.choices:
+        assert admits(smollm2.llm, ACTIONS.gbnf(), choice + "\n"), choice
+    for text in ("[NAVIGATE_TO] <kitchen_co>\n", "[PLACE] <apple>\n", "[PICK] <apple> [PICK] <apple>\n",
+                 "[NAVIGATE_TO] <kitchen>"):
+        assert not admits(smollm2.llm, ACTIONS.gbnf(), text), text
+    menu = ChoiceConstraint(tuple(f"[WALK] <thing_{i}>" for i in range(300)))
+    assert language(menu.gbnf()) == {p + c + "\n" for c in menu.choices for p in ("", " ")}
+    assert len(menu.gbnf()) < 0.5 * sum(len(c) for c in menu.choices)     # factored, not listed
+    assert ACTIONS.parse(" [PICK] <apple>\n") == "[PICK] <apple>" and ACTIONS.parse("[FLY] <moon>") is None
+    assert ACTIONS.parse('{"choice": "[SWITCH_ON] <tv>"}') == "[SWITCH_ON] <tv>"
+    with pytest.raises(ValueError, match="on one line"):
+        ChoiceConstraint(("[A] <b>\n[C] <d>",))
+    assert repr(menu) == "ChoiceConstraint(300 choices)" and hash(menu) == hash(ChoiceConstraint(menu.choices))
+
+
+def test_embedded_answers_under_a_choice_grammar_are_choices(smollm2):
+    params = SamplingParams(temperature=1.0, top_p=1.0, max_tokens=40, seed=5, constraint=ACTIONS)
+    prompt = "Task: put the apple on the counter.\nActions:\n" + "\n".join(ACTIONS.choices) + "\nNext action:"
+    for sample in smollm2.complete(prompt, 4, params) + smollm2.chat(prompt, 2, params):
+        assert sample.constrained and ACTIONS.parse(sample.text), sample.text
+
+
 # --- the embedded backend ---
 
 def test_embedded_greedy_and_sampled_answers_are_admitted_literals(smollm2):
@@ -256,6 +286,9 @@ def test_json_schema_through_the_chat_api(openai_server):
         assert answer.constrained and goal and set(goal) <= set(LITERALS), answer.text
         assert SMALL.parse(answer.text) == list(dict.fromkeys(goal))
     assert backend.takes_constraint is True and backend._form == 1
+    [choice] = backend.chat("Task: watch TV. Actions:\n" + "\n".join(ACTIONS.choices), 1,
+                            replace(params, constraint=ACTIONS))
+    assert json.loads(choice.text)["choice"] in ACTIONS.choices and ACTIONS.parse(choice.text), choice.text
 
 
 class RefusesConstraints(FaultyOpenAIServer):

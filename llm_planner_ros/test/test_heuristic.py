@@ -1,5 +1,6 @@
 """Borro et al.'s LLM-as-heuristic search on the real VirtualHome simulator. A scripted chat
-double pins chunking, index repair and each stop; the embedded model runs it for real."""
+double pins chunking, index repair and each stop (the paper's free replies, and the constrained
+ones); the embedded model runs it for real, under the grammar of the listed options."""
 from __future__ import annotations
 
 import re
@@ -16,6 +17,7 @@ from llm_planner_ros.profiles.virtualhome import resources
 from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 
 TASK = "Turn on light"
+FREE = {"heuristic_answer": "free"}   # the paper's replies: an index and an action, in free text
 
 VH = load_world()
 
@@ -68,7 +70,7 @@ def test_chunks_of_the_applicable_actions_and_goal_stop():
         return "{0 " + next(iter(opts)) + "}"
 
     llm = ScriptedChat(answer)
-    planner = HeuristicPlanner(llm, None, VH, settings=HeuristicSettings(heuristic_chunk_size=40))
+    planner = HeuristicPlanner(llm, None, VH, settings=HeuristicSettings(heuristic_chunk_size=40, **FREE))
     ex = CheckedExecutor(executor())
     n_options = len({action_string(s) for s in ex.applicable_skills()})
     result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
@@ -88,7 +90,8 @@ def test_length_limit_and_every_action_applicable():
         return f"{{{index} {action}}}"
 
     llm = ScriptedChat(first_option)
-    planner = HeuristicPlanner(llm, None, VH, HeuristicSettings(heuristic_max_length=4, heuristic_max_revisits=0))
+    settings = HeuristicSettings(heuristic_max_length=4, heuristic_max_revisits=0, **FREE)
+    planner = HeuristicPlanner(llm, None, VH, settings)
     ex = CheckedExecutor(executor())
     result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
                           CancelToken(), ex)
@@ -105,7 +108,7 @@ def test_a_search_that_comes_back_to_a_state_ends_with_no_progress():
         walk = "[WALK] <bathroom_cabinet>" if "[WALK] <bathroom_cabinet>" in options else next(iter(options))
         return f"{{{options[walk]} {walk}}}"
 
-    planner = HeuristicPlanner(ScriptedChat(same_walk), None, VH, HeuristicSettings(heuristic_max_revisits=2))
+    planner = HeuristicPlanner(ScriptedChat(same_walk), None, VH, HeuristicSettings(heuristic_max_revisits=2, **FREE))
     result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
                           CancelToken(), executor())
     assert result.termination_reason is TerminationReason.NO_PROGRESS, result.detail
@@ -113,7 +116,7 @@ def test_a_search_that_comes_back_to_a_state_ends_with_no_progress():
     assert "back in a state it had been in 2 times" in result.detail and "[WALK]" in result.detail
     # off, as Borro et al. run it: the walk repeats up to the length limit
     planner = HeuristicPlanner(ScriptedChat(same_walk), None, VH,
-                               HeuristicSettings(heuristic_max_revisits=0, heuristic_max_length=6))
+                               HeuristicSettings(heuristic_max_revisits=0, heuristic_max_length=6, **FREE))
     result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
                           CancelToken(), executor())
     assert result.termination_reason is TerminationReason.MAX_STEPS and len(result.steps) == 6
@@ -123,7 +126,7 @@ def test_repeated_queries_stop_the_run():
     """Every reply names an action that is not offered: the candidate stage finds nothing, the
     repeat prefix is used, and the run ends after 3 repeats."""
     llm = ScriptedChat(lambda p: "{999 [FLY] <moon>}")
-    planner = HeuristicPlanner(llm, None, VH, HeuristicSettings(heuristic_max_repeats=3))
+    planner = HeuristicPlanner(llm, None, VH, HeuristicSettings(heuristic_max_repeats=3, **FREE))
     result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
                           CancelToken(), executor())
     assert result.termination_reason is TerminationReason.CORRECTIONS_EXHAUSTED and not result.steps
@@ -148,12 +151,38 @@ def test_final_query_repairs_a_disagreeing_answer():
         return f"{index} {action}"
 
     llm = ScriptedChat(answer)
-    planner = HeuristicPlanner(llm, None, VH, HeuristicSettings(heuristic_chunk_size=150, heuristic_max_length=1))
+    settings = HeuristicSettings(heuristic_chunk_size=150, heuristic_max_length=1, **FREE)
+    planner = HeuristicPlanner(llm, None, VH, settings)
     report = GoalReport()
     result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
                           CancelToken(), executor(), report)
     assert report.stats["search"].repeats == 1
     assert action_string(result.steps[0].skill) == "[WALK] <light>"
+
+
+def test_a_constrained_reply_is_one_of_the_listed_actions():
+    """The default answer: each query lists the actions without indices and samples under the
+    grammar of exactly those lines (a ChoiceConstraint), so the reply is taken as it comes."""
+    from llm_planner_ros.llm.constraint import ChoiceConstraint
+
+    def answer(prompt):
+        listed = re.findall(r"^(\[[A-Z_]+\](?: <[^<>]+>)*)$", prompt, re.M)
+        for want in ("[SWITCHON] <floor_lamp>", "[WALK] <floor_lamp>"):
+            if want in listed:
+                return want + "\n"
+        return listed[0] + "\n"
+
+    llm = ScriptedChat(answer)
+    planner = HeuristicPlanner(llm, None, VH, settings=HeuristicSettings(heuristic_chunk_size=40))
+    result = planner.plan(parse_request(task=TASK, method="heuristic", execute=True), lambda e: None,
+                          CancelToken(), executor())
+    assert result.termination_reason is TerminationReason.GOAL_REACHED
+    assert [action_string(s.skill) for s in result.steps] == ["[WALK] <floor_lamp>", "[SWITCHON] <floor_lamp>"]
+    assert not any(options_in(p) for p in llm.prompts)   # no index to choose by
+    for prompt, params in zip(llm.prompts, llm.params):
+        assert isinstance(params.constraint, ChoiceConstraint)
+        listed = re.findall(r"^(\[[A-Z_]+\](?: <[^<>]+>)*)$", prompt, re.M)
+        assert list(params.constraint.choices) == listed and "exactly as written" in prompt
 
 
 def test_needs_an_executor():
@@ -163,6 +192,9 @@ def test_needs_an_executor():
 
 
 def test_embedded_model_runs_the_search(smollm2, demos):
+    """The real model under the grammar of the listed actions: every reply names one, so no
+    query is repeated (free, this model mostly echoes the prompt and the run ends with
+    corrections_exhausted)."""
     guide, info = "low_level", "static"
     planner = HeuristicPlanner(smollm2, demos, VH, HeuristicSettings(heuristic_max_length=1))
     ex = CheckedExecutor(executor())
@@ -173,7 +205,8 @@ def test_embedded_model_runs_the_search(smollm2, demos):
     assert not ex.violations
     assert all(s.executed for s in result.steps)
     assert result.termination_reason in (TerminationReason.MAX_STEPS, TerminationReason.GOAL_REACHED,
-                                         TerminationReason.CORRECTIONS_EXHAUSTED)
+                                         TerminationReason.NO_PROGRESS), result.detail
+    assert report.stats["search"].repeats == 0 and result.steps
     prompt = planner.guide_prompt(request, guide, info, ex)
     assert report.stats["search"].queries >= 1 and report.times.llm_s > 0
     assert "Walk to an item before interacting with it." in prompt and "\nfloor_lamp: " in prompt

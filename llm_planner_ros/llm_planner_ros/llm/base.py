@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Optional, Protocol
 
 from llm_planner_ros.core.errors import CancelToken, LLMError
-from llm_planner_ros.llm.constraint import LiteralConstraint
+from llm_planner_ros.llm.constraint import Constraint
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class SamplingParams:
     stop_at_repeat: bool = False   # end where a sentence is said again (split_sentences drops the rest)
     # write only admitted literals (a grammar or JSON schema) where the backend can; read the
     # answer with constraint.parse either way (Completion.constrained says which it was)
-    constraint: Optional[LiteralConstraint] = None
+    constraint: Optional[Constraint] = None
 
 
 @dataclass(frozen=True)

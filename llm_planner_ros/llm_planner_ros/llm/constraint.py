@@ -1,5 +1,5 @@
-"""Constrained decoding: the goal literals a world admits, as a grammar or a JSON schema for the
-LLM to write under, and the reading of an answer back.
+"""Constrained decoding: the goal literals a world admits (or a menu of choices), as a grammar
+or a JSON schema for the LLM to write under, and the reading of an answer back.
 
 A :class:`LiteralConstraint` holds admitted literals such as ``(on television)`` or
 ``(obj_inside cup cupboard)``. :meth:`~LiteralConstraint.gbnf` is a llama.cpp grammar (GBNF)
@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional, Union
 
 LITERAL = re.compile(r"\(\s*not\s*\([^()]*\)\s*\)|\([^()]*\)")
 _NEGATED = re.compile(r"\(\s*not\s*(\([^()]*\))\s*\)")
@@ -133,6 +133,54 @@ class LiteralConstraint:
         return ParseReport(kept, rejected)
 
 
+@dataclass(frozen=True, repr=False)
+class ChoiceConstraint:
+    """Exactly one of ``choices`` (strings with no line break), on one line: a menu the answer
+    must pick from, such as the heuristic search's ``3 [NAVIGATE_TO] <kitchen_counter>``."""
+
+    choices: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if isinstance(self.choices, str):
+            raise TypeError("ChoiceConstraint takes a collection of choices, not one string")
+        choices = tuple(dict.fromkeys(c.strip() for c in self.choices))
+        if not choices or any(not c or "\n" in c or "\r" in c for c in choices):
+            raise ValueError("a choice constraint needs at least one choice, each non-empty and on one line")
+        object.__setattr__(self, "choices", choices)
+
+    def __repr__(self) -> str:
+        return f"ChoiceConstraint({len(self.choices)} choices)"
+
+    def __len__(self) -> int:
+        return len(self.choices)
+
+    def gbnf(self) -> str:
+        """The grammar of one choice, ending with a newline; a leading space is allowed."""
+        return _choice_gbnf(self.choices)
+
+    def json_schema(self) -> dict[str, Any]:
+        """The same choice as a JSON object ``{"choice": "..."}``."""
+        return {"type": "object", "properties": {"choice": {"type": "string", "enum": list(self.choices)}},
+                "required": ["choice"], "additionalProperties": False}
+
+    def parse(self, text: str) -> Optional[str]:
+        """The choice an answer gives in either form (the line itself, or ``{"choice": ...}``);
+        None where it gives none of them."""
+        start, end = text.find("{"), text.rfind("}")
+        if 0 <= start < end:
+            try:
+                data = json.loads(text[start:end + 1])
+            except ValueError:
+                data = None
+            if isinstance(data, dict) and isinstance(data.get("choice"), str):
+                text = data["choice"]
+        answer = text.strip()
+        return answer if answer in self.choices else None
+
+
+Constraint = Union[LiteralConstraint, ChoiceConstraint]   # what SamplingParams.constraint may hold
+
+
 def _candidates(text: str) -> list[str]:
     """The literals an answer gives: the JSON form's ``goal`` list where the answer is that
     object, otherwise every ``( ... )`` group in the text."""
@@ -169,6 +217,45 @@ def quote(text: str) -> str:
 _END = ""   # the trie's mark of a literal that ends at a node (words are never empty)
 
 
+class _Rules:
+    """GBNF rules built from alternations of texts: equal bodies share one rule."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, str] = {}   # body -> rule name
+        self.order: list[tuple[str, str]] = []
+
+    def named(self, body: str) -> str:
+        name = self._names.get(body)
+        if name is None:
+            name = self._names[body] = f"t{len(self._names)}"
+            self.order.append((name, body))
+        return name
+
+    def alternation(self, ways: list[tuple[str, Optional[str]]]) -> tuple[str, Optional[str]]:
+        """One of ``ways`` (text then rule), as (text, rule): factored by their common prefix,
+        then by first character (a radix tree), so that llama.cpp follows one stack per next
+        character rather than one per word (each stack is tried against the whole vocabulary)."""
+        if len(ways) == 1:
+            return ways[0]
+        prefix = os.path.commonprefix([text for text, _ in ways])
+        if prefix:
+            text, rule = self.alternation([(text[len(prefix):], rule) for text, rule in ways])
+            return prefix + text, rule
+        groups: dict[str, list[tuple[str, Optional[str]]]] = {}
+        for text, rule in ways:
+            groups.setdefault(text[:1], []).append((text, rule))
+        parts = []
+        for group in groups.values():
+            text, rule = self.alternation(group)
+            if not text and rule is None:   # a way that is a prefix of another, and complete: never
+                raise AssertionError("one way's text is a prefix of another's")   # (each ends alike)
+            parts.append(" ".join(filter(None, (quote(text) if text else "", rule))))
+        return "", self.named(" |\n    ".join(parts))
+
+    def lines(self) -> list[str]:
+        return [f"{name} ::= {body}" for name, body in reversed(self.order)]
+
+
 @lru_cache(maxsize=16)
 def _gbnf(literals: tuple[str, ...], max_items: int, separator: str) -> str:
     trie: dict[str, dict] = {}
@@ -177,36 +264,7 @@ def _gbnf(literals: tuple[str, ...], max_items: int, separator: str) -> str:
         for word in literal[1:-1].split(" "):
             node = node.setdefault(word, {})
         node[_END] = {}
-    rules: dict[str, str] = {}   # body -> rule name: equal continuations share one rule
-    order: list[tuple[str, str]] = []
-
-    def named(body: str) -> str:
-        name = rules.get(body)
-        if name is None:
-            name = rules[body] = f"t{len(rules)}"
-            order.append((name, body))
-        return name
-
-    def alternation(ways: list[tuple[str, Optional[str]]]) -> tuple[str, Optional[str]]:
-        """One of ``ways`` (text then rule), as (text, rule): factored by their common prefix,
-        then by first character (a radix tree), so that llama.cpp follows one stack per next
-        character rather than one per word (each stack is tried against the whole vocabulary)."""
-        if len(ways) == 1:
-            return ways[0]
-        prefix = os.path.commonprefix([text for text, _ in ways])
-        if prefix:
-            text, rule = alternation([(text[len(prefix):], rule) for text, rule in ways])
-            return prefix + text, rule
-        groups: dict[str, list[tuple[str, Optional[str]]]] = {}
-        for text, rule in ways:
-            groups.setdefault(text[:1], []).append((text, rule))
-        parts = []
-        for group in groups.values():
-            text, rule = alternation(group)
-            if not text and rule is None:   # a way that is a prefix of another, and complete: never
-                raise AssertionError("a literal's text is a prefix of another's")   # (both end in ')')
-            parts.append(" ".join(filter(None, (quote(text) if text else "", rule))))
-        return "", named(" |\n    ".join(parts))
+    rules = _Rules()
 
     def continuation(node: dict[str, dict], lead: str) -> tuple[str, Optional[str]]:
         """What may follow the words that led to ``node``, as (text, rule): the text, then the
@@ -218,7 +276,7 @@ def _gbnf(literals: tuple[str, ...], max_items: int, separator: str) -> str:
             else:
                 text, rule = continuation(child, " ")
                 ways.append((lead + word + text, rule))
-        return alternation(ways)
+        return rules.alternation(ways)
 
     text, rule = continuation(trie, "")
     lit = quote("(" + text) + (f" {rule}" if rule else "")
@@ -226,4 +284,12 @@ def _gbnf(literals: tuple[str, ...], max_items: int, separator: str) -> str:
     for _ in range(max_items - 1):
         more = f"({quote(separator)} lit{' ' + more if more else ''})?"
     head = [f'root ::= " "? lit {more} "\\n"' if more else 'root ::= " "? lit "\\n"', f"lit ::= {lit}"]
-    return "\n".join(head + [f"{name} ::= {body}" for name, body in reversed(order)]) + "\n"
+    return "\n".join(head + rules.lines()) + "\n"
+
+
+@lru_cache(maxsize=64)
+def _choice_gbnf(choices: tuple[str, ...]) -> str:
+    rules = _Rules()
+    text, rule = rules.alternation([(choice + "\n", None) for choice in choices])
+    head = 'root ::= " "? ' + " ".join(filter(None, (quote(text) if text else "", rule)))
+    return "\n".join([head] + rules.lines()) + "\n"

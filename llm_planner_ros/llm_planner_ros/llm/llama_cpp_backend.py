@@ -35,7 +35,7 @@ import numpy as np
 
 from llm_planner_ros.core.errors import CancelToken, LLMError, PromptTooLong
 from llm_planner_ros.llm.base import SENTENCE_END, Completion, SamplingParams, UsageStats, cut_at_stop, said_again
-from llm_planner_ros.llm.constraint import LiteralConstraint
+from llm_planner_ros.llm.constraint import Constraint
 from llm_planner_ros.llm.models import entry_of_file, smollm2_path  # noqa: F401 (smollm2_path: found here too)
 
 log = logging.getLogger(__name__)
@@ -114,11 +114,11 @@ class LlamaCppBackend:
         self.prompt_cache_mb = prompt_cache_mb
         self._states = PromptStates(prompt_cache_mb * 1_000_000)
         self._newline: dict[int, bool] = {}
-        self._grammars: OrderedDict[LiteralConstraint, Any] = OrderedDict()   # LlamaGrammar, checked
+        self._grammars: OrderedDict[Constraint, Any] = OrderedDict()   # LlamaGrammar, checked
 
     GRAMMARS_KEPT = 8
 
-    def grammar(self, constraint: LiteralConstraint) -> Any:
+    def grammar(self, constraint: Constraint) -> Any:
         """The constraint's ``LlamaGrammar``, parsed once by llama.cpp to check it (0.3.36's
         ``LlamaGrammar.from_string`` does not, and a grammar that does not parse would be added
         to the sampler chain as a null sampler); the last few are kept."""

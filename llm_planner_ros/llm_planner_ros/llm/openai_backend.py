@@ -30,7 +30,7 @@ from typing import Any, Literal, Optional
 from llm_planner_ros.core.errors import CancelToken, LLMError, PromptTooLong
 from llm_planner_ros.core.secrets import redact, register_secret
 from llm_planner_ros.llm.base import Completion, SamplingParams, UsageStats, cut_at_stop
-from llm_planner_ros.llm.constraint import LiteralConstraint
+from llm_planner_ros.llm.constraint import Constraint
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,8 @@ class OpenAIBackend:
                  api_key_env: str = "OPENAI_API_KEY", timeout_s: float = 60.0, max_retries: int = 2,
                  concurrency: int = 4, constraint: Literal["grammar", "json_schema", "none"] = "grammar") -> None:
         """``concurrency`` bounds the requests in flight when the server ignores ``n``;
-        ``constraint``: how a :class:`LiteralConstraint` is sent (see the module's docstring)."""
+        ``constraint``: how a constraint (:mod:`llm_planner_ros.llm.constraint`) is sent (the module's
+        docstring)."""
         import openai
 
         if not model:
@@ -213,7 +214,7 @@ class OpenAIBackend:
                 out = [replace(c, constrained=True) for c in out]
             return out
 
-    def _constraint_fields(self, constraint: Optional[LiteralConstraint], chat: bool, form: int) -> dict[str, Any]:
+    def _constraint_fields(self, constraint: Optional[Constraint], chat: bool, form: int) -> dict[str, Any]:
         """The request's fields for ``constraint`` in spelling ``form``; none where there is none
         left to try."""
         if constraint is None or self.constraint == "none" or self.takes_constraint is False:

@@ -6,6 +6,10 @@ are indexed and split into chunks of 100; each chunk yields one ``INDEX [VERB] <
 a final query picks one of the candidates (skipped when there is only one). The step is
 executed and the loop repeats until the goal holds (when the executor can check it), the plan
 reaches 20 steps, or 10 queries have had to be repeated.
+
+Each reply is written under a grammar of the options its query lists (``heuristic_answer:
+constrained``, the default), so that even a small model names an option; ``free`` is the
+paper's free reply, which a 135M model mostly answers by echoing the prompt.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from llm_planner_ros.core.types import (
     TerminationReason,
 )
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
+from llm_planner_ros.llm.constraint import ChoiceConstraint
 from llm_planner_ros.translation.demonstrations import Demonstration, DemonstrationBank
 
 
@@ -66,6 +71,10 @@ class HeuristicSettings(BaseModel):
                                                     "ends with 'no_progress' (repeated actions, cycles); 0 = off "
                                                     "(Borro et al. have no such check)")
     heuristic_guide_tokens: int = Field(160, ge=16, le=1024, description="tokens of a generated guide")
+    heuristic_answer: Literal["constrained", "free"] = Field(
+        "constrained", description="constrained: each reply is written under a grammar of the options its query "
+                                   "lists, so it names one (a backend that refuses grammars answers freely); "
+                                   "free: Borro et al.'s free reply, asked again when it names none")
 
 
 def action_string(skill: Skill) -> str:
@@ -220,19 +229,27 @@ class HeuristicPlanner:
         parts.append("Actions taken so far: " + ("; ".join(taken) if taken else "none") + "\n")
         return "".join(parts)
 
-    def _ask(self, prompt: str, cancel: CancelToken, step: int, query: int, report: GoalReport) -> str:
+    def _ask(self, prompt: str, cancel: CancelToken, step: int, query: int, report: GoalReport,
+             menu: Sequence[str]) -> str:
+        """One reply to ``prompt``, which lists the lines of ``menu``; under heuristic_answer
+        'constrained' the reply is one of those lines."""
+        choice = ChoiceConstraint(tuple(menu)) if self.settings.heuristic_answer == "constrained" else None
+        longest = max(len(line) for line in menu) + 2 if choice is not None else 0   # a token holds a character
         params = SamplingParams(temperature=self.settings.heuristic_temperature,
-                                max_tokens=self.settings.heuristic_max_tokens, stop=("\n\n",),
-                                seed=self.seed + 1000 * step + query)
+                                max_tokens=max(self.settings.heuristic_max_tokens, longest), stop=("\n\n",),
+                                seed=self.seed + 1000 * step + query, constraint=choice)
         t0 = time.perf_counter()
         text = self.llm.chat(prompt, 1, params, cancel)[0].text
         report.times.llm_s += time.perf_counter() - t0
         search_trace(report).queries += 1
-        return text
+        return (choice.parse(text) if choice is not None else None) or text
 
-    @staticmethod
-    def _listing(indices: Sequence[int], options: Sequence[str]) -> str:
-        return "\n".join(f"{i} {options[i]}" for i in indices)
+    def _menu(self, indices: Sequence[int], options: Sequence[str]) -> list[str]:
+        """The listed options: ``INDEX [VERB] <obj>`` as in the paper; under a constrained answer
+        the action alone, so that the model chooses by the action's words, not by a number."""
+        if self.settings.heuristic_answer == "constrained":
+            return [options[i] for i in indices]
+        return [f"{i} {options[i]}" for i in indices]
 
     def choose(self, request: PlanRequest, guide: str, taken: Sequence[str], options: Sequence[str],
                cancel: CancelToken, step: int, report: Optional[GoalReport] = None) -> int:
@@ -241,13 +258,16 @@ class HeuristicPlanner:
         report = report if report is not None else GoalReport()
         size = self.settings.heuristic_chunk_size
         header = self._header(request, guide, taken)
-        ask_line = "Reply with the index and the action of the best next action, e.g. {3 [WALK] <kitchen>}.\n"
+        ask_line = ("Reply with the best next action, exactly as written, e.g. [WALK] <kitchen>.\n"
+                    if self.settings.heuristic_answer == "constrained" else
+                    "Reply with the index and the action of the best next action, e.g. {3 [WALK] <kitchen>}.\n")
         candidates: list[int] = []
         query = 0
         for start in range(0, len(options), size):
             chunk = list(range(start, min(start + size, len(options))))
-            reply = self._ask(f"{header}Next possible actions:\n{self._listing(chunk, options)}\n{ask_line}",
-                              cancel, step, query, report)
+            menu = self._menu(chunk, options)
+            reply = self._ask(f"{header}Next possible actions:\n" + "\n".join(menu) + f"\n{ask_line}",
+                              cancel, step, query, report, menu)
             query += 1
             candidates += [i for i in repair(*parse_reply(reply), options, chunk) if i not in candidates]
         search_trace(report).candidates_per_step.append(len(candidates))
@@ -256,8 +276,9 @@ class HeuristicPlanner:
                                        options, ask_line, "no usable answer", cancel, step, query, report)]
         if len(candidates) == 1:
             return candidates[0]
-        prompt = f"{header}Choose one of these candidate actions:\n{self._listing(candidates, options)}\n{ask_line}"
-        reply = self._ask(prompt, cancel, step, query, report)
+        menu = self._menu(candidates, options)
+        prompt = f"{header}Choose one of these candidate actions:\n" + "\n".join(menu) + f"\n{ask_line}"
+        reply = self._ask(prompt, cancel, step, query, report, menu)
         picked = accepted(reply, options, candidates)
         if picked is not None:
             return picked
@@ -272,8 +293,9 @@ class HeuristicPlanner:
             if trace.repeats >= self.settings.heuristic_max_repeats:
                 raise RepeatsExhausted()
             trace.repeats += 1
-            reply = self._ask(REPEAT_PREFIX.format(previous=previous) + body + self._listing(allowed, options)
-                              + "\n" + ask_line, cancel, step, query, report)
+            menu = self._menu(allowed, options)
+            reply = self._ask(REPEAT_PREFIX.format(previous=previous) + body + "\n".join(menu) + "\n" + ask_line,
+                              cancel, step, query, report, menu)
             query += 1
             got = accepted(reply, options, allowed)
             if got is not None:

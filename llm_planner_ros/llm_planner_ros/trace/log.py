@@ -16,11 +16,11 @@ from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.secrets import redact, redact_all, secrets
 from llm_planner_ros.core.types import PlanResult, PlanStep, StepEvent
 from llm_planner_ros.llm.base import Completion, SamplingParams
-from llm_planner_ros.llm.constraint import LiteralConstraint
+from llm_planner_ros.llm.constraint import ChoiceConstraint, LiteralConstraint
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, LiteralConstraint):   # thousands of literals: their count, not each
+    if isinstance(value, (LiteralConstraint, ChoiceConstraint)):   # thousands of literals: their count
         return repr(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}

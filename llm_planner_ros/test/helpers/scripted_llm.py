@@ -40,12 +40,14 @@ class ScriptedChat:
         self.answer = answer
         self.guide = guide
         self.prompts: list[str] = []
+        self.params: list[SamplingParams] = []
         self.stats = UsageStats()
 
     def chat(self, user: str, n: int, params: SamplingParams, cancel=None) -> list[Completion]:
         if cancel is not None:
             cancel.check()
         self.prompts.append(user)
+        self.params.append(params)
         return [Completion(text=self.answer(user))] * n
 
     def complete(self, prompt: str, n: int, params: SamplingParams, cancel=None) -> list[Completion]:
