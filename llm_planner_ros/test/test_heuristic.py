@@ -185,6 +185,20 @@ def test_a_constrained_reply_is_one_of_the_listed_actions():
         assert list(params.constraint.choices) == listed and "exactly as written" in prompt
 
 
+def test_under_a_constrained_answer_the_actions_nearest_the_task_come_first(embedder):
+    """A small model leans to the first options it is shown: under a constrained answer the
+    applicable actions are listed by their words' cosine to the task (the real embedder), not in
+    the executor's order; the paper's free replies keep the executor's order."""
+    skills = executor().applicable_skills()
+    constrained = HeuristicPlanner(None, None, VH, HeuristicSettings(), embedder=embedder)
+    first = [action_string(s) for s in constrained._nearest_first("Turn on the light", skills)[:3]]
+    assert any("<light>" in a or "<floor_lamp>" in a or "<table_lamp>" in a for a in first), first
+    assert sorted(map(action_string, constrained._nearest_first("Turn on the light", skills))) == \
+        sorted(map(action_string, skills))
+    free = HeuristicPlanner(None, None, VH, HeuristicSettings(**FREE), embedder=embedder)
+    assert free._nearest_first("Turn on the light", skills) == skills
+
+
 def test_needs_an_executor():
     with pytest.raises(PlanningError, match="needs execute=true"):
         HeuristicPlanner(ScriptedChat(lambda p: ""), None, VH).plan(parse_request(task=TASK), lambda e: None,

@@ -85,6 +85,35 @@ def test_the_menu_adds_what_scores_near_the_best_and_drops_what_was_said_far_bel
     assert choose([far.condition], ranked, MenuSettings(keep=9.0, added=1)) == [far.condition, on.condition]
 
 
+def test_where_the_task_names_instances_the_menu_adds_nothing_about_another_object():
+    """A building's distractors: for "Put Bianca's mug on Mallory's desk" the mug on a kitchen
+    counter the task never names scored within the margin and was added. With the task's named
+    instances as the scope, only a candidate about them and what was said joins; without a scope
+    (a task that names none) the margin alone decides, as before."""
+    said = _scored("Bianca's mug is on Mallory's desk.", "(on bianca_mug mallory_desk)", 0.80)
+    counter = _scored("Bianca's mug is on the kitchen counter.", "(on bianca_mug kitchen_counter_3)", 0.78)
+    robot = _scored("I am at Mallory's desk.", "(at robot mallory_desk)", 0.77)
+    handed = _scored("Mallory has Bianca's mug.", "(has mallory bianca_mug)", 0.76)
+    not_in = _scored("Bianca's mug is not in the cupboard.", "(not (in bianca_mug cupboard))", 0.75)
+    ranked = [said, counter, robot, handed, not_in]
+    settings = MenuSettings(margin=0.1, keep=0.3, added=2)
+    assert choose([said.condition], ranked, settings) == [said.condition, counter.condition, robot.condition]
+    scope = frozenset({"bianca_mug", "mallory_desk", "mallory"})
+    assert choose([said.condition], ranked, settings, scope=scope) == [said.condition, handed.condition]
+    assert choose([said.condition], ranked, settings, scope=frozenset({"bianca_mug"})) == [said.condition]
+    assert choose([], ranked, settings, scope=frozenset({"bianca_mug", "cupboard"})) == [not_in.condition]
+    # what the task text's nearest conditions gave is held to the scope too; the model's own is not
+    lamp = _scored("The lamp is on.", "(switched_on lamp)", 0.63)
+    on = _scored("Dmitri's lamp is on.", "(switched_on dmitri_lamp)", 0.90)
+    at = _scored("I am at Dmitri's lamp.", "(at robot dmitri_lamp)", 0.63)
+    ranked = [on, lamp, at]
+    text_only = frozenset({on.condition, at.condition})
+    assert choose([lamp.condition, on.condition, at.condition], ranked, settings, scope=frozenset({"dmitri_lamp"}),
+                  from_text=text_only) == [lamp.condition, on.condition]
+    assert choose([lamp.condition, on.condition, at.condition], ranked, settings, scope=frozenset({"dmitri_lamp"})) \
+        == [lamp.condition, on.condition, at.condition]   # the model said each: kept
+
+
 def test_zero_shot_the_goal_is_the_best_scored_condition(tmp_path, smollm2, embedder, demos):
     """Issue 36: with the profile's examples removed, the interpreted goal is the example's goal,
     nothing missing and nothing extra (before: the free text's conditions, most of them wrong)."""

@@ -348,7 +348,7 @@ class GoalInterpreter:
         seconds = {"index_s": t1 - t0, "llm_s": t2 - t1, "orient_s": time.perf_counter() - t3}
         found = Interpretation(sentences, matches, kept, dropped, [d.task for d in examples], turned, seconds)
         if self.menu is not None:
-            self._choose(found, task, index, examples, prompt, cancel)
+            self._choose(found, task, index, examples, prompt, cancel, named)
         found.conditions = self._complete(found.conditions, index, hold_out)
         found.evidence = self._evidence(found, task, near[0][1] if near else 0.0)
         found.absent = self.absent(task, index)
@@ -390,8 +390,10 @@ class GoalInterpreter:
         return cache_root() / "calibration" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
 
     def _choose(self, found: Interpretation, task: str, index: ConditionIndex, examples: Sequence[GoalDemo],
-                prompt: str, cancel: Optional[CancelToken]) -> None:
-        """``found``'s conditions chosen by the model from the menu (see :mod:`.menu`)."""
+                prompt: str, cancel: Optional[CancelToken], named: tuple[str, ...] = ()) -> None:
+        """``found``'s conditions chosen by the model from the menu (see :mod:`.menu`); where the
+        task names instances, what the menu adds and what the task text alone gave stay about them
+        and what the model said."""
         assert self.menu is not None and self.llm is not None
         t0 = time.perf_counter()
         written: list[Condition] = []
@@ -407,7 +409,9 @@ class GoalInterpreter:
         # "100%."): what it said is a candidate like any other, kept only as the best
         settings = self.menu if self.demos else replace(self.menu, keep=0.0)
         said = set(found.conditions)
-        found.conditions = choose(found.conditions, found.menu, settings, self.mutex)
+        by_model = {m.condition for m in found.matches if m.sentence != task}
+        found.conditions = choose(found.conditions, found.menu, settings, self.mutex,
+                                  frozenset(named) if named else None, frozenset(said - by_model))
         found.added = [c for c in found.conditions if c not in said]
         found.seconds["menu_s"] = time.perf_counter() - t0
 

@@ -14,6 +14,7 @@ world's grammar (:mod:`llm_planner_ros.interpretation.literals`)."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Optional
@@ -22,6 +23,8 @@ import numpy as np
 
 from llm_planner_ros.core.errors import LLMError
 from llm_planner_ros.interpretation.conditions import Condition, ConditionIndex, contradicts
+
+_ATOM = re.compile(r"\(([^()]*)\)")   # the innermost parentheses of a literal: predicate and objects
 
 
 @dataclass(frozen=True)
@@ -99,21 +102,38 @@ def score(menu: dict[Condition, list[str]], index: ConditionIndex, task: str,
     return sorted(out, key=lambda s: -s.score), why_not
 
 
+def objects_of(condition: Condition) -> frozenset[str]:
+    """The objects a condition's literals are about (``(not (in mug cupboard))``: mug, cupboard)."""
+    return frozenset(w for lit in condition.literals for atom in _ATOM.findall(lit) for w in atom.split()[1:])
+
+
 def choose(said: Sequence[Condition], ranked: Sequence[Scored], settings: MenuSettings,
-           mutex: Sequence[tuple[str, str]] = ()) -> list[Condition]:
+           mutex: Sequence[tuple[str, str]] = (), scope: Optional[frozenset[str]] = None,
+           from_text: frozenset[Condition] = frozenset()) -> list[Condition]:
     """What the free-text route said, less what scores more than ``keep`` below the best
     candidate, and up to ``added`` other candidates within ``margin`` of the best, none
-    contradicting one kept before it."""
+    contradicting one kept before it.
+
+    Given a ``scope`` (the instances the task names), neither an added candidate nor one of
+    ``said`` that only the task text's nearest conditions gave (``from_text``, not the model's
+    sentences) is kept when it is about an object outside the scope and what the model's kept
+    conditions are about: in a building the conditions near a task grow with the world ("Put
+    Bianca's mug on Mallory's desk" drew the mug on kitchen_counter_3 too; "Turn on Dmitri's lamp"
+    the robot at the lamp), and a condition on an object the task never names is one of those."""
     if not ranked:
         return list(said)
     top = ranked[0].score
     scores = {s.condition: s.score for s in ranked}
     kept = [c for c in said if scores.get(c, top) >= top - settings.keep]
+    if scope is not None:
+        scope = scope.union(*(objects_of(c) for c in kept if c not in from_text))
+        kept = [c for c in kept if c not in from_text or objects_of(c) <= scope]
     added = 0
     for s in ranked:
         if added >= settings.added or s.score < top - settings.margin:
             break
-        if s.condition not in kept and not any(contradicts(s.condition, k, mutex) for k in kept):
+        if s.condition not in kept and not any(contradicts(s.condition, k, mutex) for k in kept) \
+                and (scope is None or objects_of(s.condition) <= scope):
             kept.append(s.condition)
             added += 1
     return kept

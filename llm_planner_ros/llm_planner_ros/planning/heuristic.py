@@ -7,9 +7,9 @@ a final query picks one of the candidates (skipped when there is only one). The 
 executed and the loop repeats until the goal holds (when the executor can check it), the plan
 reaches 20 steps, or 10 queries have had to be repeated.
 
-Each reply is written under a grammar of the options its query lists (``heuristic_answer:
-constrained``, the default), so that even a small model names an option; ``free`` is the
-paper's free reply, which a 135M model mostly answers by echoing the prompt.
+Each reply is written under a grammar of the options its query lists, nearest the task first
+(``heuristic_answer: constrained``, the default), so that every reply names an option; ``free``
+is the paper's free reply, which a 135M model mostly answers by echoing the prompt.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Optional, Protocol
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from llm_planner_ros.core.errors import CancelToken, InvalidGoal
@@ -38,6 +39,7 @@ from llm_planner_ros.core.types import (
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
 from llm_planner_ros.llm.constraint import ChoiceConstraint
 from llm_planner_ros.translation.demonstrations import Demonstration, DemonstrationBank
+from llm_planner_ros.translation.translator import Embedder
 
 
 class GuideWorld(Protocol):
@@ -54,6 +56,7 @@ class GuideWorld(Protocol):
 
 Guide = Literal["none", "high_level", "low_level"]
 GuideInfo = Literal["none", "objects", "static", "dynamic"]
+_BRACKETS = str.maketrans("", "", "[]<>")
 REPEAT_PREFIX = ("This query is being repeated for you. Your previous response was [{previous}], but this was not "
                  "one of the options available to you. Answer with one of the options below, exactly as written.\n\n")
 
@@ -142,10 +145,14 @@ class RepeatsExhausted(Exception):
 
 class HeuristicPlanner:
     def __init__(self, llm: LLMBackend, demos: Optional[DemonstrationBank], world: Optional[GuideWorld],
-                 settings: HeuristicSettings = HeuristicSettings(), seed: int = 0) -> None:
+                 settings: HeuristicSettings = HeuristicSettings(), seed: int = 0, embedder: Optional[Embedder] = None
+                 ) -> None:
         """``world``: whose actions, object properties and example tasks the guide prompt shows
-        (None: no guide: a profile's world)."""
+        (None: no guide: a profile's world); ``embedder``: under a constrained answer, lists the
+        actions nearest the task first (None: in the executor's order)."""
         self.llm = llm
+        self.embedder = embedder
+        self._vectors: dict[str, np.ndarray] = {}   # an action's words -> its vector (they recur each step)
         self.world = world
         self.demos = demos
         self.settings = settings
@@ -258,7 +265,8 @@ class HeuristicPlanner:
         report = report if report is not None else GoalReport()
         size = self.settings.heuristic_chunk_size
         header = self._header(request, guide, taken)
-        ask_line = ("Reply with the best next action, exactly as written, e.g. [WALK] <kitchen>.\n"
+        ask_line = ("Reply with the best next action, exactly as written above.\n"   # no example: a small
+                    # model copied "[WALK] <kitchen>" to the kitchen counter for every task
                     if self.settings.heuristic_answer == "constrained" else
                     "Reply with the index and the action of the best next action, e.g. {3 [WALK] <kitchen>}.\n")
         candidates: list[int] = []
@@ -301,6 +309,22 @@ class HeuristicPlanner:
             if got is not None:
                 return got
             previous = reply.strip()[:200]
+
+    def _nearest_first(self, task: str, skills: list[Skill]) -> list[Skill]:
+        """Under a constrained answer, ``skills`` by their words' cosine to the task, nearest
+        first: a small model mostly takes the first option it is shown (SmolLM2-135M drove between
+        the first two for every task), so the order is the shortlist the embeddings make."""
+        if self.embedder is None or self.settings.heuristic_answer != "constrained" or len(skills) < 2:
+            return skills
+        words = [skill.text or action_string(skill).replace("_", " ").translate(_BRACKETS) for skill in skills]
+        new = [w for w in dict.fromkeys(words) if w not in self._vectors]
+        if new:
+            self._vectors.update(zip(new, self.embedder.embed(new)))
+            while len(self._vectors) > 20000:
+                self._vectors.pop(next(iter(self._vectors)))
+        query = self.embedder.embed([task])[0]
+        cosine = [float(self._vectors[w] @ query) for w in words]
+        return [skills[i] for i in sorted(range(len(skills)), key=lambda i: -cosine[i])]
 
     @staticmethod
     def _applicable(executor: Executor, times: StageTimes) -> list[Skill]:
@@ -357,6 +381,7 @@ class HeuristicPlanner:
             if cycling:
                 reason, ending = TerminationReason.NO_PROGRESS, f"{ending}; {cycling}"
                 break
+            skills = self._nearest_first(request.task, skills)
             options = [action_string(s) for s in skills]
             try:
                 chosen = self.choose(request, guide, taken, options, cancel, len(steps) + 1, report)

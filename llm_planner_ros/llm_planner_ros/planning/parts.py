@@ -123,7 +123,7 @@ class PlannerParts:
     def heuristic(self) -> HeuristicPlanner:
         with self._built_lock:
             return HeuristicPlanner(self.llm, self.demos, self.world, self.heuristic_settings,
-                                    seed=self.defaults.seed)
+                                    seed=self.defaults.seed, embedder=self.embedder)
 
     @cached_property
     def goal_directed(self) -> GoalDirectedPlanner:
@@ -254,7 +254,7 @@ class _ProfileParts:
     @cached_property
     def heuristic(self) -> HeuristicPlanner:
         p = self.parts
-        return HeuristicPlanner(p.llm, None, None, p.heuristic_settings, seed=p.defaults.seed)
+        return HeuristicPlanner(p.llm, None, None, p.heuristic_settings, seed=p.defaults.seed, embedder=p.embedder)
 
     def translated(self, profile: WorldProfile, robot: Executor) -> TranslatedPlanner:
         """Algorithm 1 over the profile's world: its skill bank (the world's classes, the
