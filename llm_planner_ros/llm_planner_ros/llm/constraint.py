@@ -166,14 +166,9 @@ class ChoiceConstraint:
     def parse(self, text: str) -> Optional[str]:
         """The choice an answer gives in either form (the line itself, or ``{"choice": ...}``);
         None where it gives none of them."""
-        start, end = text.find("{"), text.rfind("}")
-        if 0 <= start < end:
-            try:
-                data = json.loads(text[start:end + 1])
-            except ValueError:
-                data = None
-            if isinstance(data, dict) and isinstance(data.get("choice"), str):
-                text = data["choice"]
+        data = _json_object(text)
+        if data is not None and isinstance(data.get("choice"), str):
+            text = data["choice"]
         answer = text.strip()
         return answer if answer in self.choices else None
 
@@ -184,15 +179,22 @@ Constraint = Union[LiteralConstraint, ChoiceConstraint]   # what SamplingParams.
 def _candidates(text: str) -> list[str]:
     """The literals an answer gives: the JSON form's ``goal`` list where the answer is that
     object, otherwise every ``( ... )`` group in the text."""
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        try:
-            data = json.loads(text[start:end + 1])
-        except ValueError:
-            data = None
-        if isinstance(data, dict) and isinstance(data.get("goal"), list):
-            return [item if isinstance(item, str) else json.dumps(item) for item in data["goal"]]
+    data = _json_object(text)
+    if data is not None and isinstance(data.get("goal"), list):
+        return [item if isinstance(item, str) else json.dumps(item) for item in data["goal"]]
     return LITERAL.findall(text)
+
+
+def _json_object(text: str) -> Optional[dict[str, Any]]:
+    """The JSON object from the answer's first ``{`` to its last ``}``; None where there is none."""
+    start, end = text.find("{"), text.rfind("}")
+    if not 0 <= start < end:
+        return None
+    try:
+        data = json.loads(text[start:end + 1])
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def quote(text: str) -> str:
