@@ -1,8 +1,9 @@
 """Send an action goal, surviving rclpy's lost-answer race.
 
-rclpy 10 (Kilted) ``ActionClient.send_goal_async`` files its goal request's future twice: once
-under its lock, and again after it (a leftover of the backport of ros2/rclpy#1308). When the
-server's answer arrives between the second filing and the second ``add_future``, the future is
+rclpy 9.1 (Kilted's wheels) ``ActionClient.send_goal_async`` files its goal request's future
+twice: once under its lock, and again after it (the lines after the lock repeat those inside it,
+apparently left over from the backport of ros2/rclpy#1308 that added the lock). When the server's
+answer arrives between the second filing and the second ``add_future``, the future is
 already done, its done-callback runs at once, and ``send_goal_async`` raises ``ValueError:
 list.remove(x): x not in list``. The goal was sent and answered; only the answer is lost. Seen
 under load as ``llm_planner_send_goal`` exiting with "not sent: list.remove(x): x not in list"
