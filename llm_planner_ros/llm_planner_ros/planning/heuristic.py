@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Optional, Protocol
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from llm_planner_ros.core.errors import CancelToken, InvalidGoal
@@ -40,6 +39,7 @@ from llm_planner_ros.llm.base import LLMBackend, SamplingParams
 from llm_planner_ros.llm.constraint import ChoiceConstraint
 from llm_planner_ros.translation.demonstrations import Demonstration, DemonstrationBank
 from llm_planner_ros.translation.translator import Embedder
+from llm_planner_ros.translation.vector_store import SentenceVectors
 
 
 class GuideWorld(Protocol):
@@ -151,8 +151,7 @@ class HeuristicPlanner:
         (None: no guide: a profile's world); ``embedder``: under a constrained answer, lists the
         actions nearest the task first (None: in the executor's order)."""
         self.llm = llm
-        self.embedder = embedder
-        self._vectors: dict[str, np.ndarray] = {}   # an action's words -> its vector (they recur each step)
+        self._vectors = SentenceVectors(embedder) if embedder is not None else None   # the actions recur each step
         self.world = world
         self.demos = demos
         self.settings = settings
@@ -314,16 +313,11 @@ class HeuristicPlanner:
         """Under a constrained answer, ``skills`` by their words' cosine to the task, nearest
         first: a small model mostly takes the first option it is shown (SmolLM2-135M drove between
         the first two for every task), so the order is the shortlist the embeddings make."""
-        if self.embedder is None or self.settings.heuristic_answer != "constrained" or len(skills) < 2:
+        if self._vectors is None or self.settings.heuristic_answer != "constrained" or len(skills) < 2:
             return skills
         words = [skill.text or action_string(skill).replace("_", " ").translate(_BRACKETS) for skill in skills]
-        new = [w for w in dict.fromkeys(words) if w not in self._vectors]
-        if new:
-            self._vectors.update(zip(new, self.embedder.embed(new)))
-            while len(self._vectors) > 20000:
-                self._vectors.pop(next(iter(self._vectors)))
-        query = self.embedder.embed([task])[0]
-        cosine = [float(self._vectors[w] @ query) for w in words]
+        vectors = self._vectors.vectors([*words, task])
+        cosine = vectors[:-1] @ vectors[-1]
         return [skills[i] for i in sorted(range(len(skills)), key=lambda i: -cosine[i])]
 
     @staticmethod
