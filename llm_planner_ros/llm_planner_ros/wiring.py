@@ -55,7 +55,8 @@ class BackendSettings(BaseModel):
         "(llm/models.py; `python -m llm_planner_ros model list`); "
         "llm_model_path, when set, wins")
     llm_model_path: str = Field("", description="GGUF file for the embedded backend; empty = the file of llm_model")
-    llm_threads: int = Field(1, ge=1, le=64, description="CPU threads of the embedded LLM")
+    llm_threads: int = Field(0, ge=0, le=64, description="CPU threads of the embedded LLM; 0 = the CPUs "
+                                                          "other processes leave idle, asked at each call")
     llm_context: int = Field(2048, ge=256, le=32768,
                              description="context length of the embedded LLM; where no setting gives it, "
                                          "llm_model's own (2048 for the default model; a node and "

@@ -26,10 +26,11 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
 import numpy as np
 
@@ -37,6 +38,9 @@ from llm_planner_ros.core.errors import CancelToken, LLMError, PromptTooLong
 from llm_planner_ros.llm.base import SENTENCE_END, Completion, SamplingParams, UsageStats, cut_at_stop, said_again
 from llm_planner_ros.llm.constraint import Constraint
 from llm_planner_ros.llm.models import entry_of_file, smollm2_path  # noqa: F401 (smollm2_path: found here too)
+from llm_planner_ros.llm.threads import ThreadCount
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -90,9 +94,10 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
 class LlamaCppBackend:
     has_logprobs = True
 
-    def __init__(self, model_path: Path, *, n_ctx: int = 2048, n_threads: int = 1, seed: int = 0,
+    def __init__(self, model_path: Path, *, n_ctx: int = 2048, n_threads: int = 0, seed: int = 0,
                  prompt_cache_mb: int = 64, turn: Optional[str] = None) -> None:
-        """``prompt_cache_mb`` bounds the kept prompt states; 0 keeps none across calls (each
+        """``n_threads``: CPU threads; 0 = the CPUs other processes leave idle, asked at each call
+        (:mod:`.threads`). ``prompt_cache_mb`` bounds the kept prompt states; 0 keeps none across calls (each
         prompt is evaluated from its start, once per call). ``turn``: a user turn's layout for the
         yes/no judges (``llm.base.user_turn``); None: the registry line's of the model file."""
         import llama_cpp
@@ -100,8 +105,10 @@ class LlamaCppBackend:
         if not Path(model_path).is_file():
             raise LLMError(f"GGUF model not found: {model_path}")
         self._llama_cpp = llama_cpp
-        self.llm = llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_threads=n_threads,
-                                   n_threads_batch=n_threads, logits_all=False, seed=seed,
+        self.threads = ThreadCount(n_threads)
+        self._n_threads = self.threads.count
+        self.llm = llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_threads=self._n_threads,
+                                   n_threads_batch=self._n_threads, logits_all=False, seed=seed,
                                    verbose=False)
         self.name = f"llama.cpp:{Path(model_path).name}"
         registered = entry_of_file(Path(model_path))
@@ -111,6 +118,9 @@ class LlamaCppBackend:
         self.eos = self.llm.token_eos()
         self.stats = UsageStats()
         self._lock = threading.Lock()  # one llama context: one generation at a time
+        # every call computes on this one thread: llama.cpp's OpenMP keeps a team of threads per
+        # calling thread, and calls from a node's rotating goal threads ran 1.5x slower on two
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama.cpp")
         self.prompt_cache_mb = prompt_cache_mb
         self._states = PromptStates(prompt_cache_mb * 1_000_000)
         self._newline: dict[int, bool] = {}
@@ -135,6 +145,16 @@ class LlamaCppBackend:
         while len(self._grammars) > self.GRAMMARS_KEPT:
             self._grammars.popitem(last=False)
         return grammar
+
+    def _compute(self, work: Callable[[], T]) -> T:
+        """``work`` (what touches the context) on the backend's own thread, one call at a time, on
+        as many CPU threads as :mod:`.threads` finds idle."""
+        with self._lock:
+            n = self.threads()
+            if n != self._n_threads:
+                self.llm._ctx.set_n_threads(n, n)
+                self._n_threads = n
+            return self._thread.submit(work).result()
 
     def _save(self) -> PromptState:
         ctx = self.llm.ctx
@@ -227,7 +247,7 @@ class LlamaCppBackend:
         last lines cost those lines."""
         tokens = self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
         firsts = [self.llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)[0] for c in candidates]
-        with self._lock:
+        def compute() -> np.ndarray:
             started = time.perf_counter()
             self._load(self._evaluate(tokens))
             gen = self.llm.generate(tokens, temp=0.0, reset=True)   # replays the last token: its logits
@@ -236,6 +256,8 @@ class LlamaCppBackend:
             gen.close()
             self.stats.calls += 1
             self.stats.seconds += time.perf_counter() - started
+            return lp
+        lp = self._compute(compute)
         return [float(lp[t]) for t in firsts]
 
     def continuation_logprobs(self, prompt: str, continuations: Sequence[str],
@@ -252,7 +274,8 @@ class LlamaCppBackend:
             raise PromptTooLong(f"a prompt of {len(tokens)} tokens and a continuation of {longest} do not fit "
                                 f"the LLM's context of {self.llm.n_ctx()} tokens; raise llm_context")
         out: dict[int, tuple[float, ...]] = {}
-        with self._lock:
+
+        def compute() -> None:
             started = time.perf_counter()
             self._load(self._evaluate(tokens, cancel))
             ctx, batch, n_past = self.llm._ctx, self.llm._batch, len(tokens) - 1
@@ -279,6 +302,7 @@ class LlamaCppBackend:
             self.llm.n_tokens = n_past
             self.stats.calls += 1
             self.stats.seconds += time.perf_counter() - started
+        self._compute(compute)
         return [out[i] for i in range(len(cont))]
 
     def _complete_tokens(self, tokens: list[int], n: int, params: SamplingParams,
@@ -287,8 +311,9 @@ class LlamaCppBackend:
             raise PromptTooLong(f"the prompt of {len(tokens)} tokens does not fit the LLM's context of "
                                 f"{self.llm.n_ctx()} tokens with {params.max_tokens} to generate; shorten the "
                                 "task or description, or raise llm_context")
-        out = []
-        with self._lock:
+        out: list[Completion] = []
+
+        def compute() -> None:
             started = time.perf_counter()
             grammar = None if params.constraint is None else self.grammar(params.constraint)
             prompt_state = self._evaluate(tokens, cancel)
@@ -297,6 +322,7 @@ class LlamaCppBackend:
                 self._load(prompt_state)   # every sample from the same evaluated prompt
                 out.append(self._sample(tokens, params, seed, cancel, grammar))
             self.stats.record(out, started)
+        self._compute(compute)
         return out
 
     def _sample(self, prompt_tokens: list[int], params: SamplingParams, seed: int,

@@ -67,7 +67,7 @@ def _plan_examples(profile: WorldProfile, reference: WorldState) -> tuple[Demons
         except InvalidGoal as exc:   # an example about objects this world does not have
             log.debug("example %r of profile %s is not about this world: %s", example.task, profile.name, exc)
             continue
-        problem = build_problem(world, goal, domain=domain.name)
+        problem = build_problem(world, goal, domain=domain.name, relevant=profile.relevant_objects)
         outcome = fast_downward.solve(domain.text, problem.text, 10.0, "astar(ff())")
         if outcome.status != "solved":
             log.warning("example %r of profile %s has no plan in its world: %s", example.task,

@@ -87,7 +87,11 @@ class RosTestClient:
                 return wait_future(client.call_async(request), min(5.0, max(0.1, deadline - time.monotonic())))
             except TimeoutError:
                 continue
-        raise TimeoutError(f"'{name}' did not answer within {timeout:g} s")
+        # what a failure under load needs to be told apart: a dead spin thread, or answers never taken
+        raise TimeoutError(f"'{name}' did not answer within {timeout:g} s (this client's spin thread "
+                           f"{'alive' if self.planner._spinner.is_alive() else 'dead'}; "
+                           f"{len(getattr(client, '_pending_requests', {}))} requests pending; "
+                           f"service ready: {client.service_is_ready()})")
 
     def cancel(self, run: GoalRun, timeout: float = 10.0):
         return wait_future(run.handle.cancel_goal_async(), timeout)
