@@ -121,3 +121,16 @@ def test_interpret_reads_which_instances_a_task_names_in_a_building(tmp_path):
     if result.termination_reason is TerminationReason.GOAL_REACHED:
         assert ("switched_on", task["goal"][0][13:-1]) in executor.world.state
         assert report.stats["problem_objects"] <= 10, report.stats
+
+
+def test_a_buildings_examples_are_planned_on_the_cut(tmp_path):
+    """The profile's examples (the LLM methods' demonstrations, and interpret's fallback) are
+    planned on the relevance cut: on the whole 1,000-object building each ran into Fast Downward's
+    10 s limit, and a goal that fell back waited 140 s for none."""
+    from llm_planner_ros.profiles.skills import profile_demonstrations, reference_world
+
+    profile, _ = building(tmp_path, 1000)
+    demos = profile_demonstrations(profile, reference_world(profile))
+    planned = {d.task for d in demos}
+    assert len(planned) == len(profile.spec.examples), planned
+    assert {d.task for d in demos if d.steps} >= {"Bring me the apple", "Put the apple in the fridge"}
