@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.errors import CancelToken, InvalidGoal
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import TerminationReason
 from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
@@ -134,3 +134,26 @@ def test_a_buildings_examples_are_planned_on_the_cut(tmp_path):
     planned = {d.task for d in demos}
     assert len(planned) == len(profile.spec.examples), planned
     assert {d.task for d in demos if d.steps} >= {"Bring me the apple", "Put the apple in the fridge"}
+
+
+def test_the_llm_step_methods_refuse_a_world_of_more_skills_than_max_skills(tmp_path):
+    """A building's named instances make millions of skills (206,495 at 10,000 objects), each
+    embedded before the first step: the LLM-step methods refuse such a world at once, naming the
+    count and the limit (and interpret, which reads the same ``llm_steps_refused``, does not fall
+    back to them there)."""
+    from llm_planner_ros.core.settings import PlannerSettings
+    from llm_planner_ros.profiles.skills import bank_size, profile_bank, reference_world
+
+    profile, tasks = building(tmp_path, 1000)
+    world = reference_world(profile)
+    assert bank_size(profile, world) == len(profile_bank(profile, world).skills) == 3883
+    executor = PddlWorldExecutor(profile)
+    service = compose(ServiceConfig.of(PlannerSettings(max_skills=1000)), executor_factory=lambda s, t: executor,
+                      robot_world=lambda executes: executor)
+    with pytest.raises(InvalidGoal, match=r"3,883, over max_skills \(1,000\)"):   # refused before anything runs
+        service.plan_with_report(parse_request(task=tasks[0]["task"], method="reprompt", execute=True),
+                                 lambda e: None, CancelToken())
+    world_methods = service.parts.world_for(profile, executor)
+    assert "max_skills" in world_methods.llm_steps_refused
+    assert compose(ServiceConfig(), executor_factory=lambda s, t: executor,
+                   robot_world=lambda executes: executor).parts.world_for(profile, executor).llm_steps_refused == ""

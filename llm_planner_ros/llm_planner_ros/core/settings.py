@@ -53,6 +53,9 @@ class PlannerSettings(BaseModel):
         False, description="Huang et al.'s reference code scores a skill already in the plan as -100, "
                            "so a step that only repeats ends the plan; true lifts that rule")
     bank: Literal["scene", "full"] = Field("scene", description="admissible skills of the scene, or of all objects")
+    max_skills: int = Field(20_000, ge=100, le=10_000_000,
+                            description="the LLM-step methods refuse a robot's world with more skills than this "
+                                        "(each is embedded once, and matched at every step)")
     hold_out_query_task: bool = Field(True, description="never use the query's own task as the example")
     fixed_examples: tuple[str, ...] = Field(
         ("Relax on sofa", "Read book", "Browse internet"),

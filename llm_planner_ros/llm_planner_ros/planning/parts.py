@@ -77,7 +77,7 @@ class PlannerParts:
                 self._profiles[profile.text] = _ProfileParts(self)
             kept = self._profiles[profile.text]
         return ProfileWorld(profile, robot, kept.goal_directed(profile), lambda: kept.heuristic, kept.translated,
-                            kept.interpreted)
+                            kept.interpreted, self.defaults.max_skills)
 
     def status(self) -> dict[str, str]:
         """The LLM, and the world given in code: its name, and whether it is loaded yet."""

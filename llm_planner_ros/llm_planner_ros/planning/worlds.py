@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional, Protocol
 
@@ -122,6 +123,10 @@ class WorldMethods(Protocol):
         """The LLM methods have examples to show."""
 
     @property
+    def llm_steps_refused(self) -> str:
+        """Why the LLM-step methods cannot run here ("" where they can)."""
+
+    @property
     def zero_shot(self) -> str:
         """Why interpret shows no examples ("" when it shows some)."""
 
@@ -145,6 +150,7 @@ class WorldMethods(Protocol):
 class BuiltinWorld:
     profile: Optional[WorldProfile] = None
     has_demonstrations = True
+    llm_steps_refused = ""
     zero_shot = ""
 
     def __init__(self, plugin: WorldPlugin, goal_directed: GoalDirectedPlanner,
@@ -179,10 +185,13 @@ class ProfileWorld:
     def __init__(self, profile: WorldProfile, robot: Executor, goal_directed: GoalDirectedPlanner,
                  heuristic: Callable[[], HeuristicPlanner],
                  translated: Callable[[WorldProfile, Executor], TranslatedPlanner],
-                 interpreted: Callable[[WorldProfile, Executor], InterpretedGoalPlanner]) -> None:
+                 interpreted: Callable[[WorldProfile, Executor], InterpretedGoalPlanner],
+                 max_skills: int = 20_000) -> None:
         """``robot``: the executor whose world the profile declares, as it is now; ``translated``
-        and ``interpreted`` build (or give the kept) planners of a profile's world."""
+        and ``interpreted`` build (or give the kept) planners of a profile's world; ``max_skills``:
+        the most skills the LLM-step methods take on."""
         self.profile, self.robot, self.goal_directed, self.heuristic = profile, robot, goal_directed, heuristic
+        self.max_skills = max_skills
         self._translated, self._interpreted = translated, interpreted
         self.vocabulary = profile.goal_vocabulary()
         self.hazards = profile.hazards
@@ -194,12 +203,24 @@ class ProfileWorld:
         self.check_translated()
         return self._translated(self.profile, self.robot)
 
+    @cached_property
+    def llm_steps_refused(self) -> str:
+        if not self.has_demonstrations:
+            return (f"method: the LLM methods show demonstrations, and the {self.profile.name} profile has none "
+                    "(example goals with a plan in its world)")
+        from llm_planner_ros.profiles.skills import bank_size
+
+        skills = bank_size(self.profile, self.robot.world_state())
+        if skills > self.max_skills:
+            return (f"method: the LLM-step methods match each step against every skill of the world, and this "
+                    f"one has {skills:,}, over max_skills ({self.max_skills:,}); plan it with interpret or pddl")
+        return ""
+
     def check_translated(self, request: Optional[PlanRequest] = None, executing: bool = False) -> None:
         """PET's options are refused on a profile when the goal is resolved; what is left is
-        whether there is anything to show."""
-        if not self.has_demonstrations:
-            raise InvalidGoal(f"method: the LLM methods show demonstrations, and the {self.profile.name} profile "
-                              "has none (example goals with a plan in its world)")
+        whether there is anything to show, over a bank of skills not too large."""
+        if self.llm_steps_refused:
+            raise InvalidGoal(self.llm_steps_refused)
 
     def interpreted(self) -> InterpretedGoalPlanner:
         return self._interpreted(self.profile, self.robot)

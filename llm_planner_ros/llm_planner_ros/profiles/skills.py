@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import threading
 
 from llm_planner_ros.core.errors import InvalidGoal
@@ -22,23 +23,39 @@ from llm_planner_ros.translation.demonstrations import Demonstration
 log = logging.getLogger(__name__)
 
 
-def profile_bank(profile: WorldProfile, world: WorldState) -> SkillBank:
-    """Every skill of ``profile`` on every combination of object classes in ``world`` whose
-    instances' types its parameters admit, in a stable order."""
+def _arguments(profile: WorldProfile, world: WorldState) -> list[tuple[str, list[list[str]]]]:
+    """Per action, the object classes (and named instances) in ``world`` that each of its skill's
+    arguments admits."""
     types: dict[str, set[str]] = {}
     for name, type_ in world.objects.items():
         types.setdefault(world.classes.get(name, name), set()).add(type_)
         if name in profile.spec.instances:   # a named instance is a skill's object by its own name too
             types.setdefault(name, set()).add(type_)
-    skills: dict[tuple[str, tuple[str, ...]], Skill] = {}
+    out = []
     for action, words in profile.spec.actions.items():
         params = dict(profile.domain.actions[action].parameters)
-        candidates = [[c for c, ts in sorted(types.items()) if any(profile.domain.is_a(t, params[a]) for t in ts)]
-                      for a in words.args]
+        admits = [[c for c, ts in sorted(types.items()) if any(profile.domain.is_a(t, params[a]) for t in ts)]
+                  for a in words.args]
+        out.append((action, admits))
+    return out
+
+
+def profile_bank(profile: WorldProfile, world: WorldState) -> SkillBank:
+    """Every skill of ``profile`` on every combination of object classes in ``world`` whose
+    instances' types its parameters admit, in a stable order."""
+    skills: dict[tuple[str, tuple[str, ...]], Skill] = {}
+    for action, candidates in _arguments(profile, world):
+        skill = profile.spec.actions[action].skill
         for combo in itertools.product(*candidates):
             if len(set(combo)) == len(combo):
-                skills.setdefault((words.skill, combo), profile.skill(action, combo))
+                skills.setdefault((skill, combo), profile.skill(action, combo))
     return SkillBank(tuple(skills.values()))
+
+
+def bank_size(profile: WorldProfile, world: WorldState) -> int:
+    """At most how many skills :func:`profile_bank` holds, counted without making them (a
+    building's named instances make millions)."""
+    return sum(math.prod(len(c) for c in candidates) for _, candidates in _arguments(profile, world))
 
 
 def reference_world(profile: WorldProfile, scene: str = "") -> WorldState:

@@ -44,9 +44,10 @@ class Interpret:
     def fallback(self, goal: Goal) -> PlanRequest:
         """The request the fallback method plans (method None: no fallback). Plan-only goals fall
         back to ``translated``, since re-sampling and re-prompting correct executed steps. A world
-        without demonstrations (a profile without examples) has no LLM method to fall back to."""
+        the LLM-step methods cannot take (a profile without examples, a building's millions of
+        skills) has none to fall back to."""
         request, fallback = goal.request, self.settings.interpret_fallback
-        if fallback == "none" or not goal.world.has_demonstrations:
+        if fallback == "none" or goal.world.llm_steps_refused:
             return request.model_copy(update={"method": None})
         return request.model_copy(update={"method": fallback if request.execute else "translated"})
 
@@ -138,7 +139,11 @@ class Interpret:
             return planned.result
         fallback = self.fallback(run.goal)
         if fallback.method is None:
-            return PlanResult(termination_reason=TerminationReason.NO_PLAN, ending=planned.fallback,
+            world = run.goal.world   # (a world without examples says so as zero-shot, above)
+            refused = self.settings.interpret_fallback != "none" and world.has_demonstrations \
+                and world.llm_steps_refused
+            ending = f"{planned.fallback}; no fallback: {refused}" if refused else planned.fallback
+            return PlanResult(termination_reason=TerminationReason.NO_PLAN, ending=ending,
                               goal_conditions=planned.interpretation.lines(), confidence=confidence)
         result = self.runner(fallback.method).plan(
             GoalRun(replace(run.goal, request=fallback), run.on_step, run.cancel, run.gate, report, run.policy))
