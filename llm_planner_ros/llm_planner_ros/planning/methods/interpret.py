@@ -44,10 +44,10 @@ class Interpret:
     def fallback(self, goal: Goal) -> PlanRequest:
         """The request the fallback method plans (method None: no fallback). Plan-only goals fall
         back to ``translated``, since re-sampling and re-prompting correct executed steps. A world
-        the LLM-step methods cannot take (a profile without examples, a building's millions of
-        skills) has none to fall back to."""
+        without demonstrations (a profile without examples) has no LLM method to fall back to, nor
+        has one of more skills than they take (:meth:`plan` asks, when it would fall back)."""
         request, fallback = goal.request, self.settings.interpret_fallback
-        if fallback == "none" or goal.world.llm_steps_refused:
+        if fallback == "none" or not goal.world.has_demonstrations:
             return request.model_copy(update={"method": None})
         return request.model_copy(update={"method": fallback if request.execute else "translated"})
 
@@ -138,10 +138,8 @@ class Interpret:
                                                           f"goal asked ({why}; unconfirmed)")
             return planned.result
         fallback = self.fallback(run.goal)
-        if fallback.method is None:
-            world = run.goal.world   # (a world without examples says so as zero-shot, above)
-            refused = self.settings.interpret_fallback != "none" and world.has_demonstrations \
-                and world.llm_steps_refused
+        refused = fallback.method is not None and run.goal.world.llm_steps_refused   # a building's skills
+        if fallback.method is None or refused:
             ending = f"{planned.fallback}; no fallback: {refused}" if refused else planned.fallback
             return PlanResult(termination_reason=TerminationReason.NO_PLAN, ending=ending,
                               goal_conditions=planned.interpretation.lines(), confidence=confidence)
