@@ -21,6 +21,7 @@ from llm_planner_ros.core.world import WorldState  # noqa: E402
 from llm_planner_ros.evaluation.eai import select_tasks  # noqa: E402
 from llm_planner_ros.pddl import fast_downward  # noqa: E402
 from llm_planner_ros.pddl.goals import contradictions, ground_goal  # noqa: E402
+from llm_planner_ros.pddl.invariants import pairs  # noqa: E402
 from llm_planner_ros.pddl.problem import Problem, build_problem  # noqa: E402
 from llm_planner_ros.planning.goal_directed import GoalDirectedSettings  # noqa: E402
 from llm_planner_ros.profiles.virtualhome.goals import MUTEX, eai_goal_spec, vocabulary  # noqa: E402
@@ -52,7 +53,7 @@ def main() -> None:
         world = sim.world_state()
         world_ms = 1000 * (time.perf_counter() - t0)
         goal = ground_goal(eai_goal_spec(task.goal, task.graph), world, vocabulary())
-        if contradictions(goal, MUTEX) or not (goal.alternatives[0] or goal.actions):
+        if contradictions(goal, pairs(MUTEX)) or not (goal.alternatives[0] or goal.actions):
             continue
         cut = build_problem(world, goal, "virtualhome", relevant=relevant_objects)
         cut_out = fast_downward.solve(domain_text(), cut.text, 10.0, search)

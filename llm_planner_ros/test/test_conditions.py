@@ -3,6 +3,7 @@ translation of free text to the nearest condition, contradiction resolution."""
 from __future__ import annotations
 
 from llm_planner_ros.interpretation.conditions import ConditionIndex, resolve, spec_of
+from llm_planner_ros.pddl.invariants import pairs
 from llm_planner_ros.profiles.virtualhome.conditions import render_conditions
 from llm_planner_ros.profiles.virtualhome.goals import MUTEX
 from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
@@ -20,7 +21,7 @@ def test_rendering_translation_and_contradictions(embedder):
     assert matches[0].condition.literals == ("(on television)",)
     assert "(sitting character)" in matches[1].condition.literals
     assert matches[3].condition is None                            # nothing near enough
-    kept, dropped = resolve(matches, MUTEX)
+    kept, dropped = resolve(matches, pairs(MUTEX))
     on_off = [c for c in kept if c.literals and c.literals[0].startswith(("(on television", "(off television"))]
     assert len(on_off) == 1 and dropped and "contradicts" in dropped[0]
     assert spec_of(kept).literals

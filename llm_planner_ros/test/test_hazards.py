@@ -112,6 +112,12 @@ def test_a_hazard_that_already_holds_is_reported_not_blamed_on_the_goal():
     result = plan(MM, ["(on book dining_table)"], robot)
     assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
     assert "a hazard already holds (not the goal's doing): small_item_damage" in result.detail
+    # many that hold are counted, not all written out (a building holds hundreds)
+    robot = mm_with("(at robot_1 dock_6) (hand_free robot_1) (in phone_19 fridge_7) (in remote_18 fridge_7) "
+                    "(on cup_13 sofa_4) (on mug_14 sofa_4) (on plate_20 sofa_4) (on book_17 desk_5)")
+    result = plan(MM, ["(on book dining_table)"], robot)
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    assert "; and 2 more" in result.detail and result.detail.count("sofa") == 2, result.detail
 
 
 def test_the_gate_stops_a_skill_that_would_make_a_hazard_hold():

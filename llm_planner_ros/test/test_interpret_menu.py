@@ -85,6 +85,23 @@ def test_the_menu_adds_what_scores_near_the_best_and_drops_what_was_said_far_bel
     assert choose([far.condition], ranked, MenuSettings(keep=9.0, added=1)) == [far.condition, on.condition]
 
 
+def test_a_candidate_scored_above_what_was_said_replaces_what_it_contradicts():
+    """"Put Dmitri's mug in Bob's cupboard": the model's sentence was read as the mug *on* the
+    cupboard (0.93), and the best candidate, the mug in it (0.95), contradicts that: it replaces
+    it. A said condition scored above a candidate is not replaced by it."""
+    from llm_planner_ros.profiles.loader import find_profile
+    mutex = find_profile("mobile_manipulator").goal_vocabulary().mutex
+    inside = _scored("Dmitri's mug is in Bob's cupboard.", "(in dmitri_mug bob_cupboard)", 0.95)
+    on = _scored("Dmitri's mug is on Bob's cupboard.", "(on dmitri_mug bob_cupboard)", 0.93)
+    not_in = _scored("Dmitri's mug is not in Bob's cupboard.", "(not (in dmitri_mug bob_cupboard))", 0.92)
+    ranked = [inside, on, not_in]
+    settings = MenuSettings(margin=0.1, keep=0.3, added=2)
+    assert choose([on.condition, not_in.condition], ranked, settings, mutex) == [inside.condition]
+    # the model scores its own reading best: nothing replaces it
+    assert choose([on.condition], [_scored(on.condition.text, on.condition.literals[0], 0.96), inside], settings,
+                  mutex) == [on.condition]
+
+
 def test_where_the_task_names_instances_the_menu_adds_nothing_about_another_object():
     """A building's distractors: for "Put Bianca's mug on Mallory's desk" the mug on a kitchen
     counter the task never names scored within the margin and was added. With the task's named

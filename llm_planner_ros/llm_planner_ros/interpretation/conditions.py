@@ -4,13 +4,14 @@ steps to skills. A condition is over object classes (``(on television)``: any te
 the sentence a person would write for it ("The television is on.")."""
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
 
 from llm_planner_ros.pddl.goals import GoalSpec, Literal
+from llm_planner_ros.pddl.invariants import Exclusive, excluded
 from llm_planner_ros.translation.vector_store import SentenceVectors
 
 
@@ -27,6 +28,12 @@ class Condition:
 
     def spec(self) -> GoalSpec:
         return spec_of([self])
+
+    def renamed(self, rename: Callable[[str], str]) -> Condition:
+        """The same condition with each object of its literals renamed (a class to an instance)."""
+        lits = [_literal(x) for x in self.literals]
+        return replace(self, literals=tuple(str(Literal(x.predicate, tuple(map(rename, x.args)), x.negated))
+                                            for x in lits))
 
 
 @dataclass(frozen=True)
@@ -94,9 +101,9 @@ class ConditionIndex:
         return [(self.conditions[i], cos) for i, cos in best.items()]
 
 
-def resolve(matches: Sequence[Match], mutex: Sequence[tuple[str, str]] = ()) -> tuple[list[Condition], list[str]]:
+def resolve(matches: Sequence[Match], mutex: Sequence[Exclusive] = ()) -> tuple[list[Condition], list[str]]:
     """The matched conditions with contradictions removed (a literal and its negation, or a pair
-    of ``mutex`` predicates, e.g. on/off): of two that contradict, the better-matched one stays.
+    of ``mutex`` atoms, e.g. on/off): of two that contradict, the better-matched one stays.
     Returns (kept, what was dropped and why)."""
     kept: list[tuple[Condition, float]] = []
     dropped = []
@@ -112,18 +119,26 @@ def resolve(matches: Sequence[Match], mutex: Sequence[tuple[str, str]] = ()) -> 
     return [c for c, _ in kept], dropped
 
 
-def contradicts(a: Condition, b: Condition, mutex: Sequence[tuple[str, str]] = ()) -> bool:
-    """A literal and its negation, or two atoms of a mutually exclusive pair on the same objects."""
+def contradicts(a: Condition, b: Condition, mutex: Sequence[Exclusive] = ()) -> bool:
+    """A literal and its negation, or two atoms that cannot hold together (``mutex``: on/off on
+    the same object, an item on two places)."""
     la, lb = [_literal(x) for x in a.literals], [_literal(x) for x in b.literals]
     for x in la:
         for y in lb:
-            if x.args != y.args:
-                continue
-            if x.predicate == y.predicate and x.negated != y.negated:
+            if x.args == y.args and x.predicate == y.predicate and x.negated != y.negated:
                 return True
-            if not x.negated and not y.negated and any({x.predicate, y.predicate} == {p, q} for p, q in mutex):
+            if not x.negated and not y.negated and excluded((x.predicate, *x.args), (y.predicate, *y.args), mutex):
                 return True
     return False
+
+
+def implied(c: Condition, by: Sequence[Condition], mutex: Sequence[Exclusive]) -> bool:
+    """Whether ``c`` says only what ``by`` already says: each of its literals negates an atom that
+    one of ``by``'s atoms excludes ("the apple is not in the fridge" beside "the person has the apple")."""
+    atoms = [(x.predicate, *x.args) for b in by for x in map(_literal, b.literals) if not x.negated]
+    lits = [_literal(x) for x in c.literals]
+    return bool(lits) and not c.actions and all(
+        x.negated and any(excluded(a, (x.predicate, *x.args), mutex) for a in atoms) for x in lits)
 
 
 def _literal(text: str) -> Literal:

@@ -35,6 +35,7 @@ from llm_planner_ros.interpretation.confidence import Candidate, Evidence, Judge
 from llm_planner_ros.interpretation.menu import MenuSettings, Scored, candidates, choose, score
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams, split_sentences
 from llm_planner_ros.pddl.goals import GoalSpec, Literal
+from llm_planner_ros.pddl.invariants import Exclusive
 from llm_planner_ros.translation.onnx_embedder import cache_root
 from llm_planner_ros.translation.vector_store import SentenceVectors
 
@@ -159,8 +160,8 @@ class Completion:
     weighs one, whatever its number of programs."""
 
     def __init__(self, goals: Sequence[ProgramGoal], min_ratio: float = 0.5, min_support: float = 1.0,
-                 mutex: Sequence[tuple[str, str]] = (), agent: str = "") -> None:
-        """``mutex``: predicates that cannot hold of the same objects (no rule adds one against the
+                 mutex: Sequence[Exclusive] = (), agent: str = "") -> None:
+        """``mutex``: atoms that cannot hold together (no rule adds one against the
         other); ``agent``: the word goals use for the agent (not an object of a rule)."""
         self.goals = list(goals)
         self.agent = agent
@@ -238,13 +239,13 @@ class GoalInterpreter:
                  threshold: float = 0.55, num_examples: int = 3, max_tokens: int = 48,
                  completion: Optional[Completion] = None,
                  with_task_text: bool = False, retrieved: int = 3,
-                 mutex: Sequence[tuple[str, str]] = (), orient: bool = False, text_margin: float = 1.0,
+                 mutex: Sequence[Exclusive] = (), orient: bool = False, text_margin: float = 1.0,
                  store: Optional[SentenceVectors] = None, scenes: int = 4, answers: int = 256,
                  menu: Optional[MenuSettings] = None, writer=None, absent_below: float = 0.0,
                  named: Optional[NamedInstances] = None) -> None:
         """``demos``: annotated goals shown as examples (none: zero-shot); ``conditions``: what a
-        world admits as goal conditions, in words (its world renders them); ``mutex``: predicates
-        that cannot hold of the same objects (the world's vocabulary names them); ``orient``: the
+        world admits as goal conditions, in words (its world renders them); ``mutex``: atoms
+        that cannot hold together (the world's vocabulary names them); ``orient``: the
         LLM judges which way each relation between two objects goes (:meth:`oriented`); ``store``:
         the conditions' sentence vectors (None: in memory only); ``scenes``: condition indexes kept,
         one per set of object classes and of named instances a task names, the least recently used
@@ -344,11 +345,15 @@ class GoalInterpreter:
         t3 = time.perf_counter()
         if self.orient:
             matches, turned = self.oriented(matches, index, prompt, cancel)
-        kept, dropped = resolve(matches, self.mutex)
+        # with the menu, the model's score settles the domain's invariants among what was said (below),
+        # not the cosine of each sentence's match
+        kept, dropped = resolve(matches, self.mutex if self.menu is None else [m for m in self.mutex if m.is_pair])
         seconds = {"index_s": t1 - t0, "llm_s": t2 - t1, "orient_s": time.perf_counter() - t3}
         found = Interpretation(sentences, matches, kept, dropped, [d.task for d in examples], turned, seconds)
         if self.menu is not None:
             self._choose(found, task, index, examples, prompt, cancel, named)
+        if named:
+            self._named_consistent(found, world, named)
         found.conditions = self._complete(found.conditions, index, hold_out)
         found.evidence = self._evidence(found, task, near[0][1] if near else 0.0)
         found.absent = self.absent(task, index)
@@ -414,6 +419,26 @@ class GoalInterpreter:
                                   frozenset(named) if named else None, frozenset(said - by_model))
         found.added = [c for c in found.conditions if c not in said]
         found.seconds["menu_s"] = time.perf_counter() - t0
+
+    def _named_consistent(self, found: Interpretation, world: WorldState, named: tuple[str, ...]) -> None:
+        """Of two conditions that cannot hold together once a class is read as the instance of it
+        the task names ("the mug is on Farah" for Lena's mug, beside "Farah has Lena's mug"), the
+        one the menu scored lower (else the later one) goes."""
+        of: dict[str, list[str]] = {}
+        for n in named:
+            of.setdefault(world.classes.get(n, ""), []).append(n)
+
+        def as_named(c: Condition) -> Condition:
+            return c.renamed(lambda a: of[a][0] if len(of.get(a, ())) == 1 else a)
+        score = {s.condition: s.score for s in found.menu}
+        kept: list[Condition] = []
+        for c in sorted(found.conditions, key=lambda c: -score.get(c, -math.inf)):
+            clash = next((k for k in kept if contradicts(as_named(c), as_named(k), self.mutex)), None)
+            if clash is None:
+                kept.append(c)
+            else:
+                found.dropped.append(f"{c.text!r} contradicts {clash.text!r}")
+        found.conditions = [c for c in found.conditions if c in kept]
 
     def _logprobs(self, prompt: str, texts: list[str], cancel: Optional[CancelToken]) -> list[tuple[float, ...]]:
         """The LLM's token log-probs of each of ``texts`` after ``prompt``, those of a repeated

@@ -22,7 +22,8 @@ from typing import Optional
 import numpy as np
 
 from llm_planner_ros.core.errors import LLMError
-from llm_planner_ros.interpretation.conditions import Condition, ConditionIndex, contradicts
+from llm_planner_ros.interpretation.conditions import Condition, ConditionIndex, contradicts, implied
+from llm_planner_ros.pddl.invariants import Exclusive
 
 _ATOM = re.compile(r"\(([^()]*)\)")   # the innermost parentheses of a literal: predicate and objects
 
@@ -108,11 +109,13 @@ def objects_of(condition: Condition) -> frozenset[str]:
 
 
 def choose(said: Sequence[Condition], ranked: Sequence[Scored], settings: MenuSettings,
-           mutex: Sequence[tuple[str, str]] = (), scope: Optional[frozenset[str]] = None,
+           mutex: Sequence[Exclusive] = (), scope: Optional[frozenset[str]] = None,
            from_text: frozenset[Condition] = frozenset()) -> list[Condition]:
     """What the free-text route said, less what scores more than ``keep`` below the best
-    candidate, and up to ``added`` other candidates within ``margin`` of the best, none
-    contradicting one kept before it.
+    candidate and the worse of two that contradict, and up to ``added`` other candidates within
+    ``margin`` of the best, each replacing what it contradicts where that scores lower (else left
+    out); none that the others imply (a negation that ``mutex``
+    makes true).
 
     Given a ``scope`` (the instances the task names), neither an added candidate nor one of
     ``said`` that only the task text's nearest conditions gave (``from_text``, not the model's
@@ -125,15 +128,24 @@ def choose(said: Sequence[Condition], ranked: Sequence[Scored], settings: MenuSe
     top = ranked[0].score
     scores = {s.condition: s.score for s in ranked}
     kept = [c for c in said if scores.get(c, top) >= top - settings.keep]
+    consistent: list[Condition] = []   # of two that cannot hold together, the better scored stays
+    for c in sorted(kept, key=lambda c: -scores.get(c, top)):
+        if not any(contradicts(c, k, mutex) for k in consistent):
+            consistent.append(c)
+    kept = [c for c in kept if c in consistent]
     if scope is not None:
         scope = scope.union(*(objects_of(c) for c in kept if c not in from_text))
         kept = [c for c in kept if c not in from_text or objects_of(c) <= scope]
+    kept = [c for c in kept if not implied(c, kept, mutex)]
     added = 0
     for s in ranked:
         if added >= settings.added or s.score < top - settings.margin:
             break
-        if s.condition not in kept and not any(contradicts(s.condition, k, mutex) for k in kept) \
-                and (scope is None or objects_of(s.condition) <= scope):
-            kept.append(s.condition)
+        if s.condition in kept or implied(s.condition, kept, mutex) or \
+                (scope is not None and not objects_of(s.condition) <= scope):
+            continue
+        clashes = [k for k in kept if contradicts(s.condition, k, mutex)]
+        if all(scores.get(k, top) < s.score for k in clashes):   # it replaces what it contradicts, scored lower
+            kept = [k for k in kept if k not in clashes] + [s.condition]
             added += 1
     return kept

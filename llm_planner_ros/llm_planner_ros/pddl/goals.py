@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -19,6 +19,7 @@ from llm_planner_ros.core.errors import InvalidGoal
 from llm_planner_ros.core.request import LITERAL as _LITERAL
 from llm_planner_ros.core.request import check_syntax
 from llm_planner_ros.core.world import Atom, WorldState
+from llm_planner_ros.pddl.invariants import Exclusive, excluded
 
 MAX_ALTERNATIVES = 64          # instance combinations a goal over classes may expand to
 AGENT_WORDS = ("agent", "robot", "i", "me", "self")   # and the agent's type (GoalVocabulary.agent_type)
@@ -55,7 +56,7 @@ class GoalVocabulary:
     resolve: Optional[AliasResolver] = None
     # action goals: verb -> properties of the objects it is done on (any of them; () any object)
     action_objects: Optional[Mapping[str, tuple[str, ...]]] = None
-    mutex: tuple[tuple[str, str], ...] = ()          # predicates that cannot hold of the same arguments
+    mutex: tuple[Exclusive, ...] = ()                # atoms that cannot hold together (pairs, the domain's invariants)
     room_predicate: str = ""                          # a fact that marks a room (not an object to act on)
     location_predicate: str = ""                      # (p instance room): the room an instance is in
     # a class in a literal means every instance of the literal's first class (its other classes:
@@ -189,18 +190,17 @@ class GroundGoal:
             for alt in self.alternatives)
 
 
-def contradictions(goal: GroundGoal, mutex: Sequence[tuple[str, str]] = ()) -> list[str]:
-    """Why each alternative of ``goal`` cannot hold, or [] if one can. ``mutex``: pairs of
-    predicates that cannot hold of the same arguments (the world's vocabulary names them)."""
+def contradictions(goal: GroundGoal, mutex: Sequence[Exclusive] = (), facts: Iterable[Atom] = ()) -> list[str]:
+    """Why each alternative of ``goal`` cannot hold, or [] if one can. ``mutex``: atoms that
+    cannot hold together (the world's vocabulary names them), each used only where ``facts`` (the
+    world now) keep it: an invariant the world already breaks proves nothing there."""
     out = []
     for alt in goal.alternatives:
         positive = {atoms[0] for negated, atoms in alt if not negated and len(atoms) == 1}
         negative = {atoms[0] for negated, atoms in alt if negated and len(atoms) == 1}
         why = [f"({' '.join(a)}) and (not ({' '.join(a)}))" for a in positive & negative]
-        for p, q in mutex:
-            for a in positive:
-                if a[0] == p and (q,) + a[1:] in positive:
-                    why.append(f"({' '.join(a)}) and ({' '.join((q,) + a[1:])})")
+        why += [f"({' '.join(a)}) and ({' '.join(b)})" for a, b in itertools.combinations(sorted(positive), 2)
+                if excluded(a, b, mutex, facts)]
         if not why:
             return []
         out.append(why[0])

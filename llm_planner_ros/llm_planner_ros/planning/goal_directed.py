@@ -206,7 +206,7 @@ class _GoalRun:
         world, goal = self.world, self.goal
         if goal.holds(world):
             raise self.end(TerminationReason.GOAL_REACHED, "the goal already holds; nothing to do")
-        conflicts = contradictions(goal, self.vocabulary.mutex)
+        conflicts = contradictions(goal, self.vocabulary.mutex, world.facts)
         if conflicts:
             raise self.end(TerminationReason.NO_PLAN, f"the goal contradicts itself: {conflicts[0]}")
         unsafe = self.planner.hazardous(self.spec, self.executor, world)
@@ -216,7 +216,8 @@ class _GoalRun:
         already = self.hazards.in_world(world) if self.hazards else []
         if already:
             self.notes.append("a hazard already holds (not the goal's doing): "
-                              + "; ".join(h.text() for h in already))
+                              + "; ".join(h.text() for h in already[:3])
+                              + (f"; and {len(already) - 3} more" if len(already) > 3 else ""))
         forbidden = sorted(set(goal.objects) & self.excluded)
         if forbidden:
             raise self.end(TerminationReason.NO_PLAN, f"the goal needs {', '.join(forbidden)}, which the skill "

@@ -27,6 +27,7 @@ from llm_planner_ros.core.types import Skill
 from llm_planner_ros.core.world import class_of, fill
 from llm_planner_ros.pddl.domain import Domain, parse_domain, parse_sexpr
 from llm_planner_ros.pddl.goals import GoalVocabulary
+from llm_planner_ros.pddl.invariants import Exclusive, domain_invariants, pairs
 from llm_planner_ros.pddl.problem import ReachableCut, RelevantObjects
 from llm_planner_ros.pddl.semantics import DomainDef, PddlError, read_domain, read_problem
 from llm_planner_ros.safety.hazards import HazardEntry, Hazards
@@ -135,7 +136,14 @@ class WorldProfile:
     def goal_vocabulary(self) -> GoalVocabulary:
         return GoalVocabulary(dict(self.domain.predicates), self.spec.agent or "",
                               {word: (cls,) for word, cls in synonyms(self).items()},
-                              every_instance=self.spec.goal_classes == "every", mutex=self.spec.exclusive)
+                              every_instance=self.spec.goal_classes == "every", mutex=self.exclusive)
+
+    @cached_property
+    def exclusive(self) -> tuple[Exclusive, ...]:
+        """What cannot hold together: the profile's ``exclusive`` pairs, and the invariants Fast
+        Downward proves of its domain that its reference world (if any) keeps."""
+        facts = read_problem(self.world_text).init if self.world_text else frozenset()
+        return pairs(self.spec.exclusive) + tuple(x for x in domain_invariants(self.domain_text) if not x.broken(facts))
 
     @cached_property
     def relevant_objects(self) -> RelevantObjects:

@@ -9,6 +9,7 @@ from functools import lru_cache
 
 from llm_planner_ros.core.world import WorldState, object_name
 from llm_planner_ros.pddl.goals import GoalSpec, GoalVocabulary, Literal, predicate_types
+from llm_planner_ros.pddl.invariants import pairs
 from llm_planner_ros.profiles.virtualhome.resources import domain_text
 
 # (friendly name, arity): resolved to domain predicates by what the arguments are
@@ -71,7 +72,7 @@ def vocabulary() -> GoalVocabulary:
     types = signature()
     return GoalVocabulary({p: len(t) for p, t in types.items()}, "", synonyms(), agent_type="character",
                           types=types, aliases=ALIASES, resolve=resolve_alias, action_objects=ACTION_OBJECTS,
-                          mutex=MUTEX, room_predicate="is_room", location_predicate="inside_room")
+                          mutex=pairs(MUTEX), room_predicate="is_room", location_predicate="inside_room")
 
 
 def eai_goal_spec(goal: Mapping, graph: Mapping) -> GoalSpec:
