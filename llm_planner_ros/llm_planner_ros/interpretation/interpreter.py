@@ -32,7 +32,7 @@ from llm_planner_ros.interpretation.conditions import (
     turned_literal,
 )
 from llm_planner_ros.interpretation.confidence import Candidate, Evidence, Judgement
-from llm_planner_ros.interpretation.menu import MenuSettings, Scored, candidates, choose, score
+from llm_planner_ros.interpretation.menu import MenuSettings, Scored, candidates, choose, consistent, score
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams, split_sentences
 from llm_planner_ros.pddl.goals import GoalSpec, Literal
 from llm_planner_ros.pddl.invariants import Exclusive
@@ -431,14 +431,9 @@ class GoalInterpreter:
         def as_named(c: Condition) -> Condition:
             return c.renamed(lambda a: of[a][0] if len(of.get(a, ())) == 1 else a)
         score = {s.condition: s.score for s in found.menu}
-        kept: list[Condition] = []
-        for c in sorted(found.conditions, key=lambda c: -score.get(c, -math.inf)):
-            clash = next((k for k in kept if contradicts(as_named(c), as_named(k), self.mutex)), None)
-            if clash is None:
-                kept.append(c)
-            else:
-                found.dropped.append(f"{c.text!r} contradicts {clash.text!r}")
-        found.conditions = [c for c in found.conditions if c in kept]
+        found.conditions, dropped = consistent(found.conditions, lambda c: score.get(c, -math.inf),
+                                               lambda a, b: contradicts(as_named(a), as_named(b), self.mutex))
+        found.dropped += dropped
 
     def _logprobs(self, prompt: str, texts: list[str], cancel: Optional[CancelToken]) -> list[tuple[float, ...]]:
         """The LLM's token log-probs of each of ``texts`` after ``prompt``, those of a repeated

@@ -103,6 +103,21 @@ def score(menu: dict[Condition, list[str]], index: ConditionIndex, task: str,
     return sorted(out, key=lambda s: -s.score), why_not
 
 
+def consistent(conditions: Sequence[Condition], score: Callable[[Condition], float],
+               clash: Callable[[Condition, Condition], bool]) -> tuple[list[Condition], list[str]]:
+    """``conditions`` less the lower scored of each two that clash (the earlier of two scored the
+    same), in their order; and what went and why."""
+    kept: list[Condition] = []
+    dropped: list[str] = []
+    for c in sorted(conditions, key=lambda c: -score(c)):
+        other = next((k for k in kept if clash(c, k)), None)
+        if other is None:
+            kept.append(c)
+        else:
+            dropped.append(f"{c.text!r} contradicts {other.text!r}")
+    return [c for c in conditions if c in kept], dropped
+
+
 def objects_of(condition: Condition) -> frozenset[str]:
     """The objects a condition's literals are about (``(not (in mug cupboard))``: mug, cupboard)."""
     return frozenset(w for lit in condition.literals for atom in _ATOM.findall(lit) for w in atom.split()[1:])
@@ -128,11 +143,7 @@ def choose(said: Sequence[Condition], ranked: Sequence[Scored], settings: MenuSe
     top = ranked[0].score
     scores = {s.condition: s.score for s in ranked}
     kept = [c for c in said if scores.get(c, top) >= top - settings.keep]
-    consistent: list[Condition] = []   # of two that cannot hold together, the better scored stays
-    for c in sorted(kept, key=lambda c: -scores.get(c, top)):
-        if not any(contradicts(c, k, mutex) for k in consistent):
-            consistent.append(c)
-    kept = [c for c in kept if c in consistent]
+    kept, _ = consistent(kept, lambda c: scores.get(c, top), lambda a, b: contradicts(a, b, mutex))
     if scope is not None:
         scope = scope.union(*(objects_of(c) for c in kept if c not in from_text))
         kept = [c for c in kept if c not in from_text or objects_of(c) <= scope]
