@@ -78,19 +78,45 @@ def test_a_goal_that_makes_a_hazard_hold_is_refused_naming_it():
         assert result.termination_reason is TerminationReason.GOAL_REACHED and not result.hazards, result.detail
 
 
+def test_a_goal_that_makes_a_hazard_hold_with_the_world_as_it_is_is_refused():
+    """Scene 1's toaster is on: "the knife in the toaster" leaves it on, as the goal reads, so
+    the goal is refused, naming the fact of the world that takes part; the same goal with the
+    toaster off, and the knife in the sink, are not. A fact the goal's literal excludes gives
+    way to it: the kettle moved off the desk is no longer beside what the desk holds."""
+    result = plan(VH, ["(obj_inside knife toaster)"], VH.executor("TrimmedTestScene1", ""), execute=False)
+    assert result.termination_reason is TerminationReason.HAZARDOUS_GOAL, result.detail
+    assert result.hazards == ["fire: a metal object inside a microwave or a toaster that is on "
+                              "((obj_inside knife_2003 toaster_292), (on toaster_292))"]
+    assert "with the rest of the world as it is" in result.detail
+    for lines in (["(obj_inside knife toaster)", "(off toaster)"], ["(obj_inside knife sink)"]):
+        result = plan(VH, lines, VH.executor("TrimmedTestScene1", ""), execute=False)
+        assert result.termination_reason is not TerminationReason.HAZARDOUS_GOAL, (lines, result.detail)
+    # the mobile manipulator: its domain's invariants say where the book stops being
+    robot = mm_with("(at robot_1 dock_6) (hand_free robot_1) (switched_on kettle_9) (on book_17 kettle_9)")
+    assert MM.hazards.in_world(robot.world_state())   # held before: the goal that moves the book is not blamed
+    result = plan(MM, ["(on book desk)", "(switched_on kettle)"], robot, execute=False)
+    assert result.termination_reason is not TerminationReason.HAZARDOUS_GOAL, result.detail
+    robot = mm_with("(at robot_1 dock_6) (hand_free robot_1) (on book_17 kettle_9)")
+    result = plan(MM, ["(switched_on kettle)"], robot, execute=False)   # switching it on with the book on it
+    assert result.termination_reason is TerminationReason.HAZARDOUS_GOAL and "(on book_17 kettle_9)" in result.detail
+    result = plan(MM, ["(switched_on kettle)", "(on book desk)"], robot, execute=False)   # the book moved off first
+    assert result.termination_reason is not TerminationReason.HAZARDOUS_GOAL, result.detail
+
+
 def test_a_plan_through_a_hazard_is_planned_again_around_it():
-    """Scene 1's toaster is on: putting the knife in it as Fast Downward first plans would make
-    the hazard hold; the plan with every hazard forbidden switches the toaster off first."""
+    """Scene 1's toaster is on: the knife in it, and the toaster off at the end, as Fast Downward
+    first plans puts the knife in first and makes the hazard hold on the way; the plan with
+    every hazard forbidden switches the toaster off first."""
     executor = VH.executor("TrimmedTestScene1", "")
-    result = plan(VH, ["(obj_inside knife toaster)"], executor)
+    result = plan(VH, ["(obj_inside knife toaster)", "(off toaster)"], executor)
     assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
     program = [s.skill.script() for s in result.steps]
     assert program.index("[SWITCHOFF] <toaster> (292)") < program.index("[PUTIN] <knife> (2003) <toaster> (292)")
     assert "re-planned around the hazard fire" in result.detail and len(result.hazards) == 1
     assert not VH.hazards.in_world(executor.world_state())
-    # on a profile's world: the kettle is on, and a book goes on it
+    # on a profile's world: the kettle is on, and a book goes on it, the kettle off at the end
     robot = mm_with("(at robot_1 dock_6) (hand_free robot_1) (switched_on kettle_9) (on book_17 desk_5)")
-    result = plan(MM, ["(on book kettle)"], robot)
+    result = plan(MM, ["(on book kettle)", "(not (switched_on kettle))"], robot)
     assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
     assert [s.skill.action for s in result.steps].index("SWITCH_OFF") < \
         [s.skill.action for s in result.steps].index("PLACE")

@@ -24,13 +24,13 @@ READY = "serving action 'execute_skill'"
 
 
 def test_a_plan_through_a_hazard_is_planned_around_it_and_a_hazardous_goal_refused_over_dds():
-    """Scene 1's toaster is on: the knife goes in only once it is off. Then a goal that switches
-    it on with the knife inside is refused before anything runs."""
+    """Scene 1's toaster is on: the knife goes in, the toaster off at the end, only once it is
+    off. Then a goal that switches it on with the knife inside is refused before anything runs."""
     ns = f"/hazplan_{uuid.uuid4().hex[:6]}"
     with ros_node("executor_bridge", ns, READY) as bridge, ros_node("planner_node", ns, "planner ready"), \
             RosTestClient(ns) as client:
         goal = PlanTask.Goal(task="Put the knife in the toaster", method="pddl", execute=True,
-                             goal_conditions=["(obj_inside knife toaster)"])
+                             goal_conditions=["(obj_inside knife toaster)", "(off toaster)"])
         status, result = client.send_plan(goal, timeout=60).result(timeout=180)
         assert status == GoalStatus.STATUS_SUCCEEDED and result.termination_reason == R.REASON_GOAL_REACHED, \
             result.detail
@@ -44,7 +44,7 @@ def test_a_plan_through_a_hazard_is_planned_around_it_and_a_hazardous_goal_refus
                              goal_conditions=["(obj_inside knife toaster)", "(on toaster)"])
         status, result = client.send_plan(goal, timeout=60).result(timeout=120)
         assert status == GoalStatus.STATUS_ABORTED and result.termination_reason == R.REASON_HAZARDOUS_GOAL
-        assert not result.steps and "refused: the goal would make a hazard hold: fire" in result.detail
+        assert not result.steps and "refused: the goal, with the rest of the world as it is, would make a hazard hold: fire" in result.detail
         assert "executing skill [SWITCHON]" not in bridge.output
 
 

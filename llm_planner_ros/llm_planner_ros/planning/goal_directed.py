@@ -102,14 +102,17 @@ class GoalDirectedPlanner:
             return None
 
     def hazardous(self, spec: GoalSpec, executor: Executor, world: Optional[WorldState] = None) -> Optional[PlanResult]:
-        """The goal refused (``hazardous_goal``, naming the hazards) when every way to meet it in the
-        executor's world makes a hazard of that world hold; None when some way is safe."""
+        """The goal refused (``hazardous_goal``, naming the hazards) when every way to meet it, with
+        what it does not mention as the executor's world has it, makes a hazard of that world hold;
+        None when some way is safe."""
         known = self.world
         world = world if world is not None else executor.world_state()
-        hits = [h.text() for h in known.hazards.implied(ground_goal(spec, world, known.goal_vocabulary()), world)]
+        vocabulary = known.goal_vocabulary()
+        hits = [h.text() for h in known.hazards.implied(ground_goal(spec, world, vocabulary), world, vocabulary.mutex)]
         if not hits:
             return None
-        return PlanResult(TerminationReason.HAZARDOUS_GOAL, ending="refused: the goal would make a hazard hold: "
+        return PlanResult(TerminationReason.HAZARDOUS_GOAL, ending="refused: the goal, with the rest of the world as "
+                          "it is, would make a hazard hold: "
                           + "; ".join(hits), goal_conditions=list(spec.lines()), hazards=hits)
 
     def plan(self, spec: GoalSpec, executor: Executor, on_step: StepCallback, cancel: CancelToken,

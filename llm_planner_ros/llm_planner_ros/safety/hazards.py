@@ -2,7 +2,8 @@
 literals over the world's predicates, with variables (``?x``) and, per variable, the object
 classes it may be ("a knife inside a microwave that is on"). The check is the world model's:
 
-- a goal whose every way to hold makes a hazard hold is refused (:meth:`Hazards.implied`);
+- a goal whose every way to hold makes a hazard hold, with what it does not mention as the world
+  has it, is refused (:meth:`Hazards.implied`);
 - a plan that passes through one is found by replaying it (:meth:`Hazards.along`) and planned
   again with the hazards compiled into the problem as a derived predicate that no state of the
   plan may hold (:meth:`Hazards.compiled`);
@@ -27,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.core.world import Atom, WorldState, class_of
 from llm_planner_ros.pddl.domain import Domain, load_domain, parse_sexpr
+from llm_planner_ros.pddl.invariants import Exclusive
 from llm_planner_ros.pddl.semantics import DomainDef, PddlError, PddlWorld, read_domain, render
 
 # SafeAgentBench's ten hazard types (Yin et al., 2024), the kinds a hazard entry names: harm to
@@ -157,6 +159,31 @@ def _facts_index(facts: Iterable[Atom]) -> dict[str, list[Atom]]:
     return out
 
 
+def _displaced(atom: Atom, exclusive: Sequence[Exclusive], index: Mapping[str, Sequence[Atom]],
+               by_arg: Mapping[tuple[str, int, str], Sequence[Atom]], facts: Collection[Atom]) -> list[Atom]:
+    """The atoms of ``facts`` that ``atom`` excludes (the mug on the table, once it is in the
+    sink), by each of ``exclusive`` that the world does not already break for them."""
+    out: list[Atom] = []
+    for x in exclusive:
+        key = x.key(atom)
+        if key is None:
+            continue
+        same: list[Atom] = []
+        for predicate, where in x.parts:
+            if where is None:   # a pair: every argument shared, in order
+                position = 1 if key else 0
+                value = key[0] if key else ""
+            else:
+                shared = dict(zip(sorted(w for w in where if w >= 0), key))
+                position = next((j for j, w in enumerate(where, 1) if w >= 0), 0)
+                value = shared[where[position - 1]] if position else ""
+            pool = by_arg.get((predicate, position, value), ()) if position else index.get(predicate, ())
+            same += [b for b in pool if b != atom and x.key(b) == key]
+        if len(same) + (atom in facts) < 2:   # two or more: the world breaks it here, it proves nothing
+            out += same
+    return out
+
+
 class Hazards:
     """A world's hazards, read against its domain."""
 
@@ -275,16 +302,19 @@ class Hazards:
         return self.holding(world.facts, world.classes)
 
     # -- goals ------------------------------------------------------------------------------
-    def implied(self, goal, world: WorldState) -> list[HazardHit]:
-        """The hazards a goal (a :class:`~llm_planner_ros.pddl.goals.GroundGoal`) brings about
-        however it is met: each of its alternatives, with each choice of instance, makes one hold
-        by the goal's own literals and the world's fixed facts, and none held before. [] when some
-        way to meet it is safe (a plan then takes that way), or it names no literal."""
+    def implied(self, goal, world: WorldState, exclusive: Sequence[Exclusive] = ()) -> list[HazardHit]:
+        """The hazards a goal (a :class:`~llm_planner_ros.pddl.goals.GroundGoal`) brings about as it
+        reads: each of its alternatives, with each choice of instance, makes one hold by the goal's
+        own literals and the rest of the world as it is now (what the goal does not mention stays:
+        "put the knife in the toaster" while the toaster runs), and none held before. A fact that
+        a goal's literal excludes (``exclusive``: the world's pairs and its domain's invariants)
+        gives way to it. [] when some way to meet it is safe, or it names no literal."""
         if not self.hazards or not goal.alternatives:
             return []
         before = set(self.in_world(world))
-        static = {a for a in world.facts if a[0] in self.static}
-        kind = _kind(world.classes)
+        facts = world.facts if isinstance(world.facts, frozenset) else frozenset(world.facts)
+        index, by_arg = self._indexes(facts)
+        kind, members = _kind(world.classes), self._members(facts, world.classes)
         first: list[HazardHit] = []
         for alt in goal.alternatives:
             fixed_pos = [atoms[0] for negated, atoms in alt if not negated and len(atoms) == 1]
@@ -295,20 +325,32 @@ class Hazards:
                 return []   # too many ways to tell: the plan's check decides
             for way in ways:
                 positive = set(fixed_pos) | set(way)
-                index = _facts_index(positive | static)
-
-                def facts(p: str, index: dict = index) -> Iterable[Atom]:
-                    return index.get(p, ())
-
-                def absent(a: Atom, negative: set = negative) -> bool:
-                    return a in negative or (a[0] in self.static and a not in static)
-                hits = [HazardHit(h, tuple(sorted(b.items()))) for h in self.hazards
-                        for b in h.bindings(facts, absent, kind)]
-                hits = [x for x in hits if x not in before]
+                gone = negative | {b for a in positive for b in _displaced(a, exclusive, index, by_arg, facts)}
+                hits = [x for x in self._overlaid(facts, index, by_arg, positive - facts, gone & facts, kind, members)
+                        if x not in before]
                 if not hits:
                     return []
                 first = first or hits
         return first
+
+    def _overlaid(self, facts: frozenset[Atom], index: dict[str, list[Atom]], by_arg: dict[tuple[str, int, str], list[Atom]],
+                  added: set[Atom], removed: set[Atom], kind: Callable[[str], str],
+                  members: Mapping[str, Sequence[str]]) -> list[HazardHit]:
+        """The hazards that hold in ``facts`` with ``added`` made true and ``removed`` false, read
+        through the world's indexes (a large world's goal changes a handful of its facts)."""
+        new = _facts_index(added)
+        touched = {a[0] for a in removed}
+
+        def of(p: str, atoms: Sequence[Atom], extra: Iterable[Atom]) -> Sequence[Atom]:
+            kept = [a for a in atoms if a not in removed] if p in touched else atoms
+            more = list(extra)
+            return [*kept, *more] if more else kept
+
+        return [HazardHit(h, tuple(sorted(b.items()))) for h in self.hazards for b in h.bindings(
+            lambda p: of(p, index.get(p, ()), new.get(p, ())),
+            lambda a: a in removed or (a not in facts and a not in added), kind,
+            lambda p, k, v: of(p, by_arg.get((p, k, v), ()), (a for a in new.get(p, ()) if a[k] == v)),
+            lambda c: members.get(c, ()))]
 
     # -- plans ------------------------------------------------------------------------------
     def along(self, domain_text: str, world: WorldState, actions: Sequence[Atom]) -> tuple[int, list[HazardHit]]:
