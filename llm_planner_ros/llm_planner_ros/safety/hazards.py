@@ -333,9 +333,9 @@ class Hazards:
                 first = first or hits
         return first
 
-    def _overlaid(self, facts: frozenset[Atom], index: dict[str, list[Atom]], by_arg: dict[tuple[str, int, str], list[Atom]],
-                  added: set[Atom], removed: set[Atom], kind: Callable[[str], str],
-                  members: Mapping[str, Sequence[str]]) -> list[HazardHit]:
+    def _overlaid(self, facts: frozenset[Atom], index: dict[str, list[Atom]],
+                  by_arg: dict[tuple[str, int, str], list[Atom]], added: set[Atom], removed: set[Atom],
+                  kind: Callable[[str], str], members: Mapping[str, Sequence[str]]) -> list[HazardHit]:
         """The hazards that hold in ``facts`` with ``added`` made true and ``removed`` false, read
         through the world's indexes (a large world's goal changes a handful of its facts)."""
         new = _facts_index(added)
