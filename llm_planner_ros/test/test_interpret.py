@@ -51,6 +51,24 @@ def test_rules_and_instances_are_learned_from_other_tasks_only(embedder):
     assert rooms[prior.rank(world, "television", ["Watch TV"])[0]] == "dining_room"
 
 
+def test_a_class_is_bound_to_the_instance_the_task_names_and_of_several_to_the_first_ranked():
+    from llm_planner_ros.interpretation.interpreter import named_instance
+    from llm_planner_ros.pddl.goals import GoalSpec, Literal
+
+    goals = [ProgramGoal("Watch TV", (), (("television", "home_office"),), ("(on television)",))]
+    world = VirtualHomeExecutor().world_state()
+    prior = InstancePrior(goals, "inside_room", "character")
+    tvs = world.instances_of("television")
+    first, last = prior.rank(world, "television")[0], prior.rank(world, "television")[-1]
+    assert first != last
+    spec = GoalSpec((Literal("on", ("television",)),))
+    assert named_instance("television", world, (last,)) == last
+    assert named_instance("television", world, tvs) is None      # several named: none is "the" one
+    assert prior.bind(spec, world, named=(last,)).literals[0].args == (last,)
+    assert prior.bind(spec, world, named=(last, first)).literals[0].args == (first,)
+    assert prior.bind(spec, world).literals[0].args == (first,)
+
+
 def test_annotated_goals_read_as_sentences_with_the_action_objects_of_the_program():
     washing = [g for g in eai_program_goals() if g.task == "Wash hands" and g.sentences]
     assert len(washing) == 19      # EAI's action goal RINSE|WASH, said of what the program washed

@@ -99,6 +99,13 @@ class ProgramGoal:
     literals: tuple[str, ...] = ()      # class level, e.g. "(on television)"
 
 
+def named_instance(class_name: str, world: WorldState, named: Sequence[str]) -> Optional[str]:
+    """The instance of ``class_name`` that a task names, where it names exactly one ("Lena's mug"
+    for mug); None where it names none or several."""
+    said = [n for n in named if world.classes.get(n) == class_name]
+    return said[0] if len(said) == 1 else None
+
+
 class InstancePrior:
     """Which instance a task means when the scene has several of a class: the one in the room
     where other tasks' annotated goals used that class most, else the room their objects are in
@@ -130,14 +137,16 @@ class InstancePrior:
     def bind(self, spec: GoalSpec, world: WorldState, hold_out: Sequence[str] = (),
              named: Sequence[str] = ()) -> GoalSpec:
         """``spec`` with each class argument replaced by the instance of it that the task names
-        (``named``), else by its first-ranked instance."""
+        (``named``; of several, the first-ranked), else by its first-ranked instance."""
         def arg(a: str) -> str:
             if a in world.objects or a == self.agent:
                 return a
+            one = named_instance(a, world, named)
+            if one is not None:
+                return one
             said = [n for n in named if world.classes.get(n) == a]
-            if said:
-                return said[0]
             ranked = self.rank(world, a, hold_out)
+            ranked = [n for n in ranked if n in said] or ranked   # several named: the first-ranked of them
             return ranked[0] if ranked else a
         literals = tuple(dict.fromkeys(Literal(lit.predicate, tuple(arg(a) for a in lit.args), lit.negated)
                                        for lit in spec.literals))
@@ -424,12 +433,8 @@ class GoalInterpreter:
         """Of two conditions that cannot hold together once a class is read as the instance of it
         the task names ("the mug is on Farah" for Lena's mug, beside "Farah has Lena's mug"), the
         one the menu scored lower (else the later one) goes."""
-        of: dict[str, list[str]] = {}
-        for n in named:
-            of.setdefault(world.classes.get(n, ""), []).append(n)
-
         def as_named(c: Condition) -> Condition:
-            return c.renamed(lambda a: of[a][0] if len(of.get(a, ())) == 1 else a)
+            return c.renamed(lambda a: named_instance(a, world, named) or a)
         score = {s.condition: s.score for s in found.menu}
         found.conditions, dropped = consistent(found.conditions, lambda c: score.get(c, -math.inf),
                                                lambda a, b: contradicts(as_named(a), as_named(b), self.mutex))
