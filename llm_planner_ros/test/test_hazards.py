@@ -307,3 +307,50 @@ def test_a_state_checked_after_a_few_changes_finds_what_a_fresh_check_finds():
         fresh = [h.text() for h in Hazards(profile.spec.never, profile.domain).holding(frozenset(state), world.classes)]
         for facts in (frozenset(state), set(state), frozenset(state)):
             assert [h.text() for h in kept.holding(facts, world.classes)] == fresh
+
+
+def test_a_goal_read_with_the_world_finds_what_a_check_of_the_whole_state_finds():
+    """A goal's check reads only the bindings that the facts it changes take part in; it must
+    find exactly the new hazards that a check of the whole state it describes finds (the world
+    with the goal's atoms made true and what they exclude, or negate, made false), goal after
+    goal, on random worlds of the mobile manipulator."""
+    import random
+
+    from llm_planner_ros.core.world import WorldState
+    from llm_planner_ros.pddl.goals import GroundGoal
+    from llm_planner_ros.profiles.loader import load_profile
+    from llm_planner_ros.safety.hazards import _displaced
+
+    profile = load_profile(shipped("mobile_manipulator"))
+    start = PddlWorldExecutor(profile).world_state()
+    entries = [*profile.spec.never, HazardEntry(   # and one with a negation: a goal that switches off makes it
+        name="left_in_the_cold", type="appliance_misuse", words="something left in an appliance that is off",
+        when=("(in ?x ?a)", "(not (switched_on ?a))"))]
+    exclusive = profile.exclusive
+    rng = random.Random(5)
+    items = sorted(o for o, t in start.objects.items() if t == "item")
+    places = sorted(o for o, t in start.objects.items() if t in ("place", "appliance", "container"))
+    appliances = [p for p in places if start.objects[p] == "appliance"]
+    state, refused = set(start.facts), 0
+    for _ in range(80):
+        item = rng.choice(items)   # a world: an item moved, an appliance switched
+        state = {a for a in state if not (a[0] in ("on", "in") and a[1] == item)}
+        state.add((rng.choice(("on", "in")), item, rng.choice(places)))
+        state ^= {("switched_on", rng.choice(appliances))}
+        world = WorldState(start.objects, frozenset(state), start.classes)
+        positive = {(rng.choice(("on", "in")), rng.choice(items), rng.choice(places))
+                    for _ in range(rng.randint(1, 2))} | {("switched_on", a) for a in appliances if rng.random() < 0.3}
+        negative = {("switched_on", a) for a in appliances if rng.random() < 0.2} - positive
+        goal = GroundGoal((tuple((False, (a,)) for a in sorted(positive)) + tuple((True, (a,)) for a in sorted(negative)),),
+                          (), frozenset())
+        hazards = Hazards(entries, profile.domain)
+        facts = frozenset(state)
+        index, by_arg = hazards._indexes(facts)
+        gone = negative | {b for a in positive for b in _displaced(a, exclusive, index, by_arg, facts)}
+        whole = (facts - gone) | positive
+        before = {h.text() for h in Hazards(entries, profile.domain).holding(facts, world.classes)}
+        expected = sorted(h.text() for h in Hazards(entries, profile.domain).holding(whole, world.classes)
+                          if h.text() not in before)
+        assert sorted(h.text() for h in hazards.implied(goal, world, exclusive)) == expected, (positive, negative)
+        refused += bool(expected)
+    assert 10 <= refused <= 70   # both kinds of goal were tried

@@ -66,12 +66,16 @@ class Hazard:
     def bindings(self, facts: Callable[[str], Iterable[Atom]], absent: Callable[[Atom], bool],
                  instance_class: Callable[[str], str] = class_of,
                  with_arg: Optional[Callable[[str, int, str], Sequence[Atom]]] = None,
-                 of_class: Optional[Callable[[str], Sequence[str]]] = None) -> Iterator[dict[str, str]]:
+                 of_class: Optional[Callable[[str], Sequence[str]]] = None,
+                 changed: Optional[tuple[Iterable[Atom], Iterable[Atom]]] = None) -> Iterator[dict[str, str]]:
         """Every binding of the variables under which the hazard holds: ``facts(predicate)`` gives
         the atoms that hold, ``absent(atom)`` whether a negated literal's atom does not hold;
         ``with_arg(predicate, k, value)``, where given, the atoms whose k-th argument is ``value``:
         then each next literal is the one with the fewest atoms to try (a large world's join), and
-        a variable whose classes are few is tried through their instances (``of_class``)."""
+        a variable whose classes are few is tried through their instances (``of_class``).
+        ``changed``: (atoms made true, atoms made false): only the bindings under which one of them
+        is one of the hazard's positive, or negated, literals (a hazard that did not hold before a
+        change holds by one of the atoms it changed)."""
         allowed = {v: frozenset(c) for v, c in self.entry.classes.items()}
 
         def candidates(pattern: Atom, binding: dict[str, str]) -> Sequence[Atom] | Iterable[Atom]:
@@ -117,7 +121,16 @@ class Hazard:
                 new = match(pattern, atom, binding)
                 if new is not None:
                     yield from extend(rest, new)
-        yield from extend(list(self.positive), {})
+        if changed is None:
+            yield from extend(list(self.positive), {})
+            return
+        made, unmade = changed
+        for atoms, patterns in ((made, self.positive), (unmade, self.negative)):
+            for atom in atoms:
+                for pattern in patterns:
+                    start = match(pattern, atom, {}) if pattern[0] == atom[0] else None
+                    if start is not None:
+                        yield from extend([p for p in self.positive if p is not pattern], start)
 
     def ground(self, binding: Mapping[str, str]) -> list[str]:
         lits = [f"({' '.join(binding.get(x, x) for x in a)})" for a in self.positive]
@@ -336,8 +349,9 @@ class Hazards:
     def _overlaid(self, facts: frozenset[Atom], index: dict[str, list[Atom]],
                   by_arg: dict[tuple[str, int, str], list[Atom]], added: set[Atom], removed: set[Atom],
                   kind: Callable[[str], str], members: Mapping[str, Sequence[str]]) -> list[HazardHit]:
-        """The hazards that hold in ``facts`` with ``added`` made true and ``removed`` false, read
-        through the world's indexes (a large world's goal changes a handful of its facts)."""
+        """The hazards that hold in ``facts`` with ``added`` made true and ``removed`` false by one
+        of those changes, read through the world's indexes (a large world's goal changes a handful
+        of its facts)."""
         new = _facts_index(added)
         touched = {a[0] for a in removed}
 
@@ -346,11 +360,11 @@ class Hazards:
             more = list(extra)
             return [*kept, *more] if more else kept
 
-        return [HazardHit(h, tuple(sorted(b.items()))) for h in self.hazards for b in h.bindings(
+        return list(dict.fromkeys(HazardHit(h, tuple(sorted(b.items()))) for h in self.hazards for b in h.bindings(
             lambda p: of(p, index.get(p, ()), new.get(p, ())),
             lambda a: a in removed or (a not in facts and a not in added), kind,
             lambda p, k, v: of(p, by_arg.get((p, k, v), ()), (a for a in new.get(p, ()) if a[k] == v)),
-            lambda c: members.get(c, ()))]
+            lambda c: members.get(c, ()), changed=(added, removed))))
 
     # -- plans ------------------------------------------------------------------------------
     def along(self, domain_text: str, world: WorldState, actions: Sequence[Atom]) -> tuple[int, list[HazardHit]]:
