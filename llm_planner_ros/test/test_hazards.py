@@ -341,8 +341,8 @@ def test_a_goal_read_with_the_world_finds_what_a_check_of_the_whole_state_finds(
         positive = {(rng.choice(("on", "in")), rng.choice(items), rng.choice(places))
                     for _ in range(rng.randint(1, 2))} | {("switched_on", a) for a in appliances if rng.random() < 0.3}
         negative = {("switched_on", a) for a in appliances if rng.random() < 0.2} - positive
-        goal = GroundGoal((tuple((False, (a,)) for a in sorted(positive)) + tuple((True, (a,)) for a in sorted(negative)),),
-                          (), frozenset())
+        literals = [(False, (a,)) for a in sorted(positive)] + [(True, (a,)) for a in sorted(negative)]
+        goal = GroundGoal((tuple(literals),), (), frozenset())
         hazards = Hazards(entries, profile.domain)
         facts = frozenset(state)
         index, by_arg = hazards._indexes(facts)
