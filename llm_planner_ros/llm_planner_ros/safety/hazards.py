@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass
-from functools import cached_property
 from itertools import islice, product
 from pathlib import Path
 from typing import Literal, Optional
@@ -213,25 +212,6 @@ class Hazards:
 
     def __len__(self) -> int:
         return len(self.hazards)
-
-    @cached_property
-    def static(self) -> frozenset[str]:
-        """Predicates no action changes (the world's fixed properties)."""
-        changed: set[str] = set()
-
-        def walk(eff: object) -> None:
-            if not isinstance(eff, list) or not eff:
-                return
-            if eff[0] in ("and", "not"):
-                for part in eff[1:]:
-                    walk(part)
-            elif eff[0] == "forall" or eff[0] == "when":
-                walk(eff[2])
-            elif all(isinstance(x, str) for x in eff):
-                changed.add(eff[0])
-        for action in self.domain.actions.values():
-            walk(action.effect)
-        return frozenset(self.domain.predicates) - changed
 
     # -- states -----------------------------------------------------------------------------
     def holding(self, facts: Iterable[Atom], classes: Optional[Mapping[str, str]] = None) -> list[HazardHit]:
