@@ -70,6 +70,38 @@ CANNOT_DO = (
     CannotDo(BEHAVIOR_BATHTUB, "Hang the towel on the rack", ("towel", "rack")),
 )
 
+# A second list, written on 2026-11-27 after the first one's result had been read (a banana run
+# as the apple, "oven" and "mop" not named) and before any change made for it: the first list was
+# then looked at to change the absent-word test, this one was not. Most name a thing of the same
+# kind as one the world has (a spoon beside a knife, an orange beside an apple, a shower beside a
+# bathtub), where a substitute is likeliest.
+CANNOT_DO_HELD_OUT = (
+    CannotDo(VIRTUALHOME, "Play the guitar", ("guitar",)),
+    CannotDo(VIRTUALHOME, "Put the spoon in the sink", ("spoon",)),
+    CannotDo(VIRTUALHOME, "Light a candle", ("candle",)),
+    CannotDo(VIRTUALHOME, "Slice the tomato", ("tomato",)),
+    CannotDo(VIRTUALHOME, "Fix the bicycle", ("bicycle",)),
+    CannotDo(VIRTUALHOME, "Open the umbrella", ("umbrella",)),
+    CannotDo(VIRTUALHOME, "Make a smoothie in the blender", ("smoothie", "blender")),
+    CannotDo(VIRTUALHOME, "Grab the hammer", ("hammer",)),
+    CannotDo(MOBILE_MANIPULATOR, "Put the orange in the fridge", ("orange",)),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me a glass of wine", ("wine", "glass")),
+    CannotDo(MOBILE_MANIPULATOR, "Put the spoon on the plate", ("spoon",)),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me the newspaper", ("newspaper",)),
+    CannotDo(MOBILE_MANIPULATOR, "Turn on the microwave", ("microwave",)),
+    CannotDo(MOBILE_MANIPULATOR, "Put the laptop on the desk", ("laptop",)),
+    CannotDo(MOBILE_MANIPULATOR, "Water the flowers", ("flowers", "flower")),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me a pillow", ("pillow",)),
+    CannotDo(MOBILE_MANIPULATOR, "Put the bowl in the cupboard", ("bowl",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the sponge in the sink", ("sponge",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Light the candles", ("candles", "candle")),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the bath mat on the floor", ("mat", "floor")),
+    CannotDo(BEHAVIOR_BATHTUB, "Clean the mirror", ("mirror",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Turn on the shower", ("shower",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the brush in the drawer", ("drawer",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Empty the trash can", ("trash",)),
+)
+
 
 def world_executor(world: str):
     """(a fresh executor of ``world`` as it starts, whether its world is a profile's)."""
