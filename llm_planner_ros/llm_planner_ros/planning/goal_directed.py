@@ -26,6 +26,7 @@ from llm_planner_ros.pddl.domain import Domain
 from llm_planner_ros.pddl.goals import (
     GoalSpec,
     GoalVocabulary,
+    GroundGoal,
     contradictions,
     ground_goal,
     parse_goal,
@@ -105,10 +106,13 @@ class GoalDirectedPlanner:
         """The goal refused (``hazardous_goal``, naming the hazards) when every way to meet it, with
         what it does not mention as the executor's world has it, makes a hazard of that world hold;
         None when some way is safe."""
-        known = self.world
         world = world if world is not None else executor.world_state()
-        vocabulary = known.goal_vocabulary()
-        hits = [h.text() for h in known.hazards.implied(ground_goal(spec, world, vocabulary), world, vocabulary.mutex)]
+        return self.refusal(spec, ground_goal(spec, world, self.world.goal_vocabulary()), world)
+
+    def refusal(self, spec: GoalSpec, goal: GroundGoal, world: WorldState) -> Optional[PlanResult]:
+        """:meth:`hazardous` for ``spec`` already grounded in ``world`` as ``goal``."""
+        known = self.world
+        hits = [h.text() for h in known.hazards.implied(goal, world, known.goal_vocabulary().mutex)]
         if not hits:
             return None
         return PlanResult(TerminationReason.HAZARDOUS_GOAL, ending="refused: the goal, with the rest of the world as "
@@ -212,7 +216,7 @@ class _GoalRun:
         conflicts = contradictions(goal, self.vocabulary.mutex, world.facts)
         if conflicts:
             raise self.end(TerminationReason.NO_PLAN, f"the goal contradicts itself: {conflicts[0]}")
-        unsafe = self.planner.hazardous(self.spec, self.executor, world)
+        unsafe = self.planner.refusal(self.spec, goal, world)
         if unsafe is not None:
             self.named.extend(unsafe.hazards)
             raise self.end(TerminationReason.HAZARDOUS_GOAL, unsafe.ending)
