@@ -50,7 +50,8 @@ asked. Per row: the asked goal reached unasked, another goal reached unasked (re
 goal not met: the wrong-goal rate), asked, the wrong-goal rate without asking, and the AUROC of the
 confidence for reaching EAI's goal; interpret_risk.png plots risk against coverage.
 Then the tasks the worlds cannot do (evaluation/cannot_do.py, --no-cannot-do skips them), once per
-model with the shipped settings (nobody answers: an asked goal ends unconfirmed).
+model with the shipped settings (nobody answers: an asked goal ends unconfirmed): the first list,
+and a second one written later, held out from any change made for the first one's misses.
 Writes interpret.json, interpret.md and interpret_risk.png; one process per --jobs.
 """
 from __future__ import annotations
@@ -196,9 +197,11 @@ def _beyond(job: tuple[Optional[str], BeyondTask]) -> dict:
 def _cannot_do(model: Optional[str]) -> list[dict]:
     """The cannot-do list (evaluation/cannot_do.py) with the shipped settings and ``model``: nobody
     answers a confirmation here, so an asked goal ends unconfirmed."""
-    from llm_planner_ros.evaluation.cannot_do import run_cannot_do
+    from llm_planner_ros.evaluation.cannot_do import CANNOT_DO, CANNOT_DO_HELD_OUT, run_cannot_do
 
-    return [{"model": model, **r} for r in run_cannot_do(row_settings("interpret", model, every_goal=False))]
+    settings = row_settings("interpret", model, every_goal=False)
+    lists = (("first", CANNOT_DO), ("held out", CANNOT_DO_HELD_OUT))
+    return [{"model": model, "list": name, **r} for name, cases in lists for r in run_cannot_do(settings, cases)]
 
 
 def _run(job: tuple[str, str, Optional[str], int]) -> dict:
@@ -525,9 +528,10 @@ def main() -> None:
             why = (f"does not name the absent {b['absent']} ({b['termination']})" if b["absent"] and not b["passed"]
                    else "; ".join([f"lacks {m}" for m in b["missing"]] + [f"has {w}" for w in b["wrong"]]))
             lines.append(f"| {b['task']} | {'yes' if b['passed'] else 'no'} | {', '.join(b['goal'])} | {why} |")
-    for model in models if cannot else []:
-        ran = [c for c in cannot if c["model"] == model]
-        lines += ["", f"## Tasks the worlds cannot do{row_name('', model, models)}: {sum(c['passed'] for c in ran)} of "
+    for model, kind in [(m, k) for m in models for k in ("first", "held out")] if cannot else []:
+        ran = [c for c in cannot if c["model"] == model and c.get("list", "first") == kind]
+        lines += ["", f"## Tasks the worlds cannot do, the {kind} list{row_name('', model, models)}: "
+                      f"{sum(c['passed'] for c in ran)} of "
                       f"{len(ran)} end without running, naming the missing thing; {sum(c['ran'] for c in ran)} ran "
                       "a substitute", "", "| world | task | passes | words found absent | end |",
                   "|---|---|---|---|---|"]

@@ -71,10 +71,14 @@ class Interpretation:
     alternatives: list[Condition] = field(default_factory=list)   # the likeliest candidates left out
     absent: list[str] = field(default_factory=list)   # words of the task that the world lacks (see .absent)
     named: tuple[str, ...] = ()                # the named instances the task names (a class binds to them)
+    which: list[Ambiguity] = field(default_factory=list)   # classes bound to one of instances in several rooms
 
     @property
     def confidence(self) -> Optional[float]:
-        return self.judgement.goal
+        """P(the goal is the one asked): the calibrated P(its conditions are), times how sure
+        each instance chosen among several rooms' is (:meth:`InstancePrior.ambiguity`)."""
+        goal = self.judgement.goal
+        return None if goal is None else goal * math.prod(a.share for a in self.which)
 
     @property
     def spec(self) -> GoalSpec:
@@ -106,6 +110,19 @@ def named_instance(class_name: str, world: WorldState, named: Sequence[str]) -> 
     return said[0] if len(said) == 1 else None
 
 
+@dataclass(frozen=True)
+class Ambiguity:
+    """A class of the goal whose instances are in several rooms, bound to the first-ranked."""
+    class_name: str
+    share: float                           # P(the first is the one meant), by other tasks' goals
+    choices: tuple[tuple[str, str], ...]   # (instance, its room): the first-ranked of each room, in rank order
+
+    def text(self) -> str:
+        (one, room), rest = self.choices[0], self.choices[1:]
+        return (f"which {self.class_name}: {one} in the {room} ({self.share:.0%} of other tasks' goals), or "
+                + ", ".join(f"{n} in the {r}" for n, r in rest[:3]) + (" ..." if len(rest) > 3 else ""))
+
+
 class InstancePrior:
     """Which instance a task means when the scene has several of a class: the one in the room
     where other tasks' annotated goals used that class most, else the room their objects are in
@@ -133,6 +150,26 @@ class InstancePrior:
         room = rooms(world, self.located_by) if self.located_by else {}
         return sorted(world.instances_of(class_name),
                       key=lambda n: (-by_class[class_name, room.get(n)], -by_room[room.get(n)], world.ids.get(n, 0)))
+
+    def ambiguity(self, world: WorldState, class_name: str, hold_out: Sequence[str] = ()) -> Optional[Ambiguity]:
+        """How sure the first-ranked instance of ``class_name`` is the one meant, where the class
+        has instances in several rooms: the share of the other tasks' uses of the class that fall
+        in its room, among those rooms (each alike where none is used); None where the class is in
+        one room, or rooms are unknown."""
+        if not self.located_by:
+            return None
+        room = rooms(world, self.located_by)
+        first: dict[str, str] = {}   # room -> its first-ranked instance, the rooms in rank order
+        for n in self.rank(world, class_name, hold_out):
+            if room.get(n) is None:
+                return None
+            first.setdefault(room[n], n)
+        if len(first) < 2:
+            return None
+        by_class, _ = self._counts(frozenset(h.strip().lower() for h in hold_out))
+        uses = [by_class[class_name, r] for r in first]
+        share = uses[0] / sum(uses) if sum(uses) else 1 / len(uses)
+        return Ambiguity(class_name, share, tuple((n, r) for r, n in first.items()))
 
     def bind(self, spec: GoalSpec, world: WorldState, hold_out: Sequence[str] = (),
              named: Sequence[str] = ()) -> GoalSpec:

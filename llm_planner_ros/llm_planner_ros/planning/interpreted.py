@@ -26,7 +26,13 @@ from llm_planner_ros.core.types import GoalStatus, NoteKind, PlanResult, StepEve
 from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.interpretation.conditions import Condition, spec_of
 from llm_planner_ros.interpretation.confidence import Calibration, Labelled, read_labelled, write_labelled
-from llm_planner_ros.interpretation.interpreter import GoalDemo, GoalInterpreter, InstancePrior, Interpretation
+from llm_planner_ros.interpretation.interpreter import (
+    Ambiguity,
+    GoalDemo,
+    GoalInterpreter,
+    InstancePrior,
+    Interpretation,
+)
 from llm_planner_ros.pddl.goals import GoalSpec, GoalVocabulary, ground_goal
 from llm_planner_ros.planning.goal_directed import GoalDirectedPlanner
 from llm_planner_ros.safety.policy import SkillPolicy
@@ -203,12 +209,27 @@ class InterpretedGoalPlanner:
             return spec_of(chosen)
         return self.prior.bind(spec_of(chosen), world, hold_out, named)
 
-    def judge(self, found: Interpretation, hold_out: Sequence[str], cancel: Optional[CancelToken]) -> None:
-        """``found``'s confidence, calibrated (the query's own task held out of the fit)."""
+    def judge(self, found: Interpretation, world: WorldState, hold_out: Sequence[str],
+              cancel: Optional[CancelToken]) -> None:
+        """``found``'s confidence, calibrated (the query's own task held out of the fit), and the
+        classes whose instance it chose among several rooms (:meth:`which`)."""
         if found.evidence is not None:
             t0 = time.perf_counter()
             found.judgement = self.calibration(cancel).judge(found.evidence, hold_out)
+            found.which = self.which(found, world, hold_out)
             found.seconds["confidence_s"] = time.perf_counter() - t0
+
+    def which(self, found: Interpretation, world: WorldState, hold_out: Sequence[str]) -> list[Ambiguity]:
+        """The classes of ``found``'s goal (but in facts of actions done, ``did_<verb>``) that are
+        bound to one of instances in several rooms; none where a class means every instance, or
+        where the task names the instance."""
+        if self.vocabulary.every_instance:
+            return []
+        named = {world.classes.get(n) for n in found.named}
+        classes = {a for lit in found.spec.literals if not lit.predicate.startswith("did_") for a in lit.args
+                   if a not in world.objects and a != self.prior.agent and a not in named}
+        out = [self.prior.ambiguity(world, c, hold_out) for c in sorted(classes)]
+        return [a for a in out if a is not None]
 
     def plan(self, task: str, executor: Executor, on_step: StepCallback, cancel: CancelToken,
              execute: bool = True, stats: Optional[dict] = None, hold_out: Sequence[str] = (),
@@ -239,7 +260,7 @@ class _InterpretRun:
         self.world = world = executor.world_state()
         if planner.use_llm:
             self.found = planner.interpreter.interpret(task, world, hold_out, cancel, seed)
-            planner.judge(self.found, hold_out, cancel)
+            planner.judge(self.found, world, hold_out, cancel)
         else:
             self.found = planner.interpreter.retrieve(task, world, hold_out=hold_out)
         self.conditions = list(self.found.conditions)

@@ -32,7 +32,7 @@ def proposal(found: Interpretation, lines: tuple[str, ...]) -> str:
     words = " ".join(c.text for c in found.conditions)
     also = "; ".join(c.text for c in found.alternatives)
     return (f"proposed goal: {words!r} ({', '.join(lines)}), confidence {confidence_text(found.confidence)}"
-            + (f"; alternatives: {also}" if also else ""))
+            + "".join(f"; {a.text()}" for a in found.which) + (f"; alternatives: {also}" if also else ""))
 
 
 class Interpret:
@@ -114,6 +114,8 @@ class Interpret:
             report.stats["alternatives"] = [c.text for c in found.alternatives]
         if found.absent:
             report.stats["absent"] = list(found.absent)
+        if found.which:   # the instances chosen among several rooms', and how sure each is
+            report.stats["which"] = [a.text() for a in found.which]
         if found.evidence is not None:
             report.stats["evidence"] = {k: round(v, 4) for k, v in raw_evidence(found.evidence).items()}
         report.stats["interpreted"] = planned.interpretation.lines()
