@@ -45,8 +45,9 @@ the model's answer (interpret_llm_s) and of its choice among the candidates (int
 EAI's goal-interpretation scorer runs where every program of the chosen titles ran (no --per-task):
 on all 342, or on a split's programs (the 15 shipped answers then scored on the same programs).
 Honesty columns (issue 37): every goal runs (interpret_confirm never) and its confidence is
-recorded; at the row's interpret_confidence a goal below it (or of unknown confidence) counts as
-asked. Per row: the asked goal reached unasked, another goal reached unasked (reported done, EAI's
+recorded (and, on a second line per row, the same goals without the confidence's factor for an
+instance chosen among several rooms'); at the row's interpret_confidence a goal below it (or of
+unknown confidence) counts as asked. Per row: the asked goal reached unasked, another goal reached unasked (reported done, EAI's
 goal not met: the wrong-goal rate), asked, the wrong-goal rate without asking, and the AUROC of the
 confidence for reaching EAI's goal; interpret_risk.png plots risk against coverage.
 Then the tasks the worlds cannot do (evaluation/cannot_do.py, --no-cannot-do skips them), once per
@@ -251,7 +252,9 @@ def _run(job: tuple[str, str, Optional[str], int]) -> dict:
         detail, fell_back = result.detail, "fell back to" in result.detail
         seconds = {k: v for k, v in report.stats.items()   # interpret_llm_s, interpret_menu_s, ...
                    if k.startswith("interpret_") and k.endswith("_s") and isinstance(v, (int, float))}
-        head.update(confidence=report.stats.get("confidence"), reported_success=result.success,
+        head.update(confidence=report.stats.get("confidence"), which=report.stats.get("which", []),
+                    confidence_before_which=report.stats.get("confidence_before_which", report.stats.get("confidence")),
+                    reported_success=result.success,
                     absent=report.stats.get("absent", []), evidence=report.stats.get("evidence", {}))
     met = bool(executor.goal_met())
     if met:
@@ -466,6 +469,10 @@ def main() -> None:
                                          f"{sum(1 for r in rs if r['task'] == t)}"
                                       for t in dict.fromkeys(r["task"] for r in rs)},
                          "honesty": honesty(rs, threshold(row, model)) if ROWS[row] is not None else None,
+                         # the same goals judged without the factor for an instance chosen among several rooms'
+                         "honesty_before_which": honesty([dict(r, confidence=r.get("confidence_before_which"))
+                                                          for r in rs], threshold(row, model))
+                         if any(r.get("which") for r in rs) else None,
                          **prf(rs)}
         if phrasing(row):   # the same programs as EAI words them (the same model)
             base = row[:-len(", " + phrasing(row))]
@@ -498,11 +505,12 @@ def main() -> None:
               "of them naming an absent word | wrong goal without asking | confidence AUROC |",
               "|---|---|---|---|---|---|---|---|"]
     for name, s in summary.items():
-        h = s["honesty"]
-        if h:
-            lines.append(f"| {name} | {h['threshold']:.2f} | {h['reached_unasked']:.1%} | {h['wrong_unasked']:.1%} | "
-                         f"{h['asked']:.1%} | {h['naming_absent']:.1%} | {h['wrong_never_asking']:.1%} | "
-                         f"{h['auroc']:.3f} |")
+        for label, h in ((name, s["honesty"]),
+                         (f"{name}, without the factor for which room's instance", s.get("honesty_before_which"))):
+            if h:
+                lines.append(f"| {label} | {h['threshold']:.2f} | {h['reached_unasked']:.1%} | "
+                             f"{h['wrong_unasked']:.1%} | {h['asked']:.1%} | {h['naming_absent']:.1%} | "
+                             f"{h['wrong_never_asking']:.1%} | {h['auroc']:.3f} |")
     lines += ["", "No goal is refused outright: a task naming what the world lacks is asked, naming it "
                   "(wrongly refused phrasings: 0 by construction)."]
     plot_risk(summary, records, args.out / "interpret_risk.png")

@@ -116,6 +116,8 @@ class Interpret:
             report.stats["absent"] = list(found.absent)
         if found.which:   # the instances chosen among several rooms', and how sure each is
             report.stats["which"] = [a.text() for a in found.which]
+            if found.judgement.goal is not None:
+                report.stats["confidence_before_which"] = round(found.judgement.goal, 4)
         if found.evidence is not None:
             report.stats["evidence"] = {k: round(v, 4) for k, v in raw_evidence(found.evidence).items()}
         report.stats["interpreted"] = planned.interpretation.lines()
