@@ -47,9 +47,9 @@ on all 342, or on a split's programs (the 15 shipped answers then scored on the 
 Honesty columns (issue 37): every goal runs (interpret_confirm never) and its confidence is
 recorded (and, on a second line per row, the same goals without the confidence's factor for an
 instance chosen among several rooms'); at the row's interpret_confidence a goal below it (or of
-unknown confidence) counts as asked. Per row: the asked goal reached unasked, another goal reached unasked (reported done, EAI's
-goal not met: the wrong-goal rate), asked, the wrong-goal rate without asking, and the AUROC of the
-confidence for reaching EAI's goal; interpret_risk.png plots risk against coverage.
+unknown confidence) counts as asked. Per row: the asked goal reached unasked, another goal reached
+unasked (reported done, EAI's goal not met: the wrong-goal rate), asked, the wrong-goal rate
+without asking, and the AUROC of the confidence for reaching EAI's goal; interpret_risk.png plots risk against coverage.
 Then the tasks the worlds cannot do (evaluation/cannot_do.py, --no-cannot-do skips them), once per
 model with the shipped settings (nobody answers: an asked goal ends unconfirmed): the first list,
 and a second one written later, held out from any change made for the first one's misses.
