@@ -32,7 +32,7 @@ def proposal(found: Interpretation, lines: tuple[str, ...]) -> str:
     words = " ".join(c.text for c in found.conditions)
     also = "; ".join(c.text for c in found.alternatives)
     return (f"proposed goal: {words!r} ({', '.join(lines)}), confidence {confidence_text(found.confidence)}"
-            + "".join(f"; {a.text()}" for a in found.which) + (f"; alternatives: {also}" if also else ""))
+            + (f"; alternatives: {also}" if also else ""))
 
 
 class Interpret:
@@ -71,6 +71,7 @@ class Interpret:
                                "its confidence is unknown (nothing calibrates it)" if confidence is None else
                                f"its confidence {confidence:.3f} is below the threshold "
                                f"{self.settings.interpret_confidence:.2f}")
+        why += "".join(f"; {a.text()}" for a in found.which)   # the instances it chose among several rooms'
         said = proposal(found, lines)
         gate = run.gate
         approver = gate.approver if gate is not None else None
