@@ -54,6 +54,11 @@ class InterpretedPlan:
 Decide = Callable[[Interpretation, tuple[str, ...]], Optional[PlanResult]]
 
 
+def lacks(found: Interpretation) -> str:
+    """What the task names that the world lacks, in words ("" when nothing)."""
+    return f"the task names what this world lacks: {', '.join(repr(w) for w in found.absent)}" if found.absent else ""
+
+
 class InterpretSettings(BaseModel):
     """Method interpret's settings (Fast Downward's are GoalDirectedSettings')."""
 
@@ -305,7 +310,8 @@ class _InterpretRun:
         if refused is not None:   # the world forbids what it would bring about
             refused.num_llm_calls, refused.executing = int(self.planner.use_llm), self.execute
             said = " ".join(found.sentences)[:200]
-            refused.note(NoteKind.CONDITIONS, f"interpreted {said!r} as {', '.join(refused.goal_conditions)}")
+            refused.note(NoteKind.CONDITIONS, f"interpreted {said!r} as {', '.join(refused.goal_conditions)}"
+                         + (f"; {lacks(found)}" if found.absent else ""))
             return refused
         return decide(found, tuple(self.bound(self.conditions).lines())) if decide is not None else None
 

@@ -14,17 +14,12 @@ from llm_planner_ros.core.request import PlanRequest
 from llm_planner_ros.core.types import NoteKind, PlanResult, Skill, TerminationReason
 from llm_planner_ros.interpretation.confidence import raw_evidence
 from llm_planner_ros.interpretation.interpreter import Interpretation
-from llm_planner_ros.planning.interpreted import InterpretSettings
+from llm_planner_ros.planning.interpreted import InterpretSettings, lacks
 from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodParts
 
 
 def confidence_text(confidence: Optional[float]) -> str:
     return "unknown" if confidence is None or math.isnan(confidence) else f"{confidence:.2f}"
-
-
-def lacks(found: Interpretation) -> str:
-    """What the task names that the world lacks, in words ("" when nothing)."""
-    return f"the task names what this world lacks: {', '.join(repr(w) for w in found.absent)}" if found.absent else ""
 
 
 def proposal(found: Interpretation, lines: tuple[str, ...]) -> str:
