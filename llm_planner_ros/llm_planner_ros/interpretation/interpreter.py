@@ -145,9 +145,12 @@ class InstancePrior:
                 by_room.update(room for _, room in g.uses)
         return by_class, by_room
 
-    def rank(self, world: WorldState, class_name: str, hold_out: Sequence[str] = ()) -> list[str]:
+    def rank(self, world: WorldState, class_name: str, hold_out: Sequence[str] = (),
+             room: Optional[dict[str, str]] = None) -> list[str]:
+        """``class_name``'s instances, the likeliest meant first (``room``: :func:`rooms`, where read)."""
         by_class, by_room = self._counts(frozenset(h.strip().lower() for h in hold_out))
-        room = rooms(world, self.located_by) if self.located_by else {}
+        if room is None:
+            room = rooms(world, self.located_by) if self.located_by else {}
         return sorted(world.instances_of(class_name),
                       key=lambda n: (-by_class[class_name, room.get(n)], -by_room[room.get(n)], world.ids.get(n, 0)))
 
@@ -160,7 +163,7 @@ class InstancePrior:
             return None
         room = rooms(world, self.located_by)
         first: dict[str, str] = {}   # room -> its first-ranked instance, the rooms in rank order
-        for n in self.rank(world, class_name, hold_out):
+        for n in self.rank(world, class_name, hold_out, room):
             if room.get(n) is None:
                 return None
             first.setdefault(room[n], n)
