@@ -72,9 +72,9 @@ CANNOT_DO = (
 
 # A second list, written on 2026-11-27 after the first one's result had been read (a banana run
 # as the apple, "oven" and "mop" not named) and before any change made for it: the first list was
-# then looked at to change the absent-word test, this one was not. Most name a thing of the same
-# kind as one the world has (a spoon beside a knife, an orange beside an apple, a shower beside a
-# bathtub), where a substitute is likeliest.
+# then looked at for a change to the absent-word test (none was kept), this one was not. Most name
+# a thing of the same kind as one the world has (a spoon beside a knife, an orange beside an apple,
+# a shower beside a bathtub), where a substitute is likeliest.
 CANNOT_DO_HELD_OUT = (
     CannotDo(VIRTUALHOME, "Play the guitar", ("guitar",)),
     CannotDo(VIRTUALHOME, "Put the spoon in the sink", ("spoon",)),
