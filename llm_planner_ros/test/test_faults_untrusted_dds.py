@@ -206,8 +206,11 @@ def test_a_goal_that_embeds_on_a_cold_cache_ends_within_a_second_of_its_cancel(t
     new sentences; it is cancelled while it does."""
     profile = write_profile(tmp_path / "big", items=220, places=30, seed=uuid.uuid4().int)
     ns = f"/cold_{uuid.uuid4().hex[:6]}"
+    # the next goal's plan of this 270-object world takes Fast Downward 5-7 s on an idle 2-core
+    # machine, over the shipped 10 s limit at a load of 4: what is checked is that it is served
     with ros_node("pddl_robot", f"{ns}/robot", READY, f"profile:={profile}"), robot_bridge(ns), \
-            ros_node("planner_node", ns, "planner ready") as planner, RosTestClient(ns) as client:
+            ros_node("planner_node", ns, "planner ready", "pddl_time_limit_s:=60.0") as planner, \
+            RosTestClient(ns) as client:
         run = client.send_plan(PlanTask.Goal(task="Put the apple in the fridge", method="interpret", execute=True))
         assert wait_until(lambda: "new sentences" in planner.output, 120), planner.output[-2000:]
         t0 = time.monotonic()
