@@ -148,8 +148,8 @@ class WorldProfile:
     @cached_property
     def relevant_objects(self) -> RelevantObjects:
         """What a goal's problem keeps of a large world: what the goal's objects and the agent
-        reach through the world's facts (:class:`ReachableCut`); a small world whole."""
-        return ReachableCut(self.spec.agent or "")
+        reach through the world's facts (:class:`ReachableCut`); a world cheap to ground whole."""
+        return ReachableCut(self.spec.agent or "", domain=self.domain)
 
     @cached_property
     def hazards(self) -> Hazards:
