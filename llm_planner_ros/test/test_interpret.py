@@ -86,7 +86,10 @@ def test_an_instance_chosen_among_several_rooms_lowers_the_confidence_by_how_sur
     assert prior.ambiguity(world, "television", ["Watch TV", "Watch a film"]).share == 1.0   # the rest: one room
     assert prior.ambiguity(world, "television", ["Watch TV", "Watch a film", "Tidy up"]).share == 1 / 2   # none
     assert prior.ambiguity(world, "toaster") is None           # one instance, one room
-    assert InstancePrior(goals).ambiguity(world, "television") is None   # rooms unknown
+    unplaced = InstancePrior(goals).ambiguity(world, "television")   # rooms unknown: each instance its own
+    assert unplaced is not None and unplaced.share == 1 / 2 and not unplaced.counted
+    assert "(1 of 2: nothing says which)" in unplaced.text() and " in the " not in unplaced.text()
+    assert InstancePrior(goals).ambiguity(world, "toaster") is None
     assert "which television: television_" in which.text() and "in the dining_room" in which.text()
     found = Interpretation([], [], [], judgement=Judgement(0.9, ()), which=[which])
     assert abs(found.confidence - 0.9 * 2 / 3) < 1e-9

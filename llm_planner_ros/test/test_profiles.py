@@ -342,6 +342,26 @@ def test_a_profile_whose_instances_keep_their_own_names_validates_and_plans(tmp_
     assert "Alice has the book." in said and "The book is on Bob's desk." in said, sorted(said)[:20]
 
 
+def test_which_desk_is_asked_when_a_profile_has_two_and_the_task_names_neither(tmp_path, smollm2, embedder, demos):
+    """A robot's world says no rooms: a class of several instances that the task does not name
+    ("the desk", Bob's or Carol's) is bound to one of them, and the goal's confidence is at most 1
+    in 2; at the shipped threshold it waits for an operator (nobody here: unconfirmed), naming both."""
+    from llm_planner_ros.core.errors import CancelToken
+    from llm_planner_ros.core.request import parse_request
+    from llm_planner_ros.core.types import TerminationReason
+
+    executor = PddlWorldExecutor(load_profile(named_profile(tmp_path, NAMED)))
+    service = profile_service(smollm2, embedder, demos, executor)
+    result, report = service.plan_with_report(parse_request(task="Put the apple on the desk", method="interpret",
+                                                            execute=True), lambda e: None, CancelToken())
+    assert "which desk: bob_desk (1 of 2: nothing says which), or carol_desk" in report.stats["which"], report.stats
+    assert report.stats["confidence"] <= 0.5 and result.termination_reason is TerminationReason.UNCONFIRMED
+    assert not result.steps and "which desk" in result.detail, result.detail
+    named, report = service.plan_with_report(parse_request(task="Put the apple on Bob's desk", method="interpret",
+                                                           execute=True), lambda e: None, CancelToken())
+    assert "which" not in report.stats and "bob_desk" in " ".join(named.goal_conditions), named.detail
+
+
 @pytest.mark.parametrize("instances, problem", [
     ("", "world: 'bob_desk' is not named <class>_<id> (or declared in instances)"),
     (NAMED.replace("class: desk", "class: bureau"), "instances.bob_desk: its class 'bureau' is not an entry"),

@@ -71,12 +71,13 @@ class Interpretation:
     alternatives: list[Condition] = field(default_factory=list)   # the likeliest candidates left out
     absent: list[str] = field(default_factory=list)   # words of the task that the world lacks (see .absent)
     named: tuple[str, ...] = ()                # the named instances the task names (a class binds to them)
-    which: list[Ambiguity] = field(default_factory=list)   # classes bound to one of instances in several rooms
+    which: list[Ambiguity] = field(default_factory=list)   # classes bound to one of several rooms' instances
 
     @property
     def confidence(self) -> Optional[float]:
         """P(the goal is the one asked): the calibrated P(its conditions are), times how sure
-        each instance chosen among several rooms' is (:meth:`InstancePrior.ambiguity`)."""
+        each instance chosen among several rooms' (or several, rooms unknown) is
+        (:meth:`InstancePrior.ambiguity`)."""
         goal = self.judgement.goal
         return None if goal is None else goal * math.prod(a.share for a in self.which)
 
@@ -112,15 +113,21 @@ def named_instance(class_name: str, world: WorldState, named: Sequence[str]) -> 
 
 @dataclass(frozen=True)
 class Ambiguity:
-    """A class of the goal whose instances are in several rooms, bound to the first-ranked."""
+    """A class of the goal whose instances are in several rooms (or, where rooms are unknown, a
+    class of several instances), bound to the first-ranked."""
     class_name: str
     share: float                           # P(the first is the one meant), by other tasks' goals
-    choices: tuple[tuple[str, str], ...]   # (instance, its room): the first-ranked of each room, in rank order
+    choices: tuple[tuple[str, str], ...]   # (instance, its room or ""): the first-ranked of each room, in rank order
+    counted: bool = True                   # the share is other tasks' uses (else: each alike, none used)
 
     def text(self) -> str:
+        def where(n: str, r: str) -> str:
+            return f"{n} in the {r}" if r else n
         (one, room), rest = self.choices[0], self.choices[1:]
-        return (f"which {self.class_name}: {one} in the {room} ({self.share:.0%} of other tasks' goals), or "
-                + ", ".join(f"{n} in the {r}" for n, r in rest[:3]) + (" ..." if len(rest) > 3 else ""))
+        why = f"{self.share:.0%} of other tasks' goals" if self.counted else \
+            f"1 of {len(self.choices)}: nothing says which"
+        return (f"which {self.class_name}: {where(one, room)} ({why}), or "
+                + ", ".join(where(n, r) for n, r in rest[:3]) + (" ..." if len(rest) > 3 else ""))
 
 
 class InstancePrior:
@@ -158,9 +165,12 @@ class InstancePrior:
         """How sure the first-ranked instance of ``class_name`` is the one meant, where the class
         has instances in several rooms: the share of the other tasks' uses of the class that fall
         in its room, among those rooms (each alike where none is used); None where the class is in
-        one room, or rooms are unknown."""
+        one room. Where rooms are unknown, each instance counts as a room of its own."""
         if not self.located_by:
-            return None
+            ranked = self.rank(world, class_name, hold_out, {})
+            if len(ranked) < 2:
+                return None
+            return Ambiguity(class_name, 1 / len(ranked), tuple((n, "") for n in ranked), counted=False)
         room = rooms(world, self.located_by)
         first: dict[str, str] = {}   # room -> its first-ranked instance, the rooms in rank order
         for n in self.rank(world, class_name, hold_out, room):
@@ -172,7 +182,7 @@ class InstancePrior:
         by_class, _ = self._counts(frozenset(h.strip().lower() for h in hold_out))
         uses = [by_class[class_name, r] for r in first]
         share = uses[0] / sum(uses) if sum(uses) else 1 / len(uses)
-        return Ambiguity(class_name, share, tuple((n, r) for r, n in first.items()))
+        return Ambiguity(class_name, share, tuple((n, r) for r, n in first.items()), counted=bool(sum(uses)))
 
     def bind(self, spec: GoalSpec, world: WorldState, hold_out: Sequence[str] = (),
              named: Sequence[str] = ()) -> GoalSpec:

@@ -226,8 +226,8 @@ class InterpretedGoalPlanner:
 
     def which(self, found: Interpretation, world: WorldState, hold_out: Sequence[str]) -> list[Ambiguity]:
         """The classes of ``found``'s goal (but in facts of actions done, ``did_<verb>``) that are
-        bound to one of instances in several rooms; none where a class means every instance, or
-        where the task names the instance."""
+        bound to one of instances in several rooms (rooms unknown: one of several instances); none
+        where a class means every instance, or where the task names the instance."""
         if self.vocabulary.every_instance:
             return []
         named = {world.classes.get(n) for n in found.named}
