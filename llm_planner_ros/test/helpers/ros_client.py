@@ -45,6 +45,7 @@ class RosTestClient:
         self.node = self.planner.node
         self._action_clients: dict[tuple[type, str], ActionClient] = {}
         self._service_clients: dict[tuple[type, str], Any] = {}
+        self.arrivals: list[tuple[GoalRun, Any]] = []   # every goal's feedback, in the order it arrived
 
     def action_client(self, action_type: type, name: str) -> ActionClient:
         """One client per action for the life of this test client: destroying an action client
@@ -62,6 +63,7 @@ class RosTestClient:
 
         def on_feedback(feedback) -> None:
             run.feedback.append(feedback)
+            self.arrivals.append((run, feedback))
             run.first_feedback.set()
         sent = self.planner.send_goal(goal, on_feedback, timeout)
         run.handle, run.result_future = sent.handle, sent.result_future
