@@ -2,6 +2,7 @@
 says how (a large world's cut; see :data:`RelevantObjects`), and the goal."""
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Optional
@@ -64,9 +65,7 @@ class ReachableCut:
         domain = self.domain
         if domain is None:
             return len(world.objects)
-        per_type: dict[str, int] = {}
-        for type_ in world.objects.values():
-            per_type[type_] = per_type.get(type_, 0) + 1
+        per_type = Counter(world.objects.values())
         fits: dict[str, int] = {}
         total = 0
         for action in domain.actions.values():
