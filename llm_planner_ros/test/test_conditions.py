@@ -41,3 +41,17 @@ def test_eai_goals_as_sentences_and_the_held_out_rule(embedder):
     assert examples and all(d.task != "Watch TV" for d in examples)     # held out by label, not by string
     baseline = interpreter.retrieve("Wash hands", VirtualHomeExecutor().world_state())
     assert baseline.lines() and all(line.startswith("(") for line in baseline.lines())
+
+
+def test_a_worlds_words_are_its_objects_and_sentences_not_its_predicates_names(embedder):
+    """A negated literal's predicate ("onfloor") is not a word of the world: before, "Mop the floor"
+    in a world without a floor found "floor" 0.81 from "onfloor" and named nothing absent."""
+    from llm_planner_ros.interpretation.absent import WorldWords
+    from llm_planner_ros.interpretation.conditions import Condition
+
+    index = ConditionIndex([Condition("The brush is not on the sink.", ("(not (onfloor brush sink))",)),
+                            Condition("The brush is in the bathtub.", ("(inside brush bathtub)",))], embedder)
+    words = WorldWords(index, embedder)
+    assert {"brush", "sink", "bathtub"} <= set(words.words) and not {"onfloor", "inside"} & set(words.words)
+    assert [w for w, _, _ in words.absent("Mop the floor", below=0.6)] == ["floor"]
+    assert words.absent("Put the brush in the bathtub", below=0.6) == []

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from llm_planner_ros.interpretation.conditions import ConditionIndex
+from llm_planner_ros.interpretation.conditions import ConditionIndex, parse_literal
 
 # leading words before the imperative verb ("please", "could you", "I")
 LEAD = frozenset("please kindly i im we you could would can will shall let lets just now then".split())  # noqa: SIM905
@@ -46,8 +46,8 @@ class WorldWords:
         for c in index.conditions:
             for text in c.texts:
                 words.update(_words(text))
-            for literal in c.literals:
-                for arg in literal.strip("()").split()[1:]:
+            for literal in c.literals:   # its objects' words, not its predicate's (even where negated)
+                for arg in parse_literal(literal).args:
                     words.update(w for w in re.split(r"[^a-z]+", arg.lower()) if w)
         self.words = sorted(words - STOP)
         # through the index's store: a building's worlds differ by the instances a task names, not by most words

@@ -31,7 +31,7 @@ class Condition:
 
     def renamed(self, rename: Callable[[str], str]) -> Condition:
         """The same condition with each object of its literals renamed (a class to an instance)."""
-        lits = [_literal(x) for x in self.literals]
+        lits = [parse_literal(x) for x in self.literals]
         return replace(self, literals=tuple(str(Literal(x.predicate, tuple(map(rename, x.args)), x.negated))
                                             for x in lits))
 
@@ -122,7 +122,7 @@ def resolve(matches: Sequence[Match], mutex: Sequence[Exclusive] = ()) -> tuple[
 def contradicts(a: Condition, b: Condition, mutex: Sequence[Exclusive] = ()) -> bool:
     """A literal and its negation, or two atoms that cannot hold together (``mutex``: on/off on
     the same object, an item on two places)."""
-    la, lb = [_literal(x) for x in a.literals], [_literal(x) for x in b.literals]
+    la, lb = [parse_literal(x) for x in a.literals], [parse_literal(x) for x in b.literals]
     for x in la:
         for y in lb:
             if x.args == y.args and x.predicate == y.predicate and x.negated != y.negated:
@@ -135,13 +135,13 @@ def contradicts(a: Condition, b: Condition, mutex: Sequence[Exclusive] = ()) -> 
 def implied(c: Condition, by: Sequence[Condition], mutex: Sequence[Exclusive]) -> bool:
     """Whether ``c`` says only what ``by`` already says: each of its literals negates an atom that
     one of ``by``'s atoms excludes ("the apple is not in the fridge" beside "the person has the apple")."""
-    atoms = [(x.predicate, *x.args) for b in by for x in map(_literal, b.literals) if not x.negated]
-    lits = [_literal(x) for x in c.literals]
+    atoms = [(x.predicate, *x.args) for b in by for x in map(parse_literal, b.literals) if not x.negated]
+    lits = [parse_literal(x) for x in c.literals]
     return bool(lits) and not c.actions and all(
         x.negated and any(excluded(a, (x.predicate, *x.args), mutex) for a in atoms) for x in lits)
 
 
-def _literal(text: str) -> Literal:
+def parse_literal(text: str) -> Literal:
     """A literal as rendered here: ``(p a b)`` or ``(not (p a b))`` (no nesting beyond that)."""
     negated = text.startswith("(not ")
     parts = (text[5:-1] if negated else text).strip().strip("()").split()
@@ -150,7 +150,7 @@ def _literal(text: str) -> Literal:
 
 def turned_literal(text: str) -> str:
     """``(inside a b)`` -> ``(inside b a)``, negation kept; "" unless over two objects."""
-    lit = _literal(text)
+    lit = parse_literal(text)
     if len(lit.args) != 2 or lit.args[0] == lit.args[1]:
         return ""
     atom = f"({lit.predicate} {lit.args[1]} {lit.args[0]})"
@@ -159,6 +159,6 @@ def turned_literal(text: str) -> str:
 
 def spec_of(conditions: Sequence[Condition]) -> GoalSpec:
     """The goal of rendered conditions (their literals are the world's own: nothing to check)."""
-    literals = tuple(dict.fromkeys(_literal(lit) for c in conditions for lit in c.literals))
+    literals = tuple(dict.fromkeys(parse_literal(lit) for c in conditions for lit in c.literals))
     actions = tuple(dict.fromkeys((a,) for c in conditions for a in c.actions))
     return GoalSpec(literals, actions)
