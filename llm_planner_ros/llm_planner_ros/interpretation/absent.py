@@ -4,8 +4,7 @@ The world's words are those of its goal conditions: their sentences, aliases and
 rendered from the objects the world holds. A word of the task is absent when neither it (or its
 singular) is one of them nor any of them is as near as ``below`` in sentence-embedding cosine
 ("refrigerator" is near "fridge"; "cat" is near nothing in a house without one). The task's
-leading verb, a later clause's verb (a clause's first word with an object after it), function
-words and generic verbs are not looked at. An absent word is not proof
+leading verb, function words and generic verbs are not looked at. An absent word is not proof
 that the task cannot be done (a person may say "teeth" where the goal is the toothbrush), so the
 goal that names one waits for an operator, who is told the word."""
 from __future__ import annotations
@@ -27,31 +26,11 @@ about after before again also just very really too more less there here where wh
 please could would can will shall should let lets i im we he she they is are be am was were been being
 do does did done make get take put go come bring give hand have has had set turn switch start stop keep use
 try want need like time now then one two three few little lot bit something anything thing things
-myself yourself ready back away
-inside outside near next beside behind between below above beneath underneath across through around
-toward towards along within other another either neither both same none such own sure item items kind
-sort type made making got getting took taken taking putting went going gone came coming brought
-bringing gave given giving handed having turned turning switched switching started starting stopped
-keeping kept used using tried trying wanted needed""".split())  # noqa: SIM905
-# words that open an object: after a clause's first word, they show it was a verb ("..., then leave the rag")
-OBJECT_OPENERS = frozenset("""a an the all any each every some both either this that these those my your our their
-his her its them it him one two three four five""".split())  # noqa: SIM905
+myself yourself ready back away""".split())  # noqa: SIM905
 
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z]+", text.lower())
-
-
-def _clause_verbs(text: str) -> set[str]:
-    """The first word of each later clause where an object follows it: an imperative's verb
-    ("Clean the stove, then leave the rag by the sink": "leave"). A word that opens a list item
-    ("..., the pen, pencil and ruler") is followed by no object, so it stays a word to look for."""
-    verbs = set()
-    for clause in re.split(r"[,.;:!?]|\b(?:and|then|or)\b", text.lower())[1:]:
-        words = [w for w in re.findall(r"[a-z]+|[0-9]+", clause) if w not in LEAD]
-        if len(words) >= 2 and (words[1] in OBJECT_OPENERS or words[1].isdigit()):
-            verbs.add(words[0])
-    return verbs
 
 
 def _forms(word: str) -> tuple[str, ...]:
@@ -81,8 +60,7 @@ class WorldWords:
         words = _words(task)
         while words and words[0] in LEAD:
             words = words[1:]
-        verbs = _clause_verbs(task)
-        asked = [w for w in dict.fromkeys(words[1:]) if w not in STOP and w not in verbs and len(w) >= 3
+        asked = [w for w in dict.fromkeys(words[1:]) if w not in STOP and len(w) >= 3
                  and not any(f in self.known for f in _forms(w))]
         if not asked:
             return []
