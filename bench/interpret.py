@@ -41,7 +41,8 @@ Each program is scored by EAI's goal conditions on the simulator. The loss is sp
 interpretation (empty / already holds / no plan -> fallback), goal reached but not EAI's, and
 execution. Condition-level precision / recall / F1 compare the interpreted class-level literals
 with the annotated ones. Per row: the median seconds per goal (whole goal) and the mean seconds of
-the model's answer (interpret_llm_s) and of its choice among the candidates (interpret_menu_s).
+the model's answer (interpret_llm_s), of its choice among the candidates (interpret_menu_s) and of
+Fast Downward over every plan of the goal (planner_s), with the plans per goal.
 EAI's goal-interpretation scorer runs where every program of the chosen titles ran (no --per-task):
 on all 342, or on a split's programs (the 15 shipped answers then scored on the same programs).
 Honesty columns (issue 37): every goal runs (interpret_confirm never) and its confidence is
@@ -250,8 +251,9 @@ def _run(job: tuple[str, str, Optional[str], int]) -> dict:
         interpreted = [class_level(line, world) if line.startswith("(") else line
                        for line in report.stats.get("interpreted", [])]
         detail, fell_back = result.detail, "fell back to" in result.detail
-        seconds = {k: v for k, v in report.stats.items()   # interpret_llm_s, interpret_menu_s, ...
-                   if k.startswith("interpret_") and k.endswith("_s") and isinstance(v, (int, float))}
+        seconds = {k: v for k, v in report.stats.items()   # interpret_llm_s, interpret_menu_s, planner_s, ...
+                   if (k.startswith("interpret_") and k.endswith("_s") or k in ("planner_s", "world_s", "plans"))
+                   and isinstance(v, (int, float))}
         head.update(confidence=report.stats.get("confidence"), which=report.stats.get("which", []),
                     confidence_before_which=report.stats.get("confidence_before_which", report.stats.get("confidence")),
                     reported_success=result.success,
@@ -464,6 +466,8 @@ def main() -> None:
                          "median_s": statistics.median(r["wall_s"] for r in rs),
                          "interpret_llm_s": mean_seconds(rs, "interpret_llm_s"),
                          "interpret_menu_s": mean_seconds(rs, "interpret_menu_s"),
+                         "planner_s": mean_seconds(rs, "planner_s"),   # Fast Downward, every plan of the goal
+                         "plans": mean_seconds(rs, "plans"),
                          "stages": dict(Counter(r["stage"] for r in rs).most_common()),
                          "per_task": {t: f"{sum(r['goal_met'] for r in rs if r['task'] == t)}/"
                                          f"{sum(1 for r in rs if r['task'] == t)}"
@@ -493,13 +497,15 @@ def main() -> None:
     if SETTINGS:
         lines += ["--set " + " ".join(f"{k}={v}" for k, v in SETTINGS.items()), ""]
     lines += ["| row | model | programs | success | executable | condition P | R | F1 | median s/goal | "
-              "LLM s (mean) | menu s (mean) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "LLM s (mean) | menu s (mean) | Fast Downward s (mean) | plans (mean) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in summary.items():
         same = f" (same programs as EAI words them: {s['as_eai_words_it']:.1%})" if s.get("as_eai_words_it") else ""
-        llm_s, menu_s = (f"{s[k]:.2f}" if s[k] is not None else "—" for k in ("interpret_llm_s", "interpret_menu_s"))
+        llm_s, menu_s, fd_s, plans = (f"{s[k]:.2f}" if s[k] is not None else "—"
+                                      for k in ("interpret_llm_s", "interpret_menu_s", "planner_s", "plans"))
         lines.append(f"| {name} | {model_label(s['row'], s['model'])} | {s['programs']} | {s['success']:.1%}{same} | "
                      f"{s['executable']:.1%} | {s['precision']:.2f} | {s['recall']:.2f} | {s['f1']:.2f} | "
-                     f"{s['median_s']:.2f} | {llm_s} | {menu_s} |")
+                     f"{s['median_s']:.2f} | {llm_s} | {menu_s} | {fd_s} | {plans} |")
     lines += ["", "## The asked goal, another goal, asked (at the threshold interpret_confidence)",
               "", "| row | threshold | asked goal reached, unasked | wrong goal reached, unasked | asked | "
               "of them naming an absent word | wrong goal without asking | confidence AUROC |",
