@@ -316,8 +316,9 @@ def prf(records: list[dict]) -> dict:
     return {"precision": p, "recall": rc, "f1": 2 * p * rc / (p + rc) if p + rc else 0.0}
 
 
-def mean_seconds(records: list[dict], key: str) -> Optional[float]:
-    """The mean of a stage's seconds (e.g. interpret_llm_s) over the records that have it."""
+def mean_of(records: list[dict], key: str) -> Optional[float]:
+    """The mean of a figure each goal's record keeps under ``seconds`` (a stage's seconds, e.g.
+    interpret_llm_s, or the plans) over the records that have it."""
     values = [r["seconds"][key] for r in records if key in r.get("seconds", {})]
     return statistics.mean(values) if values else None
 
@@ -464,10 +465,10 @@ def main() -> None:
                          "programs": len(rs), "success": statistics.mean(r["goal_met"] for r in rs),
                          "executable": statistics.mean(r["executed"] for r in rs),
                          "median_s": statistics.median(r["wall_s"] for r in rs),
-                         "interpret_llm_s": mean_seconds(rs, "interpret_llm_s"),
-                         "interpret_menu_s": mean_seconds(rs, "interpret_menu_s"),
-                         "planner_s": mean_seconds(rs, "planner_s"),   # Fast Downward, every plan of the goal
-                         "plans": mean_seconds(rs, "plans"),
+                         "interpret_llm_s": mean_of(rs, "interpret_llm_s"),
+                         "interpret_menu_s": mean_of(rs, "interpret_menu_s"),
+                         "planner_s": mean_of(rs, "planner_s"),   # Fast Downward, every plan of the goal
+                         "plans": mean_of(rs, "plans"),
                          "stages": dict(Counter(r["stage"] for r in rs).most_common()),
                          "per_task": {t: f"{sum(r['goal_met'] for r in rs if r['task'] == t)}/"
                                          f"{sum(1 for r in rs if r['task'] == t)}"
