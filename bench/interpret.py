@@ -42,7 +42,8 @@ interpretation (empty / already holds / no plan -> fallback), goal reached but n
 execution. Condition-level precision / recall / F1 compare the interpreted class-level literals
 with the annotated ones. Per row: the median seconds per goal (whole goal) and the mean seconds of
 the model's answer (interpret_llm_s), of its choice among the candidates (interpret_menu_s) and of
-Fast Downward over every plan of the goal (planner_s), with the plans per goal.
+Fast Downward over every plan of the goal (planner_s; of it, its translator: planner_translate_s), with
+the plans per goal.
 EAI's goal-interpretation scorer runs where every program of the chosen titles ran (no --per-task):
 on all 342, or on a split's programs (the 15 shipped answers then scored on the same programs).
 Honesty columns (issue 37): every goal runs (interpret_confirm never) and its confidence is
@@ -252,7 +253,8 @@ def _run(job: tuple[str, str, Optional[str], int]) -> dict:
                        for line in report.stats.get("interpreted", [])]
         detail, fell_back = result.detail, "fell back to" in result.detail
         seconds = {k: v for k, v in report.stats.items()   # interpret_llm_s, interpret_menu_s, planner_s, ...
-                   if (k.startswith("interpret_") and k.endswith("_s") or k in ("planner_s", "world_s", "plans"))
+                   if (k.startswith("interpret_") and k.endswith("_s")
+                       or k in ("planner_s", "planner_translate_s", "world_s", "plans"))
                    and isinstance(v, (int, float))}
         head.update(confidence=report.stats.get("confidence"), which=report.stats.get("which", []),
                     confidence_before_which=report.stats.get("confidence_before_which", report.stats.get("confidence")),
@@ -468,6 +470,7 @@ def main() -> None:
                          "interpret_llm_s": mean_of(rs, "interpret_llm_s"),
                          "interpret_menu_s": mean_of(rs, "interpret_menu_s"),
                          "planner_s": mean_of(rs, "planner_s"),   # Fast Downward, every plan of the goal
+                         "planner_translate_s": mean_of(rs, "planner_translate_s"),   # of it, its translator
                          "plans": mean_of(rs, "plans"),
                          "stages": dict(Counter(r["stage"] for r in rs).most_common()),
                          "per_task": {t: f"{sum(r['goal_met'] for r in rs if r['task'] == t)}/"
@@ -498,15 +501,16 @@ def main() -> None:
     if SETTINGS:
         lines += ["--set " + " ".join(f"{k}={v}" for k, v in SETTINGS.items()), ""]
     lines += ["| row | model | programs | success | executable | condition P | R | F1 | median s/goal | "
-              "LLM s (mean) | menu s (mean) | Fast Downward s (mean) | plans (mean) |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "LLM s (mean) | menu s (mean) | Fast Downward s (mean) | of it translating (mean) | plans (mean) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in summary.items():
         same = f" (same programs as EAI words them: {s['as_eai_words_it']:.1%})" if s.get("as_eai_words_it") else ""
-        llm_s, menu_s, fd_s, plans = (f"{s[k]:.2f}" if s[k] is not None else "—"
-                                      for k in ("interpret_llm_s", "interpret_menu_s", "planner_s", "plans"))
+        llm_s, menu_s, fd_s, translate_s, plans = (
+            f"{s[k]:.2f}" if s[k] is not None else "—"
+            for k in ("interpret_llm_s", "interpret_menu_s", "planner_s", "planner_translate_s", "plans"))
         lines.append(f"| {name} | {model_label(s['row'], s['model'])} | {s['programs']} | {s['success']:.1%}{same} | "
                      f"{s['executable']:.1%} | {s['precision']:.2f} | {s['recall']:.2f} | {s['f1']:.2f} | "
-                     f"{s['median_s']:.2f} | {llm_s} | {menu_s} | {fd_s} | {plans} |")
+                     f"{s['median_s']:.2f} | {llm_s} | {menu_s} | {fd_s} | {translate_s} | {plans} |")
     lines += ["", "## The asked goal, another goal, asked (at the threshold interpret_confidence)",
               "", "| row | threshold | asked goal reached, unasked | wrong goal reached, unasked | asked | "
               "of them naming an absent word | wrong goal without asking | confidence AUROC |",

@@ -314,11 +314,13 @@ def test_fast_downward_ends_at_its_memory_limit_and_at_the_goals_stop(blow_up, w
 
 def test_the_stats_of_rounds_planned_for_one_goal_add_up():
     """interpret plans one goal in rounds (conditions given up between them) into one stats dict:
-    each round adds its planner time and plans rather than resetting the caller's."""
+    each round adds its planner time (and its translator's part) and plans rather than resetting
+    the caller's."""
     planner = GoalDirectedPlanner(VH)
-    stats: dict = {"planner_s": 0.5, "plans": 2}   # an earlier round's
+    stats: dict = {"planner_s": 0.5, "planner_translate_s": 0.25, "plans": 2}   # an earlier round's
     for goal in (["(on computer)"], ["(open fridge)"]):
         spec = parse_goal(goal, [], VH.goal_vocabulary())
         result = planner.plan(spec, VirtualHomeExecutor(), lambda e: None, CancelToken(), execute=False, stats=stats)
         assert result.steps, result.detail
     assert stats["plans"] == 4 and stats["planner_s"] > 0.5 and stats["world_s"] > 0
+    assert 0.25 < stats["planner_translate_s"] < stats["planner_s"]

@@ -164,7 +164,7 @@ class _GoalRun:
         self.planner, self.spec, self.executor, self.on_step, self.cancel = planner, spec, executor, on_step, cancel
         self.execute_plan, self.stats, self.on_plan = execute, stats, on_plan
         self.limit = s.pddl_time_limit_s if time_limit_s is None else min(time_limit_s, s.pddl_time_limit_s)
-        for key in ("planner_s", "plans", "world_s"):   # added to, over every round a caller runs
+        for key in ("planner_s", "planner_translate_s", "plans", "world_s"):   # added to over a caller's rounds
             stats.setdefault(key, 0)
         self.plans_before = stats["plans"]
         self.known = planner.world
@@ -235,6 +235,7 @@ class _GoalRun:
         outcome = fast_downward.solve(domain, problem, self.limit, s.pddl_search, s.pddl_invariants,
                                       s.pddl_memory_limit_mb)
         self.stats["planner_s"] += outcome.seconds
+        self.stats["planner_translate_s"] += outcome.stats.get("translate_s", 0.0)   # of it, the translator's
         self.stats["plans"] += 1
         self.last_seconds = outcome.seconds
         return outcome
