@@ -4,9 +4,8 @@ The world's words are those of its goal conditions: their sentences, aliases and
 rendered from the objects the world holds. A word of the task is absent when neither it (or its
 singular) is one of them nor any of them is as near as ``below`` in sentence-embedding cosine
 ("refrigerator" is near "fridge"; "cat" is near nothing in a house without one). Neither are
-the task's leading verb, a later clause's first word where the start of an object follows it
-("..., then leave the rag next to the sink"), function words (prepositions, determiners,
-pronouns) nor generic verbs. An absent word is not proof
+the verbs that begin a sentence or a clause ("..., then leave the rag next to the sink"),
+function words (prepositions, determiners, pronouns) nor generic verbs. An absent word is not proof
 that the task cannot be done (a person may say "teeth" where the goal is the toothbrush), so the
 goal that names one waits for an operator, who is told the word."""
 from __future__ import annotations
@@ -45,9 +44,10 @@ def _words(text: str) -> list[str]:
 
 
 def _object_words(task: str) -> list[str]:
-    """The task's words less its imperative verbs: the task's first word (after LEAD words), and a
-    later clause's (after ".", ";", a comma, "and" or "then") where the start of an object follows
-    it ("..., and place all the bowls": "place"; "milk, cheese and bread" keeps "bread")."""
+    """The task's words less each clause's imperative verb: the first word of the task and of each
+    sentence (after LEAD words), and a clause's first word after a comma, "and" or "then" where
+    the start of an object follows it ("..., and place all the bowls": "place"; "milk, cheese and
+    bread" keeps "bread")."""
     out: list[str] = []
     for n, clause in enumerate(CLAUSE.split(task.lower())):
         words = _words(clause)
