@@ -55,23 +55,3 @@ def test_a_worlds_words_are_its_objects_and_sentences_not_its_predicates_names(e
     assert {"brush", "sink", "bathtub"} <= set(words.words) and not {"onfloor", "inside"} & set(words.words)
     assert [w for w, _, _ in words.absent("Mop the floor", below=0.6)] == ["floor"]
     assert words.absent("Put the brush in the bathtub", below=0.6) == []
-
-
-def test_the_verbs_that_begin_clauses_and_function_words_are_not_absent_objects(embedder):
-    """BEHAVIOR's instructions run to several clauses: "leave", "place" and "inside" were named
-    absent on most of its activities. A clause's imperative verb (followed by the start of its
-    object) and function words are not looked at; a list of things stays a list of things."""
-    from llm_planner_ros.interpretation.absent import WorldWords
-    from llm_planner_ros.interpretation.conditions import Condition
-
-    index = ConditionIndex([Condition("The rag is in the sink.", ("(inside rag sink)",)),
-                            Condition("The bowl is in the carton.", ("(inside bowl carton)",)),
-                            Condition("The carton is on the floor.", ("(onfloor carton floor)",))], embedder)
-    words = WorldWords(index, embedder)
-    assert words.absent("Clean the bowl, then leave the rag next to the sink.", below=0.6) == []
-    assert words.absent("Put all bowls inside one carton, and place the carton on the floor. "
-                        "Pack them near the sink.", below=0.6) == []
-    assert [w for w, _, _ in words.absent("Put the rag, the telescope and the bowl in the sink", below=0.6)] \
-        == ["telescope"]
-    assert [w for w, _, _ in words.absent("Bring me the rag, bowl and telescope", below=0.6)] == ["telescope"]
-    assert [w for w, _, _ in words.absent("Wipe the sink and water the telescope", below=0.6)] == ["telescope"]

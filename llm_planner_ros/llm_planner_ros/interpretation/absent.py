@@ -3,9 +3,8 @@
 The world's words are those of its goal conditions: their sentences, aliases and arguments,
 rendered from the objects the world holds. A word of the task is absent when neither it (or its
 singular) is one of them nor any of them is as near as ``below`` in sentence-embedding cosine
-("refrigerator" is near "fridge"; "cat" is near nothing in a house without one). Neither are
-the verbs that begin a sentence or a clause ("..., then leave the rag next to the sink"),
-function words (prepositions, determiners, pronouns) nor generic verbs. An absent word is not proof
+("refrigerator" is near "fridge"; "cat" is near nothing in a house without one). The task's
+leading verb, function words and generic verbs are not looked at. An absent word is not proof
 that the task cannot be done (a person may say "teeth" where the goal is the toothbrush), so the
 goal that names one waits for an operator, who is told the word."""
 from __future__ import annotations
@@ -27,35 +26,11 @@ about after before again also just very really too more less there here where wh
 please could would can will shall should let lets i im we he she they is are be am was were been being
 do does did done make get take put go come bring give hand have has had set turn switch start stop keep use
 try want need like time now then one two three few little lot bit something anything thing things
-myself yourself ready back away sure
-inside outside near beside besides behind between among above below beneath underneath across around through
-throughout toward towards along against upon within beyond next top bottom front
-another other others both either neither none nothing everything everyone someone such same own several many
-much most least""".split())  # noqa: SIM905
-# what may follow an imperative verb as the start of its object ("place all the bowls", "leave them")
-OBJECT_START = frozenset("""the a an all each every some any both your my his her their its this that these
-those it them one two three""".split())  # noqa: SIM905
-# where a clause (and its imperative verb) begins
-CLAUSE = re.compile(r"[.;!?]|,\s*(?:and\s+|then\s+|and\s+then\s+)?|\b(?:and\s+)?then\b|\band\b")
+myself yourself ready back away""".split())  # noqa: SIM905
 
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z]+", text.lower())
-
-
-def _object_words(task: str) -> list[str]:
-    """The task's words less each clause's imperative verb: the first word of the task and of each
-    sentence (after LEAD words), and a clause's first word after a comma, "and" or "then" where
-    the start of an object follows it ("..., and place all the bowls": "place"; "milk, cheese and
-    bread" keeps "bread")."""
-    out: list[str] = []
-    for n, clause in enumerate(CLAUSE.split(task.lower())):
-        words = _words(clause)
-        while words and words[0] in LEAD:
-            words = words[1:]
-        verb = bool(words) and (n == 0 or len(words) > 1 and words[1] in OBJECT_START)
-        out += words[1:] if verb else words
-    return out
 
 
 def _forms(word: str) -> tuple[str, ...]:
@@ -82,7 +57,10 @@ class WorldWords:
 
     def absent(self, task: str, below: float) -> list[tuple[str, float, str]]:
         """The task's words the world lacks: (word, its nearest world word's cosine, that word)."""
-        asked = [w for w in dict.fromkeys(_object_words(task)) if w not in STOP and len(w) >= 3
+        words = _words(task)
+        while words and words[0] in LEAD:
+            words = words[1:]
+        asked = [w for w in dict.fromkeys(words[1:]) if w not in STOP and len(w) >= 3
                  and not any(f in self.known for f in _forms(w))]
         if not asked:
             return []
