@@ -55,6 +55,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from llm_planner_ros.core.errors import CancelToken  # noqa: E402
 from llm_planner_ros.core.request import parse_request  # noqa: E402
+from llm_planner_ros.evaluation.splits import SPLITS, half  # noqa: E402
 from llm_planner_ros.executors.pddl_world import PddlWorldExecutor  # noqa: E402
 from llm_planner_ros.llm.models import DEFAULT_MODEL, MODELS  # noqa: E402
 from llm_planner_ros.pddl.semantics import PddlWorld, replay  # noqa: E402
@@ -305,12 +306,6 @@ def plot(rows: list[dict], path: Path, models: list[str]) -> None:
     fig.savefig(path, dpi=110)
 
 
-def split_names(names: list[str], split: str) -> list[str]:
-    """The activities of ``split``: all, or those at even (dev) / odd (test) positions by name."""
-    ordered = sorted(names)
-    return {"all": list(names), "dev": ordered[0::2], "test": ordered[1::2]}[split]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", nargs="*", default=list(ROWS), choices=list(ROWS), metavar="ROW",
@@ -319,7 +314,7 @@ def main() -> None:
                         help=f"the planning models, each running every row that runs the LLM (choices: "
                              f"{', '.join(MODELS)}; default: {DEFAULT_MODEL})")
     parser.add_argument("--limit", type=int, default=None, help="the first N activities (default: all 100)")
-    parser.add_argument("--split", choices=("all", "dev", "test"), default="all",
+    parser.add_argument("--split", choices=SPLITS, default="all",
                         help="the activities at even (dev) or odd (test) positions in name order, so that a "
                              "setting chosen on one half is reported on the other (default: all)")
     parser.add_argument("--set", nargs="*", default=["pddl_time_limit_s=3"], metavar="KEY=VALUE",
@@ -336,7 +331,7 @@ def main() -> None:
     runs = [(row_name(name, model, models), name, model) for name in args.rows
             for model in (models if uses_llm(ROWS[name]) else [None])]
     check_settings(parser, settings, runs)
-    names = split_names(problem_names(), args.split)[:args.limit]
+    names = half(problem_names(), args.split)[:args.limit]
     problems = [problem(n) for n in names]
     gold_steps = {p.name: len(p.gold_plan) for p in problems}
     summaries, records = [], {}

@@ -79,6 +79,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 from llm_planner_ros.evaluation.beyond_eai import BEYOND, BeyondTask  # noqa: E402
 from llm_planner_ros.evaluation.eai import select_tasks  # noqa: E402
 from llm_planner_ros.evaluation.honesty import honesty  # noqa: E402
+from llm_planner_ros.evaluation.splits import SPLITS, half  # noqa: E402
 from llm_planner_ros.llm.models import DEFAULT_MODEL, MODELS  # noqa: E402
 from llm_planner_ros.profiles.virtualhome.tasks import EaiTask, eai_tasks  # noqa: E402
 
@@ -88,7 +89,6 @@ ROWS = {"interpret": {}, "interpret, free text (before issue 36)": {"interpret_c
         "interpret, paraphrased": {}, "interpret, embeddings only, paraphrased": {"interpret_from": "text"},
         "interpret, paraphrased again": {},
         "interpret, embeddings only, paraphrased again": {"interpret_from": "text"}}
-SPLITS = ("all", "dev", "test")
 # How else a person might ask for each of EAI's tasks (written for this benchmark; scored against
 # the same programs' goal conditions, demonstrations held out by the program's task label).
 PARAPHRASES = {
@@ -140,9 +140,8 @@ def row_name(row: str, model: Optional[str], models: list[str]) -> str:
 
 
 def split_titles(tasks: list[EaiTask], split: str) -> list[str]:
-    """The task titles of ``split``: all, or those at even (dev) / odd (test) positions when sorted."""
-    titles = sorted({t.task for t in tasks})
-    return {"all": titles, "dev": titles[0::2], "test": titles[1::2]}[split]
+    """The task titles of ``split``, sorted: all, or one half (:func:`half`)."""
+    return half(sorted({t.task for t in tasks}), split)
 
 
 SETTINGS: dict = {}   # --set, for every row (the worker processes are forked after it is filled)

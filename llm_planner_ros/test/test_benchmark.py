@@ -75,3 +75,15 @@ def test_bad_arguments_are_named():
         bench.main(["--methods", "telepathy"])
     with pytest.raises(SystemExit, match="unknown EAI task"):
         bench.main(["--tasks", "fly to the moon", "--no-speed"])
+
+
+def test_the_benchmarks_halves_partition_the_sorted_names_and_all_keeps_their_order():
+    """bench/interpret.py and bench/behavior.py split by the one rule: a setting chosen on "dev"
+    is reported on "test", which shares no name with it."""
+    from llm_planner_ros.evaluation.splits import half
+
+    names = ["wash", "cook", "sort", "bake", "pack"]
+    assert half(names, "all") == names
+    assert half(names, "dev") == ["bake", "pack", "wash"] and half(names, "test") == ["cook", "sort"]
+    with pytest.raises(KeyError):
+        half(names, "train")
