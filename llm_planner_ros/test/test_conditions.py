@@ -55,3 +55,34 @@ def test_a_worlds_words_are_its_objects_and_sentences_not_its_predicates_names(e
     assert {"brush", "sink", "bathtub"} <= set(words.words) and not {"onfloor", "inside"} & set(words.words)
     assert [w for w, _, _ in words.absent("Mop the floor", below=0.6)] == ["floor"]
     assert words.absent("Put the brush in the bathtub", below=0.6) == []
+
+
+def test_wordnet_tells_a_narrower_kind_from_a_word_for_the_same_thing():
+    """WordNet 3.0's nouns, read in place from the files bootstrap installs (data.noun cut in two:
+    "zucchini" lies in the second part)."""
+    from llm_planner_ros.interpretation.lexicon import wordnet_nouns
+
+    nouns = wordnet_nouns()
+    assert nouns is not None, "WordNet's database is not installed (make bootstrap installs it)"
+    assert nouns.narrower("banana", "fruit") and nouns.narrower("orange", "fruit")
+    assert nouns.narrower("zucchini", "vegetable") and nouns.narrower("laptop", "computer")
+    assert not nouns.narrower("fruit", "apple")                    # broader: an apple is a fruit
+    assert not nouns.narrower("refrigerator", "fridge")            # a fridge is a refrigerator
+    assert not nouns.narrower("sofa", "couch") and not nouns.narrower("television", "tv")   # one sense
+    assert not nouns.narrower("oven", "kitchen")                   # unrelated: the cosine decides
+    assert not nouns.synsets("xyzzy") and not nouns.narrower("xyzzy", "fruit")
+
+
+def test_a_narrower_kind_of_a_world_word_is_absent(embedder):
+    """"banana" is 0.73 from the world's "fruit" (the apple's word), so before, "Put the banana in
+    the fridge" ran with the apple. A world's fruit need not be a banana: the banana is absent."""
+    from llm_planner_ros.interpretation.absent import WorldWords
+    from llm_planner_ros.interpretation.conditions import Condition
+    from llm_planner_ros.interpretation.lexicon import wordnet_nouns
+
+    index = ConditionIndex([Condition("The apple, a fruit, is in the fridge.", ("(inside apple fridge)",))], embedder)
+    words = WorldWords(index, embedder)
+    assert words.absent("Put the banana in the fridge", below=0.6) == []          # embeddings alone
+    found = words.absent("Put the banana in the fridge", below=0.6, lexicon=wordnet_nouns())
+    assert [(w, near) for w, _, near in found] == [("banana", "fruit")]
+    assert words.absent("Put the fruit in the refrigerator", below=0.6, lexicon=wordnet_nouns()) == []

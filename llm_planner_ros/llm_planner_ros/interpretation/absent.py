@@ -3,7 +3,9 @@
 The world's words are those of its goal conditions: their sentences, aliases and arguments,
 rendered from the objects the world holds. A word of the task is absent when neither it (or its
 singular) is one of them nor any of them is as near as ``below`` in sentence-embedding cosine
-("refrigerator" is near "fridge"; "cat" is near nothing in a house without one). The task's
+("refrigerator" is near "fridge"; "cat" is near nothing in a house without one), leaving out the
+world words that WordNet makes it a narrower kind of, where a lexicon is given: "banana" is near
+"fruit" (0.73), but a world's fruit need not be a banana, so that world lacks the banana. The task's
 leading verb, function words and generic verbs are not looked at. An absent word is not proof
 that the task cannot be done (a person may say "teeth" where the goal is the toothbrush), so the
 goal that names one waits for an operator, who is told the word."""
@@ -12,10 +14,12 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Sequence
+from typing import Optional
 
 import numpy as np
 
 from llm_planner_ros.interpretation.conditions import ConditionIndex, parse_literal
+from llm_planner_ros.interpretation.lexicon import WordNetNouns
 
 # leading words before the imperative verb ("please", "could you", "I")
 LEAD = frozenset("please kindly i im we you could would can will shall let lets just now then".split())  # noqa: SIM905
@@ -55,8 +59,10 @@ class WorldWords:
         self.known = set(self.words)
         self.embedder = embedder
 
-    def absent(self, task: str, below: float) -> list[tuple[str, float, str]]:
-        """The task's words the world lacks: (word, its nearest world word's cosine, that word)."""
+    def absent(self, task: str, below: float, lexicon: Optional[WordNetNouns] = None) -> list[tuple[str, float, str]]:
+        """The task's words the world lacks: (word, its nearest world word's cosine, that word). A
+        world word within ``below`` stands for the task's word unless ``lexicon`` makes the task's
+        word a narrower kind of it."""
         words = _words(task)
         while words and words[0] in LEAD:
             words = words[1:]
@@ -67,14 +73,23 @@ class WorldWords:
         if not self.words:
             return [(w, 0.0, "") for w in asked]
         cos = self.embedder.embed(asked) @ self.vectors.T
-        return [(w, float(row.max()), self.words[int(row.argmax())]) for w, row in zip(asked, cos) if row.max() < below]
+        out = []
+        for w, row in zip(asked, cos):
+            near = [int(i) for i in np.flatnonzero(row >= below)]
+            if lexicon is not None and near:
+                form = next((f for f in _forms(w) if lexicon.synsets(f)), w)
+                near = [i for i in near if not lexicon.narrower(form, self.words[i])]
+            if not near:
+                out.append((w, float(row.max()), self.words[int(row.argmax())]))
+        return out
 
 
 class AbsentWords:
     """:class:`WorldWords` per condition index (an index stands for one world's set of classes)."""
 
-    def __init__(self, embedder, keep: int = 8) -> None:
+    def __init__(self, embedder, keep: int = 8, lexicon: Optional[WordNetNouns] = None) -> None:
         self.embedder = embedder
+        self.lexicon = lexicon
         self.keep = keep
         self._by_index: dict[int, tuple[ConditionIndex, WorldWords]] = {}
         self._lock = threading.Lock()
@@ -89,4 +104,4 @@ class AbsentWords:
                 self._by_index[id(index)] = kept
                 while len(self._by_index) > self.keep:
                     self._by_index.pop(next(iter(self._by_index)))
-        return kept[1].absent(task, below)
+        return kept[1].absent(task, below, self.lexicon)

@@ -301,7 +301,7 @@ class GoalInterpreter:
                  mutex: Sequence[Exclusive] = (), orient: bool = False, text_margin: float = 1.0,
                  store: Optional[SentenceVectors] = None, scenes: int = 4, answers: int = 256,
                  menu: Optional[MenuSettings] = None, writer=None, absent_below: float = 0.0,
-                 named: Optional[NamedInstances] = None) -> None:
+                 named: Optional[NamedInstances] = None, lexicon=None) -> None:
         """``demos``: annotated goals shown as examples (none: zero-shot); ``conditions``: what a
         world admits as goal conditions, in words (its world renders them); ``mutex``: atoms
         that cannot hold together (the world's vocabulary names them); ``orient``: the
@@ -310,8 +310,9 @@ class GoalInterpreter:
         one per set of object classes and of named instances a task names, the least recently used
         going first; ``answers``: the LLM's
         answers kept, one per prompt; ``absent_below``: a word of the task is absent from the world
-        when none of the world's words is this near it (:mod:`.absent`; 0: none is looked for);
-        ``named``: the world's named instances (None: it has none)."""
+        when none of the world's words is this near it (:mod:`.absent`; 0: none is looked for),
+        leaving out those that ``lexicon`` (a :class:`.lexicon.WordNetNouns`) makes it a narrower
+        kind of; ``named``: the world's named instances (None: it has none)."""
         self.llm = llm
         self.embedder = embedder
         self.demos = list(demos)
@@ -336,7 +337,7 @@ class GoalInterpreter:
         self._scores: OrderedDict[tuple[str, str], tuple[float, ...]] = OrderedDict()
         self._lock = threading.Lock()
         self.absent_below = absent_below
-        self._absent = AbsentWords(embedder)
+        self._absent = AbsentWords(embedder, lexicon=lexicon)
         self.named = named
 
     def absent(self, task: str, index: ConditionIndex) -> list[str]:

@@ -117,6 +117,9 @@ class InterpretSettings(BaseModel):
                                           "that none of the world's words is this near (embedding cosine) names "
                                           "something the world lacks: the goal never runs unasked, and its end names "
                                           "the word (0: no word is looked for)")
+    interpret_absent_kinds: bool = Field(True, description="method interpret: a world word near a task's word "
+                                         "does not stand for it where WordNet's nouns make the task's word a "
+                                         "narrower kind of it ('banana' of 'fruit': the world lacks the banana)")
     interpret_calibration_demos: int = Field(40, ge=0, le=10_000, description="method interpret: demonstrations "
                                              "interpreted, each with its task held out, to calibrate the "
                                              "confidence (once per model and world; kept in the cache folder)")

@@ -14,6 +14,7 @@ from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.settings import PlannerSettings
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.interpretation.interpreter import Completion, GoalInterpreter, InstancePrior, NamedInstances
+from llm_planner_ros.interpretation.lexicon import wordnet_nouns
 from llm_planner_ros.interpretation.literals import LiteralWriter
 from llm_planner_ros.interpretation.menu import MenuSettings
 from llm_planner_ros.llm.base import LLMBackend
@@ -203,7 +204,8 @@ class PlannerParts:
                                mutex=mutex, orient=s.interpret_orient, store=self.sentence_vectors,
                                scenes=s.interpret_scenes_in_memory, answers=s.interpret_answers_in_memory,
                                menu=menu if s.interpret_choose and s.interpret_from == "llm_and_text" else None,
-                               writer=writer, absent_below=s.interpret_absent_below, named=named)
+                               writer=writer, absent_below=s.interpret_absent_below, named=named,
+                               lexicon=wordnet_nouns() if s.interpret_absent_kinds else None)
 
     @cached_property
     def sentence_vectors(self) -> SentenceVectors:

