@@ -102,6 +102,37 @@ CANNOT_DO_HELD_OUT = (
     CannotDo(BEHAVIOR_BATHTUB, "Empty the trash can", ("trash",)),
 )
 
+# A third list, written on 2026-11-28 after the narrower-kind rule of the absent-word test (WordNet:
+# "banana" is a narrower kind of the world's "fruit") was written from the first two lists' misses,
+# and before anything ran on it. Most name a thing of the same kind as one the world has, or a
+# narrower kind of a world's word (a pear beside the food, a hairbrush beside the scrub brush).
+CANNOT_DO_THIRD = (
+    CannotDo(VIRTUALHOME, "Put the pear in the freezer", ("pear",)),
+    CannotDo(VIRTUALHOME, "Slice the cheese with the knife", ("cheese",)),
+    CannotDo(VIRTUALHOME, "Squeeze a lemon into the tea", ("lemon",)),
+    CannotDo(VIRTUALHOME, "Print the form on the printer", ("printer",)),
+    CannotDo(VIRTUALHOME, "Turn on the radio", ("radio",)),
+    CannotDo(VIRTUALHOME, "Put the vase on the table", ("vase",)),
+    CannotDo(VIRTUALHOME, "Cover me with a blanket on the bed", ("blanket",)),
+    CannotDo(VIRTUALHOME, "Bring me a fork", ("fork",)),
+    CannotDo(VIRTUALHOME, "Pour me a glass of orange juice", ("juice", "orange")),
+    CannotDo(MOBILE_MANIPULATOR, "Put the pear in the fridge", ("pear",)),
+    CannotDo(MOBILE_MANIPULATOR, "Put the cheese in the fridge", ("cheese",)),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me a yogurt from the fridge", ("yogurt",)),
+    CannotDo(MOBILE_MANIPULATOR, "Turn on the radio", ("radio",)),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me the magazine", ("magazine",)),
+    CannotDo(MOBILE_MANIPULATOR, "Put the fork on the plate", ("fork",)),
+    CannotDo(MOBILE_MANIPULATOR, "Put the tablet on the dock", ("tablet",)),
+    CannotDo(MOBILE_MANIPULATOR, "Load the dishwasher", ("dishwasher",)),
+    CannotDo(MOBILE_MANIPULATOR, "Give the person some grapes", ("grapes", "grape")),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the toothpaste by the sink", ("toothpaste",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Scrub the jacuzzi", ("jacuzzi",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the razor in the sink", ("razor",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Clean the hairbrush in the sink", ("hairbrush",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the comb in the bathtub", ("comb",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Turn on the faucet", ("faucet",)),
+)
+
 
 def world_executor(world: str):
     """(a fresh executor of ``world`` as it starts, whether its world is a profile's)."""
