@@ -54,7 +54,8 @@ unasked (reported done, EAI's goal not met: the wrong-goal rate), asked, the wro
 without asking, and the AUROC of the confidence for reaching EAI's goal; interpret_risk.png plots risk against coverage.
 Then the tasks the worlds cannot do (evaluation/cannot_do.py, --no-cannot-do skips them), once per
 model with the shipped settings (nobody answers: an asked goal ends unconfirmed): the first list,
-and a second one written later, held out from any change made for the first one's misses.
+a second one written later, held out from any change made for the first one's misses, and a third
+one, written after the narrower-kind rule (made for both lists' misses) and before anything ran on it.
 Writes interpret.json, interpret.md and interpret_risk.png; one process per --jobs.
 """
 from __future__ import annotations
@@ -77,6 +78,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm_planner_ros"))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from llm_planner_ros.evaluation.beyond_eai import BEYOND, BeyondTask  # noqa: E402
+from llm_planner_ros.evaluation.cannot_do import CANNOT_DO, CANNOT_DO_HELD_OUT, CANNOT_DO_THIRD, run_cannot_do  # noqa: E402
 from llm_planner_ros.evaluation.eai import select_tasks  # noqa: E402
 from llm_planner_ros.evaluation.honesty import honesty  # noqa: E402
 from llm_planner_ros.evaluation.splits import SPLITS, half  # noqa: E402
@@ -199,10 +201,8 @@ def _beyond(job: tuple[Optional[str], BeyondTask]) -> dict:
 def _cannot_do(model: Optional[str]) -> list[dict]:
     """The cannot-do list (evaluation/cannot_do.py) with the shipped settings and ``model``: nobody
     answers a confirmation here, so an asked goal ends unconfirmed."""
-    from llm_planner_ros.evaluation.cannot_do import CANNOT_DO, CANNOT_DO_HELD_OUT, run_cannot_do
-
     settings = row_settings("interpret", model, every_goal=False)
-    lists = (("first", CANNOT_DO), ("held out", CANNOT_DO_HELD_OUT))
+    lists = (("first", CANNOT_DO), ("held out", CANNOT_DO_HELD_OUT), ("third", CANNOT_DO_THIRD))
     return [{"model": model, "list": name, **r} for name, cases in lists for r in run_cannot_do(settings, cases)]
 
 
@@ -546,7 +546,7 @@ def main() -> None:
             why = (f"does not name the absent {b['absent']} ({b['termination']})" if b["absent"] and not b["passed"]
                    else "; ".join([f"lacks {m}" for m in b["missing"]] + [f"has {w}" for w in b["wrong"]]))
             lines.append(f"| {b['task']} | {'yes' if b['passed'] else 'no'} | {', '.join(b['goal'])} | {why} |")
-    for model, kind in [(m, k) for m in models for k in ("first", "held out")] if cannot else []:
+    for model, kind in [(m, k) for m in models for k in ("first", "held out", "third")] if cannot else []:
         ran = [c for c in cannot if c["model"] == model and c.get("list", "first") == kind]
         lines += ["", f"## Tasks the worlds cannot do, the {kind} list{row_name('', model, models)}: "
                       f"{sum(c['passed'] for c in ran)} of "

@@ -71,6 +71,7 @@ def test_wordnet_tells_a_narrower_kind_from_a_word_for_the_same_thing():
     assert not nouns.narrower("sofa", "couch") and not nouns.narrower("television", "tv")   # one sense
     assert not nouns.narrower("oven", "kitchen")                   # unrelated: the cosine decides
     assert not nouns.synsets("xyzzy") and not nouns.narrower("xyzzy", "fruit")
+    assert nouns.narrower("fridge", "refrigerator") and nouns.is_a("electric_refrigerator", "fridge")
 
 
 def test_a_narrower_kind_of_a_world_word_is_absent(embedder):
@@ -86,3 +87,7 @@ def test_a_narrower_kind_of_a_world_word_is_absent(embedder):
     found = words.absent("Put the banana in the fridge", below=0.6, lexicon=wordnet_nouns())
     assert [(w, near) for w, _, near in found] == [("banana", "fruit")]
     assert words.absent("Put the fruit in the refrigerator", below=0.6, lexicon=wordnet_nouns()) == []
+    # "fridge" is a narrower kind of the word "refrigerator", but this world's thing is one
+    fridge = Condition("The electric refrigerator is open.", ("(open electric_refrigerator_n_01_5)",))
+    behavior = ConditionIndex([fridge], embedder)
+    assert WorldWords(behavior, embedder).absent("Open the fridge", below=0.6, lexicon=wordnet_nouns()) == []

@@ -5,7 +5,8 @@ rendered from the objects the world holds. A word of the task is absent when nei
 singular) is one of them nor any of them is as near as ``below`` in sentence-embedding cosine
 ("refrigerator" is near "fridge"; "cat" is near nothing in a house without one), leaving out the
 world words that WordNet makes it a narrower kind of, where a lexicon is given: "banana" is near
-"fruit" (0.73), but a world's fruit need not be a banana, so that world lacks the banana. The task's
+"fruit" (0.73), but a world's fruit need not be a banana, so that world lacks the banana (unless one
+of its objects' class names is a banana in WordNet: "electric_refrigerator" is a "fridge"). The task's
 leading verb, function words and generic verbs are not looked at. An absent word is not proof
 that the task cannot be done (a person may say "teeth" where the goal is the toothbrush), so the
 goal that names one waits for an operator, who is told the word."""
@@ -54,6 +55,9 @@ class WorldWords:
                 for arg in parse_literal(literal).args:
                     words.update(w for w in re.split(r"[^a-z]+", arg.lower()) if w)
         self.words = sorted(words - STOP)
+        # the objects' class names whole ("electric_refrigerator_n_01_5" -> "electric_refrigerator")
+        self.things = sorted({re.sub(r"(_n)?(_\d+)+$", "", arg.lower()) for c in index.conditions
+                              for literal in c.literals for arg in parse_literal(literal).args})
         # through the index's store: a building's worlds differ by the instances a task names, not by most words
         self.vectors = index.store.vectors(self.words) if self.words else np.zeros((0, 1))
         self.known = set(self.words)
@@ -79,6 +83,8 @@ class WorldWords:
             if lexicon is not None and near:
                 form = next((f for f in _forms(w) if lexicon.synsets(f)), w)
                 near = [i for i in near if not lexicon.narrower(form, self.words[i])]
+                if not near and any(lexicon.is_a(thing, form) for thing in self.things):
+                    continue        # a thing of the world is one ("electric_refrigerator" for "fridge")
             if not near:
                 out.append((w, float(row.max()), self.words[int(row.argmax())]))
         return out

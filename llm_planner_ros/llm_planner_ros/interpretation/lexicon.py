@@ -108,17 +108,17 @@ class WordNetNouns:
                 todo.extend(self._hypernyms(s))
         return seen
 
+    def is_a(self, word: str, kind: str) -> bool:
+        """Whether some sense of ``word`` is a ``kind`` in WordNet: the same synset, or one below
+        it ("electric_refrigerator" is a "fridge"; "banana" is a "fruit"). False where WordNet lacks either."""
+        mine, kinds = self.synsets(word), self.synsets(kind)
+        return bool(mine and kinds) and (bool(mine & kinds) or any(self.above(m) & kinds for m in mine))
+
     def narrower(self, word: str, than: str) -> bool:
-        """Whether ``word`` names only narrower kinds of ``than`` in WordNet ("banana" than "fruit",
-        "laptop" than "computer"): some sense of ``word`` is a kind of some sense of ``than``, the
-        two share no sense, and no sense of ``than`` is a kind of ``word`` (then a ``than`` need not
-        be a ``word``). False where WordNet lacks either."""
-        mine, theirs = self.synsets(word), self.synsets(than)
-        if not mine or not theirs or mine & theirs:
-            return False
-        if any(self.above(t) & mine for t in theirs):
-            return False
-        return any(self.above(m) & theirs for m in mine)
+        """Whether ``word`` names a narrower kind of ``than`` and not the other way ("banana"
+        than "fruit", "laptop" than "computer"; not "refrigerator" than "fridge", which share a
+        sense): then a ``than`` need not be a ``word``."""
+        return self.is_a(word, than) and not self.is_a(than, word)
 
 
 _shared: dict[Path, Optional[WordNetNouns]] = {}
