@@ -116,8 +116,8 @@ class WordNetNouns:
 
     def narrower(self, word: str, than: str) -> bool:
         """Whether ``word`` names a narrower kind of ``than`` and not the other way ("banana"
-        than "fruit", "laptop" than "computer"; not "refrigerator" than "fridge", which share a
-        sense): then a ``than`` need not be a ``word``."""
+        than "fruit", "fridge" than "refrigerator"; not "refrigerator" than "fridge", nor "sofa"
+        than "couch", which share a sense): then a ``than`` need not be a ``word``."""
         return self.is_a(word, than) and not self.is_a(than, word)
 
 
