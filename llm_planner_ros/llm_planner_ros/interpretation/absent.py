@@ -48,16 +48,16 @@ class WorldWords:
 
     def __init__(self, index: ConditionIndex, embedder) -> None:
         words: set[str] = set()
+        things: set[str] = set()   # class names whole: "electric_refrigerator_n_01_5" -> "electric_refrigerator"
         for c in index.conditions:
             for text in c.texts:
                 words.update(_words(text))
             for literal in c.literals:   # its objects' words, not its predicate's (even where negated)
                 for arg in parse_literal(literal).args:
                     words.update(w for w in re.split(r"[^a-z]+", arg.lower()) if w)
+                    things.add(re.sub(r"(_n)?(_\d+)+$", "", arg.lower()))
         self.words = sorted(words - STOP)
-        # the objects' class names whole ("electric_refrigerator_n_01_5" -> "electric_refrigerator")
-        self.things = sorted({re.sub(r"(_n)?(_\d+)+$", "", arg.lower()) for c in index.conditions
-                              for literal in c.literals for arg in parse_literal(literal).args})
+        self.things = things
         # through the index's store: a building's worlds differ by the instances a task names, not by most words
         self.vectors = index.store.vectors(self.words) if self.words else np.zeros((0, 1))
         self.known = set(self.words)

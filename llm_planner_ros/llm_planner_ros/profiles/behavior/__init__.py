@@ -52,16 +52,10 @@ def activity_of(problem: str) -> str:
     return m.group(1) if m else problem
 
 
-def eai_eval_dir() -> Path:
-    """Where bootstrap puts eai-eval (apart: its wheel also holds a virtualhome_eval that is not
-    0.1.1's)."""
-    return data_packages_dir()
-
-
 @cache
 def sentences() -> dict[str, str]:
     """Activity -> its task sentence, from eai-eval ({} when it is not there)."""
-    path = eai_eval_dir() / "behavior_eval" / "evaluation" / "goal_interpretation" / "resources" / "data" \
+    path = data_packages_dir() / "behavior_eval" / "evaluation" / "goal_interpretation" / "resources" / "data" \
         / "instructions_by_activity_name.json"
     return dict(json.loads(path.read_text())) if path.exists() else {}
 

@@ -26,8 +26,9 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
+from llm_planner_ros.core.data_packages import data_packages_dir
 from llm_planner_ros.pddl.semantics import PddlError, PddlWorld
-from llm_planner_ros.profiles.behavior import BehaviorProblem, behavior_profile, eai_eval_dir, problem
+from llm_planner_ros.profiles.behavior import BehaviorProblem, behavior_profile, problem
 
 _ANNOTATIONS = ("behavior_eval", "evaluation", "action_sequencing", "resources", "human_annotations")
 NO_ACTION = {"TOGGLE_OFF", "UNFREEZE", "TRANSFER_CONTENTS_INSIDE"}   # iGibson's, none in EAI's domain
@@ -39,7 +40,7 @@ PLACE = {"PLACE_INSIDE": "place_inside", "PLACE_ONTOP": "place_ontop", "PLACE_NE
 
 
 def human_sequence(name: str) -> Optional[list[dict]]:
-    path = eai_eval_dir().joinpath(*_ANNOTATIONS, f"{name}.json")
+    path = data_packages_dir().joinpath(*_ANNOTATIONS, f"{name}.json")
     return json.loads(path.read_text()) if path.exists() else None
 
 
