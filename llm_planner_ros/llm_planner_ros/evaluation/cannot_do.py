@@ -194,3 +194,34 @@ def run_cannot_do(settings: dict, cases: Sequence[CannotDo] = CANNOT_DO) -> list
             result, report = service.plan_with_report(request, lambda event: None, CancelToken(), executor)
             out.append(check(case, result, list(report.stats.get("absent", []))))
     return out
+
+# A fourth list, written on 2026-11-28 before the related-kind rule of the absent-word test (WordNet:
+# "oven" is only distantly related to the world's "kitchen", 0.605 apart by cosine) was written from
+# the first list's last miss, and before anything ran on it. Most name a thing that goes with one the
+# world has without being a kind of it (a cake for the oven, a coat for the hanger, a charger for the dock).
+CANNOT_DO_FOURTH = (
+    CannotDo(VIRTUALHOME, "Bake a cake in the oven", ("cake",)),
+    CannotDo(VIRTUALHOME, "Put the wine bottle in the freezer", ("wine", "bottle")),
+    CannotDo(VIRTUALHOME, "Hang my coat on the hanger", ("coat",)),
+    CannotDo(VIRTUALHOME, "Put the keys on the nightstand", ("keys", "key")),
+    CannotDo(VIRTUALHOME, "Start the dishwasher", ("dishwasher",)),
+    CannotDo(VIRTUALHOME, "Put the mail on the desk", ("mail",)),
+    CannotDo(VIRTUALHOME, "Iron my shirt", ("iron", "shirt")),
+    CannotDo(VIRTUALHOME, "Play a video on the projector", ("projector", "video")),
+    CannotDo(VIRTUALHOME, "Feed the fish in the aquarium", ("fish", "aquarium")),
+    CannotDo(MOBILE_MANIPULATOR, "Turn on the stove", ("stove",)),
+    CannotDo(MOBILE_MANIPULATOR, "Start the toaster", ("toaster",)),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me the charger from the dock", ("charger",)),
+    CannotDo(MOBILE_MANIPULATOR, "Pour the cereal on the plate", ("cereal",)),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me my glasses from the desk", ("glasses",)),
+    CannotDo(MOBILE_MANIPULATOR, "Put the coffee beans in the cupboard", ("coffee", "beans")),
+    CannotDo(MOBILE_MANIPULATOR, "Turn on the ceiling fan", ("fan", "ceiling")),
+    CannotDo(MOBILE_MANIPULATOR, "Bring the blanket to the sofa", ("blanket",)),
+    CannotDo(MOBILE_MANIPULATOR, "Put the ice cream in the fridge", ("ice", "cream")),
+    CannotDo(BEHAVIOR_BATHTUB, "Turn on the water heater", ("heater", "water")),
+    CannotDo(BEHAVIOR_BATHTUB, "Hang the shower curtain", ("curtain", "shower")),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the bath toys in the bathtub", ("toys", "toy")),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the lotion on the counter", ("lotion", "counter")),
+    CannotDo(BEHAVIOR_BATHTUB, "Dry the bathtub with a cloth", ("cloth",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the bath salts in the bathtub", ("salts", "salt")),
+)
