@@ -78,8 +78,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm_planner_ros"))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from llm_planner_ros.evaluation.beyond_eai import BEYOND, BeyondTask  # noqa: E402
-from llm_planner_ros.evaluation.cannot_do import (CANNOT_DO, CANNOT_DO_FOURTH, CANNOT_DO_HELD_OUT, CANNOT_DO_THIRD,  # noqa: E402
-                                                  run_cannot_do)
+from llm_planner_ros.evaluation.cannot_do import CANNOT_LISTS, run_cannot_do  # noqa: E402
 from llm_planner_ros.evaluation.eai import select_tasks  # noqa: E402
 from llm_planner_ros.evaluation.honesty import honesty  # noqa: E402
 from llm_planner_ros.evaluation.splits import SPLITS, half  # noqa: E402
@@ -203,8 +202,8 @@ def _cannot_do(model: Optional[str]) -> list[dict]:
     """The cannot-do list (evaluation/cannot_do.py) with the shipped settings and ``model``: nobody
     answers a confirmation here, so an asked goal ends unconfirmed."""
     settings = row_settings("interpret", model, every_goal=False)
-    lists = (("first", CANNOT_DO), ("held out", CANNOT_DO_HELD_OUT), ("third", CANNOT_DO_THIRD), ("fourth", CANNOT_DO_FOURTH))
-    return [{"model": model, "list": name, **r} for name, cases in lists for r in run_cannot_do(settings, cases)]
+    return [{"model": model, "list": name, **r} for name, cases in CANNOT_LISTS.items()
+            for r in run_cannot_do(settings, cases)]
 
 
 def _run(job: tuple[str, str, Optional[str], int]) -> dict:

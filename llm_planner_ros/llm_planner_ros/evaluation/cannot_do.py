@@ -225,3 +225,7 @@ CANNOT_DO_FOURTH = (
     CannotDo(BEHAVIOR_BATHTUB, "Dry the bathtub with a cloth", ("cloth",)),
     CannotDo(BEHAVIOR_BATHTUB, "Put the bath salts in the bathtub", ("salts", "salt")),
 )
+
+# every list by the name the benchmark reports it under, in the order they were written
+CANNOT_LISTS = {"first": CANNOT_DO, "held out": CANNOT_DO_HELD_OUT, "third": CANNOT_DO_THIRD,
+                "fourth": CANNOT_DO_FOURTH}
