@@ -91,3 +91,45 @@ def test_a_narrower_kind_of_a_world_word_is_absent(embedder):
     fridge = Condition("The electric refrigerator is open.", ("(open electric_refrigerator_n_01_5)",))
     behavior = ConditionIndex([fridge], embedder)
     assert WorldWords(behavior, embedder).absent("Open the fridge", below=0.6, lexicon=wordnet_nouns()) == []
+
+
+def test_wordnet_counts_the_steps_up_to_a_kind_two_words_share():
+    from llm_planner_ros.interpretation.lexicon import wordnet_nouns
+
+    nouns = wordnet_nouns()
+    assert nouns is not None, "WordNet's database is not installed (make bootstrap installs it)"
+    assert nouns.steps("sofa", "couch", 4) == 0 and nouns.steps("book", "novel", 4) == 1
+    assert nouns.steps("lamp", "light", 4) == 2 and nouns.steps("cheese", "milk", 4) == 2
+    assert nouns.steps("oven", "kitchen", 20) == 11 and nouns.steps("oven", "kitchen", 4) == 5   # most + 1
+    assert nouns.steps("xyzzy", "sofa", 4) is None
+
+
+def test_a_world_word_wordnet_relates_only_distantly_does_not_stand_for_a_task_word(embedder):
+    """"oven" is 0.61 from the mobile_manipulator's "kitchen" (its kitchen counter), so before,
+    "Turn on the oven" ran with the lamp and the kettle. An oven and a kitchen share no kind within
+    4 steps up: the oven is absent. "lamp" still stands for "light" (2 steps)."""
+    from llm_planner_ros.interpretation.absent import WorldWords
+    from llm_planner_ros.interpretation.conditions import Condition
+    from llm_planner_ros.interpretation.lexicon import wordnet_nouns
+
+    index = ConditionIndex([Condition("The robot is at the kitchen counter.", ("(at robot kitchen_counter)",)),
+                            Condition("The lamp is switched on.", ("(switched_on lamp)",))], embedder)
+    words = WorldWords(index, embedder)
+    assert words.absent("Turn on the oven", below=0.6, lexicon=wordnet_nouns()) == []    # any relation
+    found = words.absent("Turn on the oven", below=0.6, lexicon=wordnet_nouns(), related_steps=4)
+    assert [w for w, _, _ in found] == ["oven"]
+    assert words.absent("Turn on the light", below=0.6, lexicon=wordnet_nouns(), related_steps=4) == []
+
+
+def test_a_part_of_the_body_is_the_persons_not_absent_from_the_world(embedder):
+    """EAI's scenes have no teeth and no hands, yet "Brush teeth" and "Wash hands" need none."""
+    from llm_planner_ros.interpretation.absent import WorldWords
+    from llm_planner_ros.interpretation.conditions import Condition
+    from llm_planner_ros.interpretation.lexicon import wordnet_nouns
+
+    nouns = wordnet_nouns()
+    assert nouns.body_part("teeth") and nouns.body_part("hand") and not nouns.body_part("brush")
+    index = ConditionIndex([Condition("I am holding the toothbrush.", ("(holding toothbrush)",))], embedder)
+    words = WorldWords(index, embedder)
+    assert words.absent("Wash my hands with the toothbrush", below=0.99, lexicon=nouns, related_steps=4) == []
+    assert [w for w, _, _ in words.absent("Wash my hands with the toothbrush", below=0.99)] == ["hands"]

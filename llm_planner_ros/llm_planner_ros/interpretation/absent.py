@@ -6,9 +6,12 @@ singular) is one of them nor any of them is as near as ``below`` in sentence-emb
 ("refrigerator" is near "fridge"; "cat" is near nothing in a house without one), leaving out the
 world words that WordNet makes it a narrower kind of, where a lexicon is given: "banana" is near
 "fruit" (0.73), but a world's fruit need not be a banana, so that world lacks the banana (unless one
-of its objects' class names is a banana in WordNet: "electric_refrigerator" is a "fridge"). The task's
+of its objects' class names is a banana in WordNet: "electric_refrigerator" is a "fridge"), and those
+it relates to the task's word only distantly: "oven" is 0.61 from "kitchen", but an oven is an
+appliance and a kitchen a room, 11 hypernym steps apart ("lamp" and "light" are 2). A part of the
+body ("teeth", "hands") is the person's, never looked for among the world's things. The task's
 leading verb, function words and generic verbs are not looked at. An absent word is not proof
-that the task cannot be done (a person may say "teeth" where the goal is the toothbrush), so the
+that the task cannot be done (a person may say "internet" where the goal is the computer), so the
 goal that names one waits for an operator, who is told the word."""
 from __future__ import annotations
 
@@ -43,6 +46,21 @@ def _forms(word: str) -> tuple[str, ...]:
     return (word,) + ((word[:-2],) if word.endswith("es") else ()) + ((word[:-1],) if word.endswith("s") else ())
 
 
+def _noun(lexicon: WordNetNouns, word: str) -> str:
+    """``word`` or the first of its singulars that WordNet has as a noun."""
+    return next((f for f in _forms(word) if lexicon.synsets(f)), word)
+
+
+def _stands_for(lexicon: WordNetNouns, world: str, task: str, related_steps: int) -> bool:
+    """Whether a near world word may stand for the task's word: not where the task's word is a
+    narrower kind of it, nor (``related_steps`` > 0) where WordNet relates them more distantly than
+    that; where WordNet lacks either word, the cosine alone decides."""
+    if lexicon.narrower(task, world):
+        return False
+    steps = lexicon.steps(task, world, related_steps) if related_steps > 0 else None
+    return steps is None or steps <= related_steps
+
+
 class WorldWords:
     """The words of a world's conditions, with their sentence vectors (made once per index)."""
 
@@ -63,15 +81,20 @@ class WorldWords:
         self.known = set(self.words)
         self.embedder = embedder
 
-    def absent(self, task: str, below: float, lexicon: Optional[WordNetNouns] = None) -> list[tuple[str, float, str]]:
+    def absent(self, task: str, below: float, lexicon: Optional[WordNetNouns] = None,
+               related_steps: int = 0) -> list[tuple[str, float, str]]:
         """The task's words the world lacks: (word, its nearest world word's cosine, that word). A
         world word within ``below`` stands for the task's word unless ``lexicon`` makes the task's
-        word a narrower kind of it."""
+        word a narrower kind of it, or (``related_steps`` > 0) relates the two only through a kind
+        more than ``related_steps`` hypernym steps up ("oven" and "kitchen": 11). With ``lexicon``, a
+        part of the body is never absent."""
         words = _words(task)
         while words and words[0] in LEAD:
             words = words[1:]
         asked = [w for w in dict.fromkeys(words[1:]) if w not in STOP and len(w) >= 3
                  and not any(f in self.known for f in _forms(w))]
+        if lexicon is not None:   # the person's own body is not among a world's things ("Brush teeth")
+            asked = [w for w in asked if not any(lexicon.body_part(f) for f in _forms(w))]
         if not asked:
             return []
         if not self.words:
@@ -81,8 +104,8 @@ class WorldWords:
         for w, row in zip(asked, cos):
             near = [int(i) for i in np.flatnonzero(row >= below)]
             if lexicon is not None and near:
-                form = next((f for f in _forms(w) if lexicon.synsets(f)), w)
-                near = [i for i in near if not lexicon.narrower(form, self.words[i])]
+                form = _noun(lexicon, w)
+                near = [i for i in near if _stands_for(lexicon, _noun(lexicon, self.words[i]), form, related_steps)]
                 if not near and any(lexicon.is_a(thing, form) for thing in self.things):
                     continue        # a thing of the world is one ("electric_refrigerator" for "fridge")
             if not near:
@@ -93,9 +116,11 @@ class WorldWords:
 class AbsentWords:
     """:class:`WorldWords` per condition index (an index stands for one world's set of classes)."""
 
-    def __init__(self, embedder, keep: int = 8, lexicon: Optional[WordNetNouns] = None) -> None:
+    def __init__(self, embedder, keep: int = 8, lexicon: Optional[WordNetNouns] = None,
+                 related_steps: int = 0) -> None:
         self.embedder = embedder
         self.lexicon = lexicon
+        self.related_steps = related_steps
         self.keep = keep
         self._by_index: dict[int, tuple[ConditionIndex, WorldWords]] = {}
         self._lock = threading.Lock()
@@ -110,4 +135,4 @@ class AbsentWords:
                 self._by_index[id(index)] = kept
                 while len(self._by_index) > self.keep:
                     self._by_index.pop(next(iter(self._by_index)))
-        return kept[1].absent(task, below, self.lexicon)
+        return kept[1].absent(task, below, self.lexicon, self.related_steps)

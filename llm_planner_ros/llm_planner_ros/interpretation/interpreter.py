@@ -301,7 +301,7 @@ class GoalInterpreter:
                  mutex: Sequence[Exclusive] = (), orient: bool = False, text_margin: float = 1.0,
                  store: Optional[SentenceVectors] = None, scenes: int = 4, answers: int = 256,
                  menu: Optional[MenuSettings] = None, writer=None, absent_below: float = 0.0,
-                 named: Optional[NamedInstances] = None, lexicon=None) -> None:
+                 named: Optional[NamedInstances] = None, lexicon=None, related_steps: int = 0) -> None:
         """``demos``: annotated goals shown as examples (none: zero-shot); ``conditions``: what a
         world admits as goal conditions, in words (its world renders them); ``mutex``: atoms
         that cannot hold together (the world's vocabulary names them); ``orient``: the
@@ -312,7 +312,8 @@ class GoalInterpreter:
         answers kept, one per prompt; ``absent_below``: a word of the task is absent from the world
         when none of the world's words is this near it (:mod:`.absent`; 0: none is looked for),
         leaving out those that ``lexicon`` (a :class:`.lexicon.WordNetNouns`) makes it a narrower
-        kind of; ``named``: the world's named instances (None: it has none)."""
+        kind of, or relates to it only through a kind more than ``related_steps`` steps up (0: any);
+        ``named``: the world's named instances (None: it has none)."""
         self.llm = llm
         self.embedder = embedder
         self.demos = list(demos)
@@ -337,7 +338,7 @@ class GoalInterpreter:
         self._scores: OrderedDict[tuple[str, str], tuple[float, ...]] = OrderedDict()
         self._lock = threading.Lock()
         self.absent_below = absent_below
-        self._absent = AbsentWords(embedder, lexicon=lexicon)
+        self._absent = AbsentWords(embedder, lexicon=lexicon, related_steps=related_steps)
         self.named = named
 
     def absent(self, task: str, index: ConditionIndex) -> list[str]:

@@ -17,6 +17,7 @@ from llm_planner_ros.core.data_packages import data_packages_dir
 
 log = logging.getLogger(__name__)
 _HYPERNYMS = ("@", "@i")   # wndb's pointer symbols: hypernym, instance hypernym
+_NOUN_BODY = b"08"          # the lexicographer file noun.body, as data.noun numbers it
 
 
 def wordnet_dir() -> Path:
@@ -39,7 +40,7 @@ class WordNetNouns:
         for path in parts:
             self._data.append((start, path))
             start += path.stat().st_size + 1
-        self._synsets: dict[str, frozenset[int]] = {}
+        self._senses: dict[str, tuple[int, ...]] = {}
         self._up: dict[int, tuple[int, ...]] = {}
         self._lock = threading.Lock()
 
@@ -65,14 +66,25 @@ class WordNetNouns:
             line = f.readline()
         return line if line.startswith(key) else None
 
-    def synsets(self, word: str) -> frozenset[int]:
-        """The noun synsets of ``word`` (a multiword one takes spaces or underscores)."""
+    def senses(self, word: str) -> tuple[int, ...]:
+        """The offsets of ``word``'s noun synsets, the most frequent sense first (as ``index.noun``
+        lists them; a multiword one takes spaces or underscores)."""
         with self._lock:
-            if word not in self._synsets:
+            if word not in self._senses:
                 line = self._index_line(word.lower().replace(" ", "_").encode())
                 fields = line.split() if line is not None else []
-                self._synsets[word] = frozenset(int(x) for x in fields[-int(fields[2]):]) if fields else frozenset()
-            return self._synsets[word]
+                self._senses[word] = tuple(int(x) for x in fields[-int(fields[2]):]) if fields else ()
+            return self._senses[word]
+
+    def synsets(self, word: str) -> frozenset[int]:
+        """The noun synsets of ``word``."""
+        return frozenset(self.senses(word))
+
+    def body_part(self, word: str) -> bool:
+        """Whether ``word``'s most frequent noun sense is a part of the body (WordNet's lexicographer
+        file noun.body: "teeth", "hands"; not "brush")."""
+        senses = self.senses(word)
+        return bool(senses) and self._line(senses[0])[1] == _NOUN_BODY
 
     def _hypernyms(self, offset: int) -> tuple[int, ...]:
         with self._lock:
@@ -80,13 +92,17 @@ class WordNetNouns:
                 self._up[offset] = self._read_hypernyms(offset)
             return self._up[offset]
 
-    def _read_hypernyms(self, offset: int) -> tuple[int, ...]:
-        """From ``data.noun``'s line at ``offset``: offset, lex file, type, word count (hex), the
-        words with their lex ids, pointer count, then per pointer: symbol, offset, pos, source/target."""
+    def _line(self, offset: int) -> list[bytes]:
+        """``data.noun``'s line at ``offset``, split into its fields (the gloss left out)."""
         start, path = next((s, p) for s, p in reversed(self._data) if s <= offset)
         with open(path, "rb") as f:
             f.seek(offset - start)
-            fields = f.readline().split(b" | ")[0].split()
+            return f.readline().split(b" | ")[0].split()
+
+    def _read_hypernyms(self, offset: int) -> tuple[int, ...]:
+        """From ``data.noun``'s line at ``offset``: offset, lex file, type, word count (hex), the
+        words with their lex ids, pointer count, then per pointer: symbol, offset, pos, source/target."""
+        fields = self._line(offset)
         words = int(fields[3], 16)
         at = 4 + 2 * words
         pointers = int(fields[at])
@@ -113,6 +129,29 @@ class WordNetNouns:
         it ("electric_refrigerator" is a "fridge"; "banana" is a "fruit"). False where WordNet lacks either."""
         mine, kinds = self.synsets(word), self.synsets(kind)
         return bool(mine and kinds) and (bool(mine & kinds) or any(self.above(m) & kinds for m in mine))
+
+    def _within(self, offset: int, most: int) -> dict[int, int]:
+        """``offset``'s synset and those it is a kind of, at most ``most`` hypernym steps up: steps by synset."""
+        out, frontier = {offset: 0}, [offset]
+        for step in range(1, most + 1):
+            frontier = [h for s in frontier for h in self._hypernyms(s) if h not in out]
+            out.update((h, step) for h in frontier)
+        return out
+
+    def steps(self, word: str, other: str, most: int) -> Optional[int]:
+        """The fewest hypernym steps from a sense of ``word`` and one of ``other`` up to a kind they
+        share (0: a shared sense; "lamp" and "light", both sources of illumination: 2; "oven" and
+        "kitchen", an appliance and a room: 11), or ``most`` + 1 where that is more than ``most``;
+        None where WordNet lacks either word."""
+        mine, theirs = self.synsets(word), self.synsets(other)
+        if not mine or not theirs:
+            return None
+        ups = [self._within(s, most) for s in theirs]
+        best = most + 1
+        for m in mine:
+            for kind, up in self._within(m, most).items():
+                best = min([best] + [up + u[kind] for u in ups if kind in u])
+        return best
 
     def narrower(self, word: str, than: str) -> bool:
         """Whether ``word`` names a narrower kind of ``than`` and not the other way ("banana"

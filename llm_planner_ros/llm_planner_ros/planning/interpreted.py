@@ -120,6 +120,10 @@ class InterpretSettings(BaseModel):
     interpret_absent_kinds: bool = Field(True, description="method interpret: a world word near a task's word "
                                          "does not stand for it where WordNet's nouns make the task's word a "
                                          "narrower kind of it ('banana' of 'fruit': the world lacks the banana)")
+    interpret_absent_related_steps: int = Field(4, ge=0, le=40, description="method interpret, with "
+                                                "interpret_absent_kinds: nor where WordNet relates the two only "
+                                                "through a kind more than this many hypernym steps up from them "
+                                                "('oven' and 'kitchen': 11; 'lamp' and 'light': 2; 0: any relation)")
     interpret_calibration_demos: int = Field(40, ge=0, le=10_000, description="method interpret: demonstrations "
                                              "interpreted, each with its task held out, to calibrate the "
                                              "confidence (once per model and world; kept in the cache folder)")

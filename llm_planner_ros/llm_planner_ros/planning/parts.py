@@ -205,7 +205,8 @@ class PlannerParts:
                                scenes=s.interpret_scenes_in_memory, answers=s.interpret_answers_in_memory,
                                menu=menu if s.interpret_choose and s.interpret_from == "llm_and_text" else None,
                                writer=writer, absent_below=s.interpret_absent_below, named=named,
-                               lexicon=wordnet_nouns() if s.interpret_absent_kinds else None)
+                               lexicon=wordnet_nouns() if s.interpret_absent_kinds else None,
+                               related_steps=s.interpret_absent_related_steps)
 
     @cached_property
     def sentence_vectors(self) -> SentenceVectors:
