@@ -54,8 +54,10 @@ unasked (reported done, EAI's goal not met: the wrong-goal rate), asked, the wro
 without asking, and the AUROC of the confidence for reaching EAI's goal; interpret_risk.png plots risk against coverage.
 Then the tasks the worlds cannot do (evaluation/cannot_do.py, --no-cannot-do skips them), once per
 model with the shipped settings (nobody answers: an asked goal ends unconfirmed): the first list,
-a second one written later, held out from any change made for the first one's misses, and a third
-one, written after the narrower-kind rule (made for both lists' misses) and before anything ran on it.
+a second one written later, held out from any change made for the first one's misses, a third
+one, written after the narrower-kind rule (made for both lists' misses) and before anything ran on
+it, and a fourth, written before the related-kind rule (made for the first list's last miss) and
+before anything ran on it.
 Writes interpret.json, interpret.md and interpret_risk.png; one process per --jobs.
 """
 from __future__ import annotations
@@ -546,7 +548,7 @@ def main() -> None:
             why = (f"does not name the absent {b['absent']} ({b['termination']})" if b["absent"] and not b["passed"]
                    else "; ".join([f"lacks {m}" for m in b["missing"]] + [f"has {w}" for w in b["wrong"]]))
             lines.append(f"| {b['task']} | {'yes' if b['passed'] else 'no'} | {', '.join(b['goal'])} | {why} |")
-    for model, kind in [(m, k) for m in models for k in ("first", "held out", "third")] if cannot else []:
+    for model, kind in [(m, k) for m in models for k in CANNOT_LISTS] if cannot else []:
         ran = [c for c in cannot if c["model"] == model and c.get("list", "first") == kind]
         lines += ["", f"## Tasks the worlds cannot do, the {kind} list{row_name('', model, models)}: "
                       f"{sum(c['passed'] for c in ran)} of "
