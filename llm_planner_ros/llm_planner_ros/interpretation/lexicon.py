@@ -115,14 +115,7 @@ class WordNetNouns:
 
     def above(self, offset: int) -> set[int]:
         """Every synset that ``offset``'s is a kind of (its hypernyms' closure)."""
-        seen: set[int] = set()
-        todo = list(self._hypernyms(offset))
-        while todo:
-            s = todo.pop()
-            if s not in seen:
-                seen.add(s)
-                todo.extend(self._hypernyms(s))
-        return seen
+        return set(self._within(offset)) - {offset}
 
     def is_a(self, word: str, kind: str) -> bool:
         """Whether some sense of ``word`` is a ``kind`` in WordNet: the same synset, or one below
@@ -130,11 +123,13 @@ class WordNetNouns:
         mine, kinds = self.synsets(word), self.synsets(kind)
         return bool(mine and kinds) and (bool(mine & kinds) or any(self.above(m) & kinds for m in mine))
 
-    def _within(self, offset: int, most: int) -> dict[int, int]:
-        """``offset``'s synset and those it is a kind of, at most ``most`` hypernym steps up: steps by synset."""
-        out, frontier = {offset: 0}, [offset]
-        for step in range(1, most + 1):
-            frontier = [h for s in frontier for h in self._hypernyms(s) if h not in out]
+    def _within(self, offset: int, most: Optional[int] = None) -> dict[int, int]:
+        """``offset``'s synset and those it is a kind of, at most ``most`` hypernym steps up (None:
+        every one): the fewest steps to each."""
+        out, frontier, step = {offset: 0}, [offset], 0
+        while frontier and (most is None or step < most):
+            step += 1
+            frontier = list(dict.fromkeys(h for s in frontier for h in self._hypernyms(s) if h not in out))
             out.update((h, step) for h in frontier)
         return out
 
