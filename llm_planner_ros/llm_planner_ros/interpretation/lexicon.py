@@ -41,7 +41,7 @@ class WordNetNouns:
             self._data.append((start, path))
             start += path.stat().st_size + 1
         self._senses: dict[str, tuple[int, ...]] = {}
-        self._up: dict[int, tuple[int, ...]] = {}
+        self._read: dict[int, tuple[bytes, tuple[int, ...]]] = {}
         self._lock = threading.Lock()
 
     def _index_line(self, lemma: bytes) -> Optional[bytes]:
@@ -84,25 +84,25 @@ class WordNetNouns:
         """Whether ``word``'s most frequent noun sense is a part of the body (WordNet's lexicographer
         file noun.body: "teeth", "hands"; not "brush")."""
         senses = self.senses(word)
-        return bool(senses) and self._line(senses[0])[1] == _NOUN_BODY
+        return bool(senses) and self._synset(senses[0])[0] == _NOUN_BODY
 
     def _hypernyms(self, offset: int) -> tuple[int, ...]:
-        with self._lock:
-            if offset not in self._up:
-                self._up[offset] = self._read_hypernyms(offset)
-            return self._up[offset]
+        return self._synset(offset)[1]
 
-    def _line(self, offset: int) -> list[bytes]:
-        """``data.noun``'s line at ``offset``, split into its fields (the gloss left out)."""
+    def _synset(self, offset: int) -> tuple[bytes, tuple[int, ...]]:
+        """The synset at ``offset``: its lexicographer file and its hypernyms (read once)."""
+        with self._lock:
+            if offset not in self._read:
+                self._read[offset] = self._read_synset(offset)
+            return self._read[offset]
+
+    def _read_synset(self, offset: int) -> tuple[bytes, tuple[int, ...]]:
+        """From ``data.noun``'s line at ``offset``: offset, lex file, type, word count (hex), the
+        words with their lex ids, pointer count, then per pointer: symbol, offset, pos, source/target."""
         start, path = next((s, p) for s, p in reversed(self._data) if s <= offset)
         with open(path, "rb") as f:
             f.seek(offset - start)
-            return f.readline().split(b" | ")[0].split()
-
-    def _read_hypernyms(self, offset: int) -> tuple[int, ...]:
-        """From ``data.noun``'s line at ``offset``: offset, lex file, type, word count (hex), the
-        words with their lex ids, pointer count, then per pointer: symbol, offset, pos, source/target."""
-        fields = self._line(offset)
+            fields = f.readline().split(b" | ")[0].split()
         words = int(fields[3], 16)
         at = 4 + 2 * words
         pointers = int(fields[at])
@@ -111,7 +111,7 @@ class WordNetNouns:
             symbol, target, pos = fields[at + 1 + 4 * i:at + 4 + 4 * i]
             if symbol.decode() in _HYPERNYMS and pos == b"n":
                 out.append(int(target))
-        return tuple(out)
+        return fields[1], tuple(out)
 
     def above(self, offset: int) -> set[int]:
         """Every synset that ``offset``'s is a kind of (its hypernyms' closure)."""
