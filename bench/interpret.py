@@ -56,8 +56,9 @@ Then the tasks the worlds cannot do (evaluation/cannot_do.py, --no-cannot-do ski
 model with the shipped settings (nobody answers: an asked goal ends unconfirmed): the first list,
 a second one written later, held out from any change made for the first one's misses, a third
 one, written after the narrower-kind rule (made for both lists' misses) and before anything ran on
-it, and a fourth, written before the related-kind rule (made for the first list's last miss) and
-before anything ran on it.
+it, a fourth, written before the related-kind rule (made for the first list's last miss) and
+before anything ran on it, and a fifth, written after the fourth one's misses were read and before
+any change made for them.
 Writes interpret.json, interpret.md and interpret_risk.png; one process per --jobs.
 """
 from __future__ import annotations

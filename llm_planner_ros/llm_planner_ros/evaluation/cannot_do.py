@@ -226,6 +226,38 @@ CANNOT_DO_FOURTH = (
     CannotDo(BEHAVIOR_BATHTUB, "Put the bath salts in the bathtub", ("salts", "salt")),
 )
 
+# A fifth list, written on 2026-11-28 after the fourth list's misses were read ("glasses" taken for
+# the plural of the world's "glass", "coffee" of the world's "coffee mug" standing for "beans") and
+# before any change made for them, and before anything ran on it. Most name a plural that is a word
+# of its own (glasses, scissors, pliers), or pair a word the world has only inside another name, or
+# as a thing of its own, with one it lacks (tea bags, water bottle, apple juice).
+CANNOT_DO_FIFTH = (
+    CannotDo(VIRTUALHOME, "Find my glasses on the nightstand", ("glasses",)),
+    CannotDo(VIRTUALHOME, "Put the tea bags in the drawer", ("bags", "bag")),
+    CannotDo(VIRTUALHOME, "Put the toilet paper in the bathroom cabinet", ("paper",)),
+    CannotDo(VIRTUALHOME, "Put the pens in the pencil case", ("pens", "pen", "case")),
+    CannotDo(VIRTUALHOME, "Open the garage door", ("garage",)),
+    CannotDo(VIRTUALHOME, "Turn on the ceiling fan", ("fan",)),
+    CannotDo(VIRTUALHOME, "Put the kitchen scissors on the table", ("scissors",)),
+    CannotDo(VIRTUALHOME, "Pour the olive oil into the frying pan", ("pan", "frying", "olive")),
+    CannotDo(MOBILE_MANIPULATOR, "Put my sunglasses on the table", ("sunglasses",)),
+    CannotDo(MOBILE_MANIPULATOR, "Make me a cup of coffee", ("coffee",)),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me the water bottle", ("bottle",)),
+    CannotDo(MOBILE_MANIPULATOR, "Put the milk chocolate in the fridge", ("chocolate",)),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me the TV guide", ("guide",)),
+    CannotDo(MOBILE_MANIPULATOR, "Hand me the pliers", ("pliers",)),
+    CannotDo(MOBILE_MANIPULATOR, "Put the apple juice in the fridge", ("juice",)),
+    CannotDo(MOBILE_MANIPULATOR, "Put the remote batteries in the drawer", ("batteries", "battery", "drawer")),
+    CannotDo(BEHAVIOR_BATHTUB, "Clean the bathtub with the scrubbing pads", ("pads", "pad")),
+    CannotDo(BEHAVIOR_BATHTUB, "Brush the dog in the bathtub", ("dog",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the shower gel by the sink", ("gel", "shower")),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the scrub brush in the laundry basket", ("laundry", "basket")),
+    CannotDo(BEHAVIOR_BATHTUB, "Fill the bathtub with bubble bath", ("bubble",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Rinse the sink with the shower head", ("shower",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the brush in the glass", ("glass",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Wipe the sink with paper towels", ("paper", "towels", "towel")),
+)
+
 # every list by the name the benchmark reports it under, in the order they were written
 CANNOT_LISTS = {"first": CANNOT_DO, "held out": CANNOT_DO_HELD_OUT, "third": CANNOT_DO_THIRD,
-                "fourth": CANNOT_DO_FOURTH}
+                "fourth": CANNOT_DO_FOURTH, "fifth": CANNOT_DO_FIFTH}
