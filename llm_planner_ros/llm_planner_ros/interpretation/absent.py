@@ -8,16 +8,19 @@ world words that WordNet makes it a narrower kind of, where a lexicon is given: 
 "fruit" (0.73), but a world's fruit need not be a banana, so that world lacks the banana (unless one
 of its objects' class names is a banana in WordNet: "electric_refrigerator" is a "fridge"), and those
 it relates to the task's word only distantly: "oven" is 0.61 from "kitchen", but an oven is an
-appliance and a kitchen a room, 11 hypernym steps apart ("lamp" and "light" are 2). A part of the
+appliance and a kitchen a room, 11 hypernym steps apart ("lamp" and "light" are 2). A word that only
+leads another in the world's names (the "coffee" of "coffee mug") stands for no other word, and a
+plural that is a thing of its own ("glasses": spectacles) is not looked for as its singular. A part of the
 body ("teeth", "hands") is the person's, never looked for among the world's things. The task's
 leading verb, function words and generic verbs are not looked at. An absent word is not proof
 that the task cannot be done (a person may say "internet" where the goal is the computer), so the
 goal that names one waits for an operator, who is told the word."""
 from __future__ import annotations
 
+import itertools
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Optional
 
 import numpy as np
@@ -46,6 +49,19 @@ def _forms(word: str) -> tuple[str, ...]:
     return (word,) + ((word[:-2],) if word.endswith("es") else ()) + ((word[:-1],) if word.endswith("s") else ())
 
 
+def _own_plural(lexicon: WordNetNouns, word: str, related_steps: int) -> bool:
+    """Whether ``word``, though it reads as a plural, is a thing of its own and not more than one of
+    its singular: WordNet has it as a noun whose first sense is an artifact, shares no sense with a
+    singular and is more than ``related_steps`` hypernym steps from each ("glasses" are spectacles,
+    not drinking glasses: 6 steps; "pliers" 11; not "clothes", 4 from "cloth", nor "windows", software)."""
+    senses = lexicon.senses(word)
+    if related_steps <= 0 or not senses or not lexicon.artifact(senses[0]):
+        return False
+    singulars = [f for f in _forms(word)[1:] if lexicon.synsets(f)]
+    return bool(singulars) and all(not (lexicon.synsets(f) & set(senses))
+                                   and (lexicon.steps(word, f, related_steps) or 0) > related_steps for f in singulars)
+
+
 def _noun(lexicon: WordNetNouns, word: str) -> str:
     """``word`` or the first of its singulars that WordNet has as a noun."""
     return next((f for f in _forms(word) if lexicon.synsets(f)), word)
@@ -61,25 +77,62 @@ def _stands_for(lexicon: WordNetNouns, world: str, task: str, related_steps: int
     return steps is None or steps <= related_steps
 
 
+def _named(words: list[str]) -> Iterator[tuple[str, ...]]:
+    """The things a sentence names: the words after each "the" up to a function word or the end
+    ("I put the coffee mug on the table." -> ("coffee", "mug"), ("table",))."""
+    for i, w in enumerate(words):
+        if w == "the":
+            name = tuple(itertools.takewhile(lambda x: x not in STOP, words[i + 1:]))
+            if name:
+                yield name
+
+
 class WorldWords:
     """The words of a world's conditions, with their sentence vectors (made once per index)."""
 
     def __init__(self, index: ConditionIndex, embedder) -> None:
         words: set[str] = set()
         things: set[str] = set()   # class names whole: "electric_refrigerator_n_01_5" -> "electric_refrigerator"
+        names: set[tuple[str, ...]] = set()   # the things' names as words: ("coffee", "mug"), ("kitchen", "counter")
         for c in index.conditions:
             for text in c.texts:
-                words.update(_words(text))
+                said = _words(text)
+                words.update(said)
+                names.update(_named(said))
             for literal in c.literals:   # its objects' words, not its predicate's (even where negated)
                 for arg in parse_literal(literal).args:
                     words.update(w for w in re.split(r"[^a-z]+", arg.lower()) if w)
                     things.add(re.sub(r"(_n)?(_\d+)+$", "", arg.lower()))
+        names.update(tuple(w for w in t.split("_") if w) for t in things)
         self.words = sorted(words - STOP)
         self.things = things
+        # a word that only ever leads another in a thing's name (with the words it leads): the
+        # "coffee" of "coffee mug" ({"mug"}) names no thing of the world, though it is one of its words
+        heads = {n[-1] for n in names if n}
+        self.modifiers: dict[str, set[str]] = {}
+        for n in names:
+            for w in n[:-1]:
+                if w not in heads:
+                    self.modifiers.setdefault(w, set()).add(n[-1])
         # through the index's store: a building's worlds differ by the instances a task names, not by most words
         self.vectors = index.store.vectors(self.words) if self.words else np.zeros((0, 1))
         self.known = set(self.words)
         self.embedder = embedder
+
+    def _names_a_thing(self, word: str, lexicon: Optional[WordNetNouns]) -> bool:
+        """Whether a world word names a thing of the world: not one that only leads other words in
+        its names ("coffee" of "coffee mug"), unless WordNet makes what it leads a kind of it (the
+        "food" of VirtualHome's "food_apple")."""
+        led = self.modifiers.get(word)
+        return led is None or (lexicon is not None and any(lexicon.is_a(h, word) for h in led))
+
+    @staticmethod
+    def _forms(word: str, lexicon: Optional[WordNetNouns], related_steps: int) -> tuple[str, ...]:
+        """The forms of a task's word to look for among the world's: its singulars too, unless it
+        is a plural of its own (:func:`_own_plural`)."""
+        if lexicon is not None and _own_plural(lexicon, word, related_steps):
+            return (word,)
+        return _forms(word)
 
     def absent(self, task: str, below: float, lexicon: Optional[WordNetNouns] = None,
                related_steps: int = 0) -> list[tuple[str, float, str]]:
@@ -92,7 +145,7 @@ class WorldWords:
         while words and words[0] in LEAD:
             words = words[1:]
         asked = [w for w in dict.fromkeys(words[1:]) if w not in STOP and len(w) >= 3
-                 and not any(f in self.known for f in _forms(w))]
+                 and not any(f in self.known for f in self._forms(w, lexicon, related_steps))]
         if lexicon is not None:   # the person's own body is not among a world's things ("Brush teeth")
             asked = [w for w in asked if not any(lexicon.body_part(f) for f in _forms(w))]
         if not asked:
@@ -102,7 +155,7 @@ class WorldWords:
         cos = self.embedder.embed(asked) @ self.vectors.T
         out = []
         for w, row in zip(asked, cos):
-            near = [int(i) for i in np.flatnonzero(row >= below)]
+            near = [int(i) for i in np.flatnonzero(row >= below) if self._names_a_thing(self.words[int(i)], lexicon)]
             if lexicon is not None and near:
                 form = _noun(lexicon, w)
                 near = [i for i in near if _stands_for(lexicon, _noun(lexicon, self.words[i]), form, related_steps)]

@@ -18,6 +18,7 @@ from llm_planner_ros.core.data_packages import data_packages_dir
 log = logging.getLogger(__name__)
 _HYPERNYMS = ("@", "@i")   # wndb's pointer symbols: hypernym, instance hypernym
 _NOUN_BODY = b"08"          # the lexicographer file noun.body, as data.noun numbers it
+_NOUN_ARTIFACT = b"06"      # noun.artifact: things people make ("spectacles", "pliers")
 
 
 def wordnet_dir() -> Path:
@@ -85,6 +86,10 @@ class WordNetNouns:
         file noun.body: "teeth", "hands"; not "brush")."""
         senses = self.senses(word)
         return bool(senses) and self._synset(senses[0])[0] == _NOUN_BODY
+
+    def artifact(self, offset: int) -> bool:
+        """Whether the synset at ``offset`` is a thing people make (WordNet's noun.artifact)."""
+        return self._synset(offset)[0] == _NOUN_ARTIFACT
 
     def _hypernyms(self, offset: int) -> tuple[int, ...]:
         return self._synset(offset)[1]

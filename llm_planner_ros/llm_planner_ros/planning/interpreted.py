@@ -123,7 +123,9 @@ class InterpretSettings(BaseModel):
     interpret_absent_related_steps: int = Field(4, ge=0, le=40, description="method interpret, with "
                                                 "interpret_absent_kinds: nor where WordNet relates the two only "
                                                 "through a kind more than this many hypernym steps up from them "
-                                                "('oven' and 'kitchen': 11; 'lamp' and 'light': 2; 0: any relation)")
+                                                "('oven' and 'kitchen': 11; 'lamp' and 'light': 2; 0: any relation), "
+                                                "and a plural further than this from its singular, an artifact of its "
+                                                "own, is not looked for as the singular ('glasses': 6 from 'glass')")
     interpret_calibration_demos: int = Field(40, ge=0, le=10_000, description="method interpret: demonstrations "
                                              "interpreted, each with its task held out, to calibrate the "
                                              "confidence (once per model and world; kept in the cache folder)")
