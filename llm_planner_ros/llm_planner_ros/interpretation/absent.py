@@ -122,7 +122,7 @@ class WorldWords:
     def _names_a_thing(self, word: str, lexicon: Optional[WordNetNouns]) -> bool:
         """Whether a world word names a thing of the world: not one that only leads other words in
         its names ("coffee" of "coffee mug"), unless WordNet makes what it leads a kind of it (the
-        "food" of VirtualHome's "food_apple")."""
+        "food" of a class named "food_apple")."""
         led = self.modifiers.get(word)
         return led is None or (lexicon is not None and any(lexicon.is_a(h, word) for h in led))
 
