@@ -127,7 +127,7 @@ class WorldWords:
         return led is None or (lexicon is not None and any(lexicon.is_a(h, word) for h in led))
 
     @staticmethod
-    def _forms(word: str, lexicon: Optional[WordNetNouns], related_steps: int) -> tuple[str, ...]:
+    def _forms_to_find(word: str, lexicon: Optional[WordNetNouns], related_steps: int) -> tuple[str, ...]:
         """The forms of a task's word to look for among the world's: its singulars too, unless it
         is a plural of its own (:func:`_own_plural`)."""
         if lexicon is not None and _own_plural(lexicon, word, related_steps):
@@ -145,7 +145,7 @@ class WorldWords:
         while words and words[0] in LEAD:
             words = words[1:]
         asked = [w for w in dict.fromkeys(words[1:]) if w not in STOP and len(w) >= 3
-                 and not any(f in self.known for f in self._forms(w, lexicon, related_steps))]
+                 and not any(f in self.known for f in self._forms_to_find(w, lexicon, related_steps))]
         if lexicon is not None:   # the person's own body is not among a world's things ("Brush teeth")
             asked = [w for w in asked if not any(lexicon.body_part(f) for f in _forms(w))]
         if not asked:
