@@ -258,6 +258,39 @@ CANNOT_DO_FIFTH = (
     CannotDo(BEHAVIOR_BATHTUB, "Wipe the sink with paper towels", ("paper", "towels", "towel")),
 )
 
+# A sixth list, written on 2026-11-29 after the fifth list's misses were read ("coffee" known only
+# as the "coffee mug"'s first word, so "a cup of coffee" ran with the mug) and before any change
+# made for them, and before anything ran on it. Several name, on its own, a word the world has only
+# as the first word of another name (VirtualHome's "towel rack", "DVD player" and "game
+# controller"; the robot's "coffee mug" and "water boiler"); the rest name things these worlds lack.
+CANNOT_DO_SIXTH = (
+    CannotDo(VIRTUALHOME, "Bring me a towel", ("towel",)),
+    CannotDo(VIRTUALHOME, "Dry my hands with a towel", ("towel",)),
+    CannotDo(VIRTUALHOME, "Put a DVD in the player", ("dvd",)),
+    CannotDo(VIRTUALHOME, "Play a board game", ("board", "game")),
+    CannotDo(VIRTUALHOME, "Make me a cup of hot chocolate", ("chocolate",)),
+    CannotDo(VIRTUALHOME, "Put the coffee beans in the grinder", ("beans", "grinder")),
+    CannotDo(VIRTUALHOME, "Hang the coat on the rack", ("coat",)),
+    CannotDo(VIRTUALHOME, "Put the wine in the fridge", ("wine",)),
+    CannotDo(MOBILE_MANIPULATOR, "Pour me some coffee", ("coffee",)),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me a glass of water", ("water",)),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me a cup of tea", ("tea",)),
+    CannotDo(MOBILE_MANIPULATOR, "Put the ice cream in the freezer", ("ice", "cream", "freezer")),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me the laptop from the work desk", ("laptop",)),
+    CannotDo(MOBILE_MANIPULATOR, "Take the dishes to the dishwasher", ("dishwasher",)),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me the coffee beans", ("beans", "coffee")),
+    CannotDo(MOBILE_MANIPULATOR, "Put the flowers in a vase", ("flowers", "flower", "vase")),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the soap on the edge of the bathtub", ("soap",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Wash the bathtub with a sponge", ("sponge",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Drop a bath bomb in the bathtub", ("bomb", "bath")),
+    CannotDo(BEHAVIOR_BATHTUB, "Hang the bath towel on the hook", ("towel", "hook")),
+    CannotDo(BEHAVIOR_BATHTUB, "Clean the mirror above the sink", ("mirror",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the rubber duck in the bathtub", ("duck", "rubber")),
+    CannotDo(BEHAVIOR_BATHTUB, "Empty the bucket into the sink", ("bucket",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the shampoo bottle next to the sink", ("shampoo", "bottle")),
+)
+
 # every list by the name the benchmark reports it under, in the order they were written
 CANNOT_LISTS = {"first": CANNOT_DO, "held out": CANNOT_DO_HELD_OUT, "third": CANNOT_DO_THIRD,
-                "fourth": CANNOT_DO_FOURTH, "fifth": CANNOT_DO_FIFTH}
+                "fourth": CANNOT_DO_FOURTH, "fifth": CANNOT_DO_FIFTH,
+                "sixth": CANNOT_DO_SIXTH}
