@@ -39,6 +39,10 @@ do does did done make get take put go come bring give hand have has had set turn
 try want need like time now then one two three few little lot bit something anything thing things
 myself yourself ready back away""".split())  # noqa: SIM905
 
+# the words before a thing's name: determiners and prepositions
+DETERMINERS = frozenset("""a an the some any my your our their his her its this that these those of to in on at
+into onto from with for by under over""".split())  # noqa: SIM905
+
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z]+", text.lower())
@@ -126,6 +130,25 @@ class WorldWords:
         led = self.modifiers.get(word)
         return led is None or (lexicon is not None and any(lexicon.is_a(h, word) for h in led))
 
+    def _said_alone(self, form: str, word: str, said: Sequence[str], lexicon: Optional[WordNetNouns]) -> bool:
+        """Whether the task says ``word`` (``form``, a world word that only leads other words in the
+        world's names) as a thing on its own: after a determiner, a preposition or another noun's
+        word ("a cup of coffee", "video games"; not a verb, "... and then scrub the sink"), with
+        none of the words it leads said, nor a verb they are made from ("make" for "coffee maker",
+        "boil" for "water boiler"). Then the task names what the world lacks (a cup of coffee where
+        the only coffee is the "coffee mug"). Needs WordNet, which tells where the word alone is the
+        whole name ("remote" is a "remote control"), or what it leads is a kind of it ("food_apple")."""
+        led = self.modifiers.get(form)
+        if lexicon is None or not led or self._names_a_thing(form, lexicon):
+            return False
+        if not any(i > 0 and (said[i - 1] in DETERMINERS or said[i - 1] not in STOP)
+                   for i, w in enumerate(said) if w == word):
+            return False
+        if any(lexicon.synsets(form) & (lexicon.synsets(f"{form}_{h}") | lexicon.synsets(form + h)) for h in led):
+            return False
+        return not any(h in _forms(t) or (len(t) >= 3 and t != form and h.startswith(t))
+                       for h in led for t in said)
+
     @staticmethod
     def _forms_to_find(word: str, lexicon: Optional[WordNetNouns], related_steps: int) -> tuple[str, ...]:
         """The forms of a task's word to look for among the world's: its singulars too, unless it
@@ -145,7 +168,8 @@ class WorldWords:
         while words and words[0] in LEAD:
             words = words[1:]
         asked = [w for w in dict.fromkeys(words[1:]) if w not in STOP and len(w) >= 3
-                 and not any(f in self.known for f in self._forms_to_find(w, lexicon, related_steps))]
+                 and not any(f in self.known and not self._said_alone(f, w, words, lexicon)
+                             for f in self._forms_to_find(w, lexicon, related_steps))]
         if lexicon is not None:   # the person's own body is not among a world's things ("Brush teeth")
             asked = [w for w in asked if not any(lexicon.body_part(f) for f in _forms(w))]
         if not asked:
