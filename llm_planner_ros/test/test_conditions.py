@@ -176,3 +176,36 @@ def test_a_word_only_inside_a_things_name_stands_for_no_other_word(embedder):
     assert words.modifiers == {"food": {"apple"}}
     assert words.absent("Put the groceries away", below=0.6, lexicon=wordnet_nouns()) == []   # 0.66 from "food"
     assert [w for w, _, _ in words.absent("Put the groceries away", below=0.6)] == ["groceries"]
+
+
+def test_a_word_the_world_has_only_inside_a_things_name_said_alone_is_absent(embedder):
+    """The mobile_manipulator's "coffee" is only the first word of the mug's alias, so "Make me a
+    cup of coffee" ran with the mug and the cup. Said on its own as a thing, such a word names
+    what the world lacks; said with the word it leads, or with the verb that word is made from
+    ("boil" for "boiler"), or as a verb of a later clause, it does not. WordNet tells where the word
+    alone names the whole thing ("remote" is a remote control)."""
+    from llm_planner_ros.interpretation.absent import WorldWords
+    from llm_planner_ros.interpretation.conditions import Condition
+    from llm_planner_ros.interpretation.lexicon import wordnet_nouns
+
+    lexicon = wordnet_nouns()
+    index = ConditionIndex([Condition("The mug is on the table.", ("(on mug table)",),
+                                      aliases=("The coffee mug is on the table.",)),
+                            Condition("The kettle is on.", ("(switched_on kettle)",),
+                                      aliases=("The water boiler is on.",)),
+                            Condition("The remote control is on the table.", ("(on remote_control table)",)),
+                            Condition("The brush is on the table.", ("(on brush table)",),
+                                      aliases=("The scrub brush is on the table.",))], embedder)
+    words = WorldWords(index, embedder)
+    assert words.modifiers == {"coffee": {"mug"}, "water": {"boiler"}, "remote": {"control"}, "scrub": {"brush"}}
+
+    def absent(task, **kw):
+        return [w for w, _, _ in words.absent(task, below=0.6, related_steps=4, **kw)]
+
+    assert absent("Make me a cup of coffee", lexicon=lexicon) == ["coffee"]
+    assert absent("Make me a cup of coffee") == []                     # without WordNet, as before
+    assert absent("Bring me a glass of water", lexicon=lexicon) == ["glass", "water"]
+    assert absent("Put the coffee mug on the table", lexicon=lexicon) == []
+    assert absent("Please boil some water", lexicon=lexicon) == []     # the water boiler
+    assert absent("Hand me the remote", lexicon=lexicon) == []         # WordNet: a remote control
+    assert absent("Take the mug and then scrub the table", lexicon=lexicon) == []   # a verb
