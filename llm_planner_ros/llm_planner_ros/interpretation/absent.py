@@ -9,9 +9,9 @@ world words that WordNet makes it a narrower kind of, where a lexicon is given: 
 of its objects' class names is a banana in WordNet: "electric_refrigerator" is a "fridge"), and those
 it relates to the task's word only distantly: "oven" is 0.61 from "kitchen", but an oven is an
 appliance and a kitchen a room, 11 hypernym steps apart ("lamp" and "light" are 2). A word that only
-leads another in the world's names (the "coffee" of "coffee mug") stands for no other word, and a
-plural that is a thing of its own ("glasses": spectacles) is not looked for as its singular. A part of the
-body ("teeth", "hands") is the person's, never looked for among the world's things. The task's
+leads another in the world's names (the "coffee" of "coffee mug") stands for no other word, and
+said on its own ("a cup of coffee") is absent itself; a plural that is a thing of its own
+("glasses": spectacles) is not looked for as its singular. A part of the body ("teeth", "hands") is the person's, never looked for among the world's things. The task's
 leading verb, function words and generic verbs are not looked at. An absent word is not proof
 that the task cannot be done (a person may say "internet" where the goal is the computer), so the
 goal that names one waits for an operator, who is told the word."""
