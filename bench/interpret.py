@@ -58,7 +58,8 @@ a second one written later, held out from any change made for the first one's mi
 one, written after the narrower-kind rule (made for both lists' misses) and before anything ran on
 it, a fourth, written before the related-kind rule (made for the first list's last miss) and
 before anything ran on it, a fifth, written after the fourth one's misses were read and before
-any change made for them, and a sixth, written the same way after the fifth one's misses.
+any change made for them, a sixth, written the same way after the fifth one's misses, and a seventh, written before
+any rule for foods and drinks.
 Writes interpret.json, interpret.md and interpret_risk.png; one process per --jobs.
 """
 from __future__ import annotations

@@ -290,7 +290,38 @@ CANNOT_DO_SIXTH = (
     CannotDo(BEHAVIOR_BATHTUB, "Put the shampoo bottle next to the sink", ("shampoo", "bottle")),
 )
 
+# A seventh list, written on 2026-11-29 before any rule for foods and drinks (the third and fifth
+# lists' misses: "cheese" and "chocolate" were taken for the world's "milk", 2 hypernym steps from
+# each) and before anything ran on it. Most name a food or drink the world lacks beside one it has.
+CANNOT_DO_SEVENTH = (
+    CannotDo(VIRTUALHOME, "Bring me a glass of orange juice", ("juice", "orange")),
+    CannotDo(VIRTUALHOME, "Put the butter in the fridge", ("butter",)),
+    CannotDo(VIRTUALHOME, "Pour me a glass of milk", ("milk",)),
+    CannotDo(VIRTUALHOME, "Make a cup of cocoa", ("cocoa",)),
+    CannotDo(VIRTUALHOME, "Put the honey in the cupboard", ("honey",)),
+    CannotDo(VIRTUALHOME, "Heat the soup in the microwave", ("soup",)),
+    CannotDo(VIRTUALHOME, "Put the yogurt in the fridge", ("yogurt",)),
+    CannotDo(VIRTUALHOME, "Bring me a bowl of cereal", ("cereal", "bowl")),
+    CannotDo(MOBILE_MANIPULATOR, "Put the yogurt in the fridge", ("yogurt",)),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me the orange juice", ("juice", "orange")),
+    CannotDo(MOBILE_MANIPULATOR, "Put the butter on the table", ("butter",)),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me a pear", ("pear",)),
+    CannotDo(MOBILE_MANIPULATOR, "Put the cream in the fridge", ("cream",)),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me some grapes", ("grapes", "grape")),
+    CannotDo(MOBILE_MANIPULATOR, "Put the eggs in the fridge", ("eggs", "egg")),
+    CannotDo(MOBILE_MANIPULATOR, "Bring me the wine", ("wine",)),
+    CannotDo(MOBILE_MANIPULATOR, "Give me the bread", ("bread",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the bath oil in the bathtub", ("oil",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Pour the vinegar into the sink", ("vinegar",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the salt in the sink", ("salt",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Rinse the bathtub with milk", ("milk",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the lemon on the sink", ("lemon",)),
+    CannotDo(BEHAVIOR_BATHTUB, "Wash the sink with lemon juice", ("lemon", "juice")),
+    CannotDo(BEHAVIOR_BATHTUB, "Put the bleach next to the bathtub", ("bleach",)),
+)
+
 # every list by the name the benchmark reports it under, in the order they were written
 CANNOT_LISTS = {"first": CANNOT_DO, "held out": CANNOT_DO_HELD_OUT, "third": CANNOT_DO_THIRD,
                 "fourth": CANNOT_DO_FOURTH, "fifth": CANNOT_DO_FIFTH,
-                "sixth": CANNOT_DO_SIXTH}
+                "sixth": CANNOT_DO_SIXTH,
+                "seventh": CANNOT_DO_SEVENTH}
