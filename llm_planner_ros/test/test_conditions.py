@@ -209,3 +209,24 @@ def test_a_word_the_world_has_only_inside_a_things_name_said_alone_is_absent(emb
     assert absent("Please boil some water", lexicon=lexicon) == []     # the water boiler
     assert absent("Hand me the remote", lexicon=lexicon) == []         # WordNet: a remote control
     assert absent("Take the mug and then scrub the table", lexicon=lexicon) == []   # a verb
+
+
+def test_one_food_does_not_stand_for_another(embedder):
+    """"cheese" is 2 hypernym steps from the world's "milk" (both dairy products) and was taken for
+    it. A food or drink stands only for a kind it is of ("milk" for "drink"); other words keep the
+    related-kind rule ("lamp" still stands for "light")."""
+    from llm_planner_ros.interpretation.absent import WorldWords, _stands_for
+    from llm_planner_ros.interpretation.conditions import Condition
+    from llm_planner_ros.interpretation.lexicon import wordnet_nouns
+
+    lexicon = wordnet_nouns()
+    assert lexicon.food("cheese") and lexicon.food("milk") and not lexicon.food("water")
+    assert not _stands_for(lexicon, "milk", "cheese", 4) and not _stands_for(lexicon, "apple", "pear", 4)
+    assert _stands_for(lexicon, "milk", "drink", 4) and _stands_for(lexicon, "lamp", "light", 4)
+    index = ConditionIndex([Condition("The milk is in the fridge.", ("(in milk fridge)",)),
+                            Condition("The lamp is on.", ("(switched_on lamp)",))], embedder)
+    words = WorldWords(index, embedder)
+    cheese = "Put the cheese in the fridge"
+    assert [w for w, _, _ in words.absent(cheese, below=0.6, lexicon=lexicon, related_steps=4)] == ["cheese"]
+    assert words.absent(cheese, below=0.6) == []                  # without WordNet: milk, 0.6 away
+    assert words.absent("Turn on the light", below=0.6, lexicon=lexicon, related_steps=4) == []

@@ -1,18 +1,19 @@
 """What a task names that the world lacks ("Put the milk in the fridge" where there is no milk).
 
-The world's words are those of its goal conditions: their sentences, aliases and arguments,
-rendered from the objects the world holds. A word of the task is absent when neither it (or its
-singular) is one of them nor any of them is as near as ``below`` in sentence-embedding cosine
-("refrigerator" is near "fridge"; "cat" is near nothing in a house without one), leaving out the
-world words that WordNet makes it a narrower kind of, where a lexicon is given: "banana" is near
-"fruit" (0.73), but a world's fruit need not be a banana, so that world lacks the banana (unless one
-of its objects' class names is a banana in WordNet: "electric_refrigerator" is a "fridge"), and those
-it relates to the task's word only distantly: "oven" is 0.61 from "kitchen", but an oven is an
-appliance and a kitchen a room, 11 hypernym steps apart ("lamp" and "light" are 2). A word that only
-leads another in the world's names (the "coffee" of "coffee mug") stands for no other word, and
-said on its own ("a cup of coffee") is absent itself; a plural that is a thing of its own
-("glasses": spectacles) is not looked for as its singular. A part of the body ("teeth", "hands") is the person's, never looked for among the world's things. The task's
-leading verb, function words and generic verbs are not looked at. An absent word is not proof
+The world's words are those of its goal conditions: their sentences, aliases and arguments, rendered
+from the objects the world holds. A word of the task is absent when neither it (or its singular) is
+one of them nor any of them is as near as ``below`` in sentence-embedding cosine ("refrigerator" is
+near "fridge"; "cat" is near nothing in a house without one), leaving out the world words that
+WordNet makes it a narrower kind of, where a lexicon is given: "banana" is near "fruit" (0.73), but
+a world's fruit need not be a banana, so that world lacks the banana (unless one of its objects'
+class names is a banana in WordNet: "electric_refrigerator" is a "fridge"), and those it relates to
+the task's word only distantly: "oven" is 0.61 from "kitchen", but an oven is an appliance and a
+kitchen a room, 11 hypernym steps apart ("lamp" and "light" are 2), and foods that are not a kind of
+it ("milk" is no "cheese"). A word that only leads another in the world's names (the "coffee" of
+"coffee mug") stands for no other word, and said on its own ("a cup of coffee") is absent itself; a
+plural that is a thing of its own ("glasses": spectacles) is not looked for as its singular. A part
+of the body ("teeth", "hands") is the person's, never looked for among the world's things. The
+task's leading verb, function words and generic verbs are not looked at. An absent word is not proof
 that the task cannot be done (a person may say "internet" where the goal is the computer), so the
 goal that names one waits for an operator, who is told the word."""
 from __future__ import annotations
@@ -73,10 +74,13 @@ def _noun(lexicon: WordNetNouns, word: str) -> str:
 
 def _stands_for(lexicon: WordNetNouns, world: str, task: str, related_steps: int) -> bool:
     """Whether a near world word may stand for the task's word: not where the task's word is a
-    narrower kind of it, nor (``related_steps`` > 0) where WordNet relates them more distantly than
+    narrower kind of it, nor where both are foods or drinks and the world's is not a kind of the
+    task's, nor (``related_steps`` > 0) where WordNet relates them more distantly than
     that; where WordNet lacks either word, the cosine alone decides."""
     if lexicon.narrower(task, world):
         return False
+    if lexicon.food(task) and lexicon.food(world) and not lexicon.is_a(world, task):
+        return False        # one food is not another ("milk" is no "cheese"), but it is a "drink"
     steps = lexicon.steps(task, world, related_steps) if related_steps > 0 else None
     return steps is None or steps <= related_steps
 

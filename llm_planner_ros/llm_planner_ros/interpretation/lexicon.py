@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 _HYPERNYMS = ("@", "@i")   # wndb's pointer symbols: hypernym, instance hypernym
 _NOUN_BODY = b"08"          # the lexicographer file noun.body, as data.noun numbers it
 _NOUN_ARTIFACT = b"06"      # noun.artifact: things people make ("spectacles", "pliers")
+_NOUN_FOOD = b"13"          # noun.food: foods and drinks ("cheese", "milk", "coffee")
 
 
 def wordnet_dir() -> Path:
@@ -86,6 +87,12 @@ class WordNetNouns:
         file noun.body: "teeth", "hands"; not "brush")."""
         senses = self.senses(word)
         return bool(senses) and self._synset(senses[0])[0] == _NOUN_BODY
+
+    def food(self, word: str) -> bool:
+        """Whether ``word``'s most frequent noun sense is a food or drink (WordNet's noun.food:
+        "cheese", "milk", "apple"; not "water", a substance, nor "fruit", a plant's part)."""
+        senses = self.senses(word)
+        return bool(senses) and self._synset(senses[0])[0] == _NOUN_FOOD
 
     def artifact(self, offset: int) -> bool:
         """Whether the synset at ``offset`` is a thing people make (WordNet's noun.artifact)."""

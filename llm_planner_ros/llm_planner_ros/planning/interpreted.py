@@ -119,7 +119,10 @@ class InterpretSettings(BaseModel):
                                           "the word (0: no word is looked for)")
     interpret_absent_kinds: bool = Field(True, description="method interpret: a world word near a task's word "
                                          "does not stand for it where WordNet's nouns make the task's word a "
-                                         "narrower kind of it ('banana' of 'fruit': the world lacks the banana)")
+                                         "narrower kind of it ('banana' of 'fruit': the world lacks the banana), "
+                                         "nor for another food it is not a kind of ('milk' for 'cheese'); and a "
+                                         "word the world has only inside a thing's name is absent where the task "
+                                         "says it alone ('a cup of coffee' beside the 'coffee mug')")
     interpret_absent_related_steps: int = Field(4, ge=0, le=40, description="method interpret, with "
                                                 "interpret_absent_kinds: nor where WordNet relates the two only "
                                                 "through a kind more than this many hypernym steps up from them "
