@@ -183,7 +183,8 @@ def test_a_word_the_world_has_only_inside_a_things_name_said_alone_is_absent(emb
     cup of coffee" ran with the mug and the cup. Said on its own as a thing, such a word names
     what the world lacks; said with the word it leads, or with the verb that word is made from
     ("boil" for "boiler"), or as a verb of a later clause, it does not. WordNet tells where the word
-    alone names the whole thing ("remote" is a remote control)."""
+    alone names the whole thing ("remote" is a remote control), and where it is a room, which says
+    where the thing it leads is ("the kitchen" of the "kitchen counter")."""
     from llm_planner_ros.interpretation.absent import WorldWords
     from llm_planner_ros.interpretation.conditions import Condition
     from llm_planner_ros.interpretation.lexicon import wordnet_nouns
@@ -195,9 +196,11 @@ def test_a_word_the_world_has_only_inside_a_things_name_said_alone_is_absent(emb
                                       aliases=("The water boiler is on.",)),
                             Condition("The remote control is on the table.", ("(on remote_control table)",)),
                             Condition("The brush is on the table.", ("(on brush table)",),
-                                      aliases=("The scrub brush is on the table.",))], embedder)
+                                      aliases=("The scrub brush is on the table.",)),
+                            Condition("I am at the kitchen counter.", ("(at robot kitchen_counter)",))], embedder)
     words = WorldWords(index, embedder)
-    assert words.modifiers == {"coffee": {"mug"}, "water": {"boiler"}, "remote": {"control"}, "scrub": {"brush"}}
+    assert words.modifiers == {"coffee": {"mug"}, "water": {"boiler"}, "remote": {"control"}, "scrub": {"brush"},
+                               "kitchen": {"counter"}}
 
     def absent(task, **kw):
         return [w for w, _, _ in words.absent(task, below=0.6, related_steps=4, **kw)]
@@ -209,6 +212,7 @@ def test_a_word_the_world_has_only_inside_a_things_name_said_alone_is_absent(emb
     assert absent("Please boil some water", lexicon=lexicon) == []     # the water boiler
     assert absent("Hand me the remote", lexicon=lexicon) == []         # WordNet: a remote control
     assert absent("Take the mug and then scrub the table", lexicon=lexicon) == []   # a verb
+    assert absent("Go to the kitchen", lexicon=lexicon) == []          # a room says where the counter is
 
 
 def test_one_food_does_not_stand_for_another(embedder):

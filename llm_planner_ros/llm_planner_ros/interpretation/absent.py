@@ -67,6 +67,12 @@ def _own_plural(lexicon: WordNetNouns, word: str, related_steps: int) -> bool:
                                    and (lexicon.steps(word, f, related_steps) or 0) > related_steps for f in singulars)
 
 
+def _room(lexicon: WordNetNouns, word: str) -> bool:
+    """Whether ``word``'s most frequent noun sense is a room ("kitchen", "bathroom"; not "cell")."""
+    senses = lexicon.senses(word)
+    return bool(senses) and bool(({senses[0]} | lexicon.above(senses[0])) & lexicon.synsets("room"))
+
+
 def _noun(lexicon: WordNetNouns, word: str) -> str:
     """``word`` or the first of its singulars that WordNet has as a noun."""
     return next((f for f in _forms(word) if lexicon.synsets(f)), word)
@@ -141,9 +147,11 @@ class WorldWords:
         none of the words it leads said, nor a verb they are made from ("make" for "coffee maker",
         "boil" for "water boiler"). Then the task names what the world lacks (a cup of coffee where
         the only coffee is the "coffee mug"). Needs WordNet, which tells where the word alone is the
-        whole name ("remote" is a "remote control"), or what it leads is a kind of it ("food_apple")."""
+        whole name ("remote" is a "remote control"), or what it leads is a kind of it ("food_apple"),
+        or the word is a room, which says where the thing it leads is ("the kitchen" of the "kitchen
+        counter")."""
         led = self.modifiers.get(form)
-        if lexicon is None or not led or self._names_a_thing(form, lexicon):
+        if lexicon is None or not led or self._names_a_thing(form, lexicon) or _room(lexicon, form):
             return False
         if not any(i > 0 and (said[i - 1] in DETERMINERS or said[i - 1] not in STOP)
                    for i, w in enumerate(said) if w == word):
