@@ -85,14 +85,16 @@ class WordNetNouns:
     def body_part(self, word: str) -> bool:
         """Whether ``word``'s most frequent noun sense is a part of the body (WordNet's lexicographer
         file noun.body: "teeth", "hands"; not "brush")."""
-        senses = self.senses(word)
-        return bool(senses) and self._synset(senses[0])[0] == _NOUN_BODY
+        return self._first_sense_in(word, _NOUN_BODY)
 
     def food(self, word: str) -> bool:
         """Whether ``word``'s most frequent noun sense is a food or drink (WordNet's noun.food:
         "cheese", "milk", "apple"; not "water", a substance, nor "fruit", a plant's part)."""
+        return self._first_sense_in(word, _NOUN_FOOD)
+
+    def _first_sense_in(self, word: str, lexicographer_file: bytes) -> bool:
         senses = self.senses(word)
-        return bool(senses) and self._synset(senses[0])[0] == _NOUN_FOOD
+        return bool(senses) and self._synset(senses[0])[0] == lexicographer_file
 
     def artifact(self, offset: int) -> bool:
         """Whether the synset at ``offset`` is a thing people make (WordNet's noun.artifact)."""
