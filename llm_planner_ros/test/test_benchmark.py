@@ -87,3 +87,29 @@ def test_the_benchmarks_halves_partition_the_sorted_names_and_all_keeps_their_or
     assert half(names, "dev") == ["bake", "pack", "wash"] and half(names, "test") == ["cook", "sort"]
     with pytest.raises(KeyError):
         half(names, "train")
+
+
+def test_the_confidence_bound_acts_on_the_most_confident_and_asks_the_rest(tmp_path, capsys, monkeypatch):
+    """bench/confidence_bound.py: the goals acted on are the most confident; a goal not reported
+    done is no wrong goal reached; the least share asked is the first that keeps wrong goals
+    within the bound. The "task and goal" bound ranks a task's right goals first."""
+    spec = importlib.util.spec_from_file_location("bench_bound", ROOT / "bench" / "confidence_bound.py")
+    bound = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bound)
+    scored = [(0.9, True, True), (0.8, False, True), (0.7, True, True), (0.1, False, False)]
+    assert bound.operating_points(scored, asked=0.5, wrong=0.10) == (0.25, 0.25, 0.75)
+    assert bound.operating_points(scored, asked=0.0, wrong=0.25) == (0.5, 0.25, 0.0)
+
+    def record(task, goal, met, confidence):
+        return {"row": "titles", "task": task, "interpreted": [goal], "goal_met": met,
+                "reported_success": True, "confidence": confidence, "absent": []}
+    records = [record("Sit", "(sitting)", True, 0.2), record("Sit", "(sitting)", True, 0.3),
+               record("Sit", "(lying)", False, 0.9), record("Lie", "(lying)", False, 0.8)]
+    path = tmp_path / "interpret.json"
+    path.write_text(json.dumps({"summary": {"titles": {}}, "records": records}))
+    monkeypatch.setattr("sys.argv", ["confidence_bound.py", str(path), "--asked", "0.5"])
+    bound.main()
+    rows = {line.split("|")[4].strip(): line.split("|")[5:8] for line in capsys.readouterr().out.splitlines()[2:]}
+    assert rows["shipped confidence"][0].strip() == "0.000"       # the confident goals are the wrong ones
+    assert rows["task and goal (bound)"][0].strip() == "1.000"
+    assert rows["task and goal (bound)"][1].strip() == "50.0% / 0.0%"
