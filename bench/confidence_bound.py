@@ -63,9 +63,9 @@ def main() -> None:
                   "task (bound)": [sum(tasks[r["task"]]) / len(tasks[r["task"]]) for r in records],
                   "task and goal (bound)": [sum(g) / len(g) for g in
                                             (groups[(r["task"], tuple(r["interpreted"]))] for r in records)]}
-        success = sum(bool(r["goal_met"]) for r in records) / len(records)
+        met = [bool(r["goal_met"]) for r in records]
+        success = sum(met) / len(records)
         for name, score in scores.items():
-            met = [bool(r["goal_met"]) for r in records]
             scored = [(s, m, bool(r["reported_success"])) for s, m, r in zip(score, met, records)]
             reached, wrong, least = operating_points(scored, args.asked, args.wrong)
             ranks = confidence if name == "shipped confidence" else score   # the AUROC the benchmark reports
