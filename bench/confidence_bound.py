@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "llm_planner_ros"))   # the package folder
 
+from llm_planner_ros.evaluation import honesty  # noqa: E402
 from llm_planner_ros.interpretation.confidence import auroc  # noqa: E402
 
 
@@ -58,8 +59,8 @@ def main() -> None:
             groups[(r["task"], tuple(r["interpreted"]))].append(bool(r["goal_met"]))
             tasks[r["task"]].append(bool(r["goal_met"]))
         confidence = [-1.0 if r["confidence"] is None else r["confidence"] for r in records]
-        # as shipped, a goal that names an absent word is asked whatever its confidence
-        scores = {"shipped confidence": [-1.0 if r.get("absent") else c for c, r in zip(confidence, records)],
+        # asked whatever the threshold (confidence unknown, or an absent word named): first
+        scores = {"shipped confidence": [-1.0 if honesty.asked(r, 0.0) else c for c, r in zip(confidence, records)],
                   "task (bound)": [sum(tasks[r["task"]]) / len(tasks[r["task"]]) for r in records],
                   "task and goal (bound)": [sum(g) / len(g) for g in
                                             (groups[(r["task"], tuple(r["interpreted"]))] for r in records)]}
