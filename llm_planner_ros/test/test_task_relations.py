@@ -51,3 +51,10 @@ def test_a_relation_already_chosen_is_not_chosen_twice(robot):
     both = [by_literal["(in cup fridge)"], by_literal["(on cup fridge)"]]
     out, notes = task_relations(both, "Put the cup in the fridge", admitted, mutex)
     assert out == both and notes == []
+
+
+def test_a_relation_is_not_turned_to_one_that_contradicts_the_rest_of_the_goal(robot):
+    admitted, by_literal, mutex = robot
+    chosen = [by_literal["(on cup fridge)"], by_literal["(in cup cupboard)"]]   # an item is in one place
+    out, notes = task_relations(chosen, "Put the cup in the fridge", admitted, mutex)
+    assert out == chosen and notes == []

@@ -99,7 +99,8 @@ def task_relations(conditions: Sequence[Condition], task: str, admitted: Sequenc
                    mutex: Sequence[Exclusive]) -> tuple[list[Condition], list[str]]:
     """``conditions`` with each relation between two things that the task says otherwise replaced
     by the one it says (of ``admitted``, the world's conditions, those that ``mutex`` makes
-    exclusive of it); returns (conditions, what was turned and why)."""
+    exclusive of it), unless that one contradicts another of ``conditions``; returns
+    (conditions, what was turned and why)."""
     by_args: dict[tuple[str, ...], list[Condition]] = {}
     for c in admitted:
         if len(c.literals) == 1 and not c.actions:
@@ -126,7 +127,7 @@ def task_relations(conditions: Sequence[Condition], task: str, admitted: Sequenc
         if len(said) != 1 or not all(r for _, r in read) or c in said:
             continue
         (new,) = said
-        if new in out:
+        if new in out or any(contradicts(new, o, mutex) for o in out if o != c):
             continue
         out[i] = new
         before, n = read[0][0], len(phrases[new])
