@@ -38,6 +38,8 @@ def test_a_relation_the_task_says_otherwise_is_turned_to_the_one_it_says(robot, 
     ("Put the cup on the counter and the apple in the fridge", "(on cup fridge)"),   # said of the apple
     ("Take the cup out of the fridge", "(on cup fridge)"),                     # no relation of the two
     ("Tidy up the kitchen", "(on cup fridge)"),                                # neither is named
+    ("Make sure the cup is not in the fridge", "(on cup fridge)"),             # a relation not to hold
+    ("The cup isn't in the fridge yet, put it there", "(on cup fridge)"),
     ("Put the cup in the fridge, then put the cup on the fridge", "(on cup fridge)"),   # two readings
 ])
 def test_a_relation_is_kept_where_the_task_does_not_say_another(robot, task, chosen):

@@ -20,6 +20,8 @@ from llm_planner_ros.pddl.invariants import Exclusive
 # words between a relation's words and the thing's name
 SKIPPED = frozenset("""a an the some any all each every both one two three four five six seven eight nine ten
 this that these those its their his her my your our separate another other same""".split())  # noqa: SIM905
+# words that say a relation is not to hold
+NEGATIONS = frozenset({"not", "no", "never", "nor", "t"})   # "t": "isn't", split at the apostrophe
 # one spelling for the prepositions that say the same relation
 SAME = {"into": "in", "inside": "in", "within": "in", "onto": "on", "upon": "on", "beside": "next to",
         "underneath": "under", "beneath": "under", "below": "under"}
@@ -87,7 +89,10 @@ def _said(words: Sequence[str], name: tuple[str, ...]) -> bool:
 
 def _reads_as(before: tuple[str, ...], phrases: dict[Condition, tuple[str, ...]]) -> set[Condition]:
     """The relations whose words ``before`` ends with; else those whose first word is its last
-    ("on the table" for "on top of")."""
+    ("on the table" for "on top of"); none where a negation comes before them ("make sure the
+    umbrella is not inside the cabinet")."""
+    if NEGATIONS & set(before):
+        return set()
     said = _normal(before)
     exact = {c for c, p in phrases.items() if p and said[-len(p):] == p}
     if exact or not said:
