@@ -45,7 +45,8 @@ DETERMINERS = frozenset("""a an the some any my your our their his her its this 
 into onto from with for by under over""".split())  # noqa: SIM905
 
 
-def _words(text: str) -> list[str]:
+def words_of(text: str) -> list[str]:
+    """The lower-case words of ``text`` (letters only: "isn't" is "isn", "t")."""
     return re.findall(r"[a-z]+", text.lower())
 
 
@@ -110,7 +111,7 @@ class WorldWords:
         names: set[tuple[str, ...]] = set()   # the things' names as words: ("coffee", "mug"), ("kitchen", "counter")
         for c in index.conditions:
             for text in c.texts:
-                said = _words(text)
+                said = words_of(text)
                 words.update(said)
                 names.update(_named(said))
             for literal in c.literals:   # its objects' words, not its predicate's (even where negated)
@@ -176,7 +177,7 @@ class WorldWords:
         word a narrower kind of it, or (``related_steps`` > 0) relates the two only through a kind
         more than ``related_steps`` hypernym steps up ("oven" and "kitchen": 11). With ``lexicon``, a
         part of the body is never absent."""
-        words = _words(task)
+        words = words_of(task)
         while words and words[0] in LEAD:
             words = words[1:]
         asked = [w for w in dict.fromkeys(words[1:]) if w not in STOP and len(w) >= 3

@@ -14,7 +14,9 @@ import re
 from collections.abc import Sequence
 from typing import Optional
 
+from llm_planner_ros.interpretation.absent import words_of
 from llm_planner_ros.interpretation.conditions import Condition, contradicts, parse_literal
+from llm_planner_ros.pddl.goals import Literal
 from llm_planner_ros.pddl.invariants import Exclusive
 
 # words between a relation's words and the thing's name
@@ -27,10 +29,6 @@ SAME = {"into": "in", "inside": "in", "within": "in", "onto": "on", "upon": "on"
         "underneath": "under", "beneath": "under", "below": "under"}
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z]+", text.lower())
-
-
 def _normal(words: Sequence[str]) -> tuple[str, ...]:
     return tuple(" ".join(SAME.get(w, w) for w in words).split())
 
@@ -39,7 +37,7 @@ def _frame(texts: Sequence[str]) -> tuple[tuple[str, ...], list[tuple[str, ...]]
     """Sentences that say two things' relations ("The modem is under the table."), split into
     the first thing's name, each sentence's relation words and the second thing's name: the words
     all of them share at the start and at the end, determiners and the verb left out."""
-    split = [_words(t) for t in texts]
+    split = [words_of(t) for t in texts]
     shortest = min(len(w) for w in split)
     head = 0
     while head < shortest and len({w[head] for w in split}) == 1:
@@ -60,7 +58,7 @@ def _mentions(task: str, name: tuple[str, ...], after: tuple[str, ...],
     the words before it, those of :data:`SKIPPED` left out, the nearest last (at most four)."""
     out = []
     for part in re.split(r"[,.;:!?]", task):
-        words = _words(part)
+        words = words_of(part)
         for i in range(len(words) - len(name) + 1):
             if not _said(words[i:i + len(name)], name):
                 continue
@@ -100,26 +98,38 @@ def _reads_as(before: tuple[str, ...], phrases: dict[Condition, tuple[str, ...]]
     return {c for c, p in phrases.items() if p and p[0] == said[-1]}
 
 
+def _relation(c: Condition) -> Optional[Literal]:
+    """``c``'s literal where it is one relation between two things, not negated (else None)."""
+    if len(c.literals) != 1 or c.actions:
+        return None
+    lit = parse_literal(c.literals[0])
+    return lit if not lit.negated and len(lit.args) == 2 else None
+
+
 def task_relations(conditions: Sequence[Condition], task: str, admitted: Sequence[Condition],
                    mutex: Sequence[Exclusive]) -> tuple[list[Condition], list[str]]:
     """``conditions`` with each relation between two things that the task says otherwise replaced
     by the one it says (of ``admitted``, the world's conditions, those that ``mutex`` makes
     exclusive of it), unless that one contradicts another of ``conditions``; returns
     (conditions, what was turned and why)."""
+    pairs: dict[int, tuple[str, ...]] = {}   # position in conditions -> the two things
+    for i, c in enumerate(conditions):
+        lit = _relation(c)
+        if lit is not None:
+            pairs[i] = lit.args
+    if not pairs:
+        return list(conditions), []
+    # the world's relations between those pairs: only literals that end with one are parsed
+    ends = tuple(f" {a} {b})" for a, b in set(pairs.values()))
     by_args: dict[tuple[str, ...], list[Condition]] = {}
     for c in admitted:
-        if len(c.literals) == 1 and not c.actions:
-            lit = parse_literal(c.literals[0])
-            if not lit.negated and len(lit.args) == 2:
-                by_args.setdefault(lit.args, []).append(c)
+        lit = _relation(c) if c.literals and c.literals[0].endswith(ends) else None
+        if lit is not None:
+            by_args.setdefault(lit.args, []).append(c)
     out, notes = list(conditions), []
-    for i, c in enumerate(conditions):
-        if len(c.literals) != 1 or c.actions:
-            continue
-        lit = parse_literal(c.literals[0])
-        if lit.negated or len(lit.args) != 2:
-            continue
-        rivals = [s for s in by_args.get(lit.args, ()) if s != c and contradicts(c, s, mutex)]
+    for i, args in pairs.items():
+        c = conditions[i]
+        rivals = [s for s in by_args.get(args, ()) if s != c and contradicts(c, s, mutex)]
         if not rivals:
             continue
         first, relations, second = _frame([c.text] + [s.text for s in rivals])
