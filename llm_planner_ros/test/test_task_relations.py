@@ -1,11 +1,12 @@
 """The relation the task's own words give between two things replaces a chosen one that the task
-contradicts ("put the cup in the fridge", chosen "the cup is on the fridge"), over the shipped
-robot profile's own conditions and exclusive relations."""
+contradicts ("put the cup in the fridge", chosen "the cup is on the fridge"), and each thing of a
+list before a chosen relation gets it too ("put the apple and the cup in the fridge"), over the
+shipped robot profile's own conditions and exclusive relations."""
 from __future__ import annotations
 
 import pytest
 
-from llm_planner_ros.interpretation.relations import task_relations
+from llm_planner_ros.interpretation.relations import listed_relations, task_relations
 from llm_planner_ros.profiles.conditions import profile_conditions
 from llm_planner_ros.profiles.loader import load_profile, shipped
 from llm_planner_ros.profiles.skills import reference_world
@@ -31,6 +32,16 @@ def test_a_relation_the_task_says_otherwise_is_turned_to_the_one_it_says(robot, 
     out, notes = task_relations([apple, by_literal[chosen]], task, admitted, mutex)
     assert [c.literals[0] for c in out] == ["(in apple fridge)", expected]
     assert len(notes) == 1 and notes[0].startswith(f"{by_literal[chosen].text!r} turned to") and says in notes[0]
+
+
+@pytest.mark.parametrize("task", [
+    "Put one apple, one milk, and one cup into the fridge",    # the cup in a list before the relation
+    "Take the apple and the cup. Then put them in the fridge",   # "them": the list before
+])
+def test_a_relation_said_of_a_list_is_turned_for_each_thing_of_it(robot, task):
+    admitted, by_literal, mutex = robot
+    out, notes = task_relations([by_literal["(on cup fridge)"]], task, admitted, mutex)
+    assert [c.literals[0] for c in out] == ["(in cup fridge)"] and "before 'fridge'" in notes[0]
 
 
 @pytest.mark.parametrize("task, chosen", [
@@ -60,3 +71,41 @@ def test_a_relation_is_not_turned_to_one_that_contradicts_the_rest_of_the_goal(r
     chosen = [by_literal["(on cup fridge)"], by_literal["(in cup cupboard)"]]   # an item is in one place
     out, notes = task_relations(chosen, "Put the cup in the fridge", admitted, mutex)
     assert out == chosen and notes == []
+
+
+@pytest.mark.parametrize("task, added", [
+    ("Put the apple, the cup and the milk in the fridge", ["(in apple fridge)", "(in milk fridge)"]),
+    ("Put one apple, one cup, and one plate into the fridge.", ["(in apple fridge)", "(in plate fridge)"]),
+    ("Put all mugs and cups inside the fridge", ["(in mug fridge)"]),
+    ("Put the milk, the banana and the cup in the fridge", ["(in milk fridge)"]),   # no banana in this world
+    ("Put the book on the kitchen counter, then put the apple and the cup in the fridge", ["(in apple fridge)"]),
+    ("Take the apple and the cup, and put them in the fridge", ["(in apple fridge)"]),   # "them": the list
+    ("Take the apple and the cup. Then put them in the fridge", ["(in apple fridge)"]),
+])
+def test_the_things_listed_with_a_chosen_relation_get_it_too(robot, task, added):
+    admitted, by_literal, mutex = robot
+    out, notes = listed_relations([by_literal["(in cup fridge)"]], task, admitted, mutex)
+    assert [c.literals[0] for c in out] == ["(in cup fridge)"] + added
+    assert len(notes) == len(added) and all(" added (the task lists it with 'cup' before 'fridge')" in n
+                                            for n in notes)
+
+
+@pytest.mark.parametrize("task", [
+    "Put the cup in the fridge",                                          # no list
+    "Put the apple in the fridge and the cup in the fridge",               # each its own relation
+    "Put the apple on the kitchen counter, the cup in the fridge",         # the apple's own relation
+    "Put the apple and the milk in the fridge, and the cup in the fridge",
+    "Don't put the apple and the cup in the fridge",                       # a negation ends the list
+    "Put the apple and the cup on the fridge",                            # another relation
+])
+def test_nothing_is_added_where_the_task_lists_nothing_with_the_chosen_thing(robot, task):
+    admitted, by_literal, mutex = robot
+    out, notes = listed_relations([by_literal["(in cup fridge)"]], task, admitted, mutex)
+    assert [c.literals[0] for c in out] == ["(in cup fridge)"] and notes == []
+
+
+def test_a_listed_thing_does_not_get_a_relation_that_contradicts_the_goal(robot):
+    admitted, by_literal, mutex = robot
+    chosen = [by_literal["(in cup fridge)"], by_literal["(on apple kitchen_counter)"]]
+    out, notes = listed_relations(chosen, "Put the apple, the milk and the cup in the fridge", admitted, mutex)
+    assert [c.literals[0] for c in out] == ["(in cup fridge)", "(on apple kitchen_counter)", "(in milk fridge)"]

@@ -33,7 +33,7 @@ from llm_planner_ros.interpretation.conditions import (
 )
 from llm_planner_ros.interpretation.confidence import Candidate, Evidence, Judgement
 from llm_planner_ros.interpretation.menu import MenuSettings, Scored, candidates, choose, consistent, score
-from llm_planner_ros.interpretation.relations import task_relations
+from llm_planner_ros.interpretation.relations import listed_relations, task_relations
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams, split_sentences
 from llm_planner_ros.pddl.goals import GoalSpec, Literal
 from llm_planner_ros.pddl.invariants import Exclusive
@@ -62,7 +62,7 @@ class Interpretation:
     conditions: list[Condition]                # translated and free of contradictions
     dropped: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)
-    turned: list[str] = field(default_factory=list)   # relations the LLM turned round, or what it could not judge
+    turned: list[str] = field(default_factory=list)   # relations turned round or added, or what could not be judged
     seconds: dict[str, float] = field(default_factory=dict)   # by stage: index_s, llm_s, orient_s, menu_s
     menu: list[Scored] = field(default_factory=list)   # the candidates the model scored, best first
     written: list[str] = field(default_factory=list)   # literals the model wrote under the world's grammar
@@ -418,7 +418,8 @@ class GoalInterpreter:
             self._named_consistent(found, world, named)
         if self.menu is not None:   # the relation the task's own words give between two things
             found.conditions, turned = task_relations(found.conditions, task, index.conditions, self.mutex)
-            found.turned += turned
+            found.conditions, listed = listed_relations(found.conditions, task, index.conditions, self.mutex)
+            found.turned += turned + listed
         found.conditions = self._complete(found.conditions, index, hold_out)
         found.evidence = self._evidence(found, task, near[0][1] if near else 0.0)
         found.absent = self.absent(task, index)

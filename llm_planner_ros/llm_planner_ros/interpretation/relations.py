@@ -1,4 +1,5 @@
-"""The relation the task's own words give between two things ("place the modem under the table").
+"""The relation the task's own words give between two things ("place the modem under the table"),
+and the things it gives it to ("put the candle, the cheese and the bow into the basket").
 
 Of the relations that cannot hold together between two things (the world's exclusive groups: in,
 on, next to, under), the chosen goal may hold one that the task contradicts: the model chose "the
@@ -6,7 +7,8 @@ modem is on top of the table" where the task says "under the table". Each relati
 from the world's own sentences for it (what two sentences over the same two things do not share:
 "on top of", "under"), and the task's from the words right before the thing's name there,
 determiners and counts skipped ("on each table"). Where every mention of the thing in the task
-reads as one relation, and another is chosen, the one the task says replaces it.
+reads as one relation, and another is chosen, the one the task says replaces it. Where the task
+says a chosen relation of a list of things, each listed thing that the world has gets it too.
 """
 from __future__ import annotations
 
@@ -24,6 +26,8 @@ SKIPPED = frozenset("""a an the some any all each every both one two three four 
 this that these those its their his her my your our separate another other same""".split())  # noqa: SIM905
 # words that say a relation is not to hold
 NEGATIONS = frozenset({"not", "no", "never", "nor", "t"})   # "t": "isn't", split at the apostrophe
+# words that join the things of a list ("the cup, the plate and the bowl"), a comma among them
+JOINS = frozenset({",", "and", "or", "plus"})
 # one spelling for the prepositions that say the same relation
 SAME = {"into": "in", "inside": "in", "within": "in", "onto": "on", "upon": "on", "beside": "next to",
         "underneath": "under", "beneath": "under", "below": "under"}
@@ -50,28 +54,104 @@ def _frame(texts: Sequence[str]) -> tuple[tuple[str, ...], list[tuple[str, ...]]
     return tuple(first), [tuple(w[head:len(w) - tail]) for w in split], tuple(second)
 
 
-def _mentions(task: str, name: tuple[str, ...], after: tuple[str, ...],
-              relation_words: set[str]) -> list[tuple[str, ...]]:
-    """For each mention of ``name`` in ``task`` (a plural too) that follows a mention of ``after``
-    in the same part of a sentence (between commas) with no other relation said between them
-    ("the cup on the counter and the apple in the fridge" says nothing of the cup in the fridge),
-    the words before it, those of :data:`SKIPPED` left out, the nearest last (at most four)."""
+def _mentions(task: str, second: tuple[str, ...], first: tuple[str, ...], thing: str,
+              phrases: dict[Condition, tuple[str, ...]], names: dict[tuple[str, ...], str],
+              starts: set[str]) -> list[tuple[tuple[str, ...], set[Condition], int, list[str]]]:
+    """Each mention of ``second`` in ``task`` (a plural too) that says a relation of the first thing
+    (``thing``, named ``first``): the words before it (determiners and counts left out, the nearest
+    last, at most four), the relations of ``phrases`` they read as, how many of the words say them,
+    and the things of the list before them (:func:`_listed`, by ``names``). The first thing is
+    either named earlier in the same part of a sentence (between commas) with no other relation
+    said between them ("the cup on the counter and the apple in the fridge" says nothing of the cup
+    in the fridge) or one of that list."""
     out = []
-    for part in re.split(r"[,.;:!?]", task):
-        words = words_of(part)
-        for i in range(len(words) - len(name) + 1):
-            if not _said(words[i:i + len(name)], name):
+    sentences = [re.findall(r"[a-z]+|,", s) for s in re.split(r"[.;:!?]", task.lower())]
+    for at, tokens in enumerate(sentences):
+        for k in range(len(tokens) - len(second) + 1):
+            if not _said(tokens[k:k + len(second)], second):
                 continue
-            start = _last_mention(words[:i], after)
-            if start is None:
-                continue
-            j = i
-            while j > 0 and words[j - 1] in SKIPPED:
+            j = k
+            while j > 0 and tokens[j - 1] in SKIPPED:
                 j -= 1
-            if sum(w in relation_words for w in _normal(words[start:j])) > 1:
-                continue
-            out.append(tuple(words[max(0, j - 4):j]))
+            before = tuple(tokens[max(0, j - 4):j])
+            before = before[max((x + 1 for x, w in enumerate(before) if w == ","), default=0):]
+            read, n = _reads_as(before, phrases)
+            head = tokens[:j - n]
+            if head and head[-1] == "them" and not JOINS & set(head) and at > 0:
+                head = sentences[at - 1] + [","] + head   # "... and the socks. Then place them on the table"
+            listed = _listed(head, names, starts)
+            part = tokens[max((x + 1 for x in range(j) if tokens[x] == ","), default=0):j]
+            start = _last_mention(part, first)
+            near = start is not None and sum(w in starts for w in _normal(part[start:])) <= 1
+            if near or thing in listed:
+                out.append((before, read, n, listed))
     return out
+
+
+def _reads_as(before: tuple[str, ...], phrases: dict[Condition, tuple[str, ...]]) -> tuple[set[Condition], int]:
+    """The relations whose words ``before`` ends with, and how many of its words say them; else
+    those whose first word is its last ("on the table" for "on top of"), said by one word; none
+    where a negation comes before them ("make sure the umbrella is not inside the cabinet")."""
+    if NEGATIONS & set(before) or not before:
+        return set(), 0
+    exact: set[Condition] = set()
+    n = 0
+    for m in range(1, len(before) + 1):
+        hits = {c for c, p in phrases.items() if p and _normal(before[-m:]) == p}
+        if hits:
+            exact, n = exact | hits, m
+    if exact:
+        return exact, n
+    return {c for c, p in phrases.items() if p and p[0] == _normal(before[-1:])[0]}, 1
+
+
+def _listed(tokens: Sequence[str], names: dict[tuple[str, ...], str], starts: set[str]) -> list[str]:
+    """The things (of ``names``: a name's thing) of the list that ``tokens`` end with, read back to
+    where it begins: things joined by commas, "and" and "or", each its name after determiners and
+    counts. The list begins at a thing said after other words ("put the cup") and before words that
+    say a relation or a negation; it goes on past a short name that the world lacks ("the mug")
+    and past "put them"."""
+    items: list[list[str]] = [[]]
+    for t in reversed(tokens):
+        if t in JOINS:
+            if items[-1]:
+                items.append([])
+        else:
+            items[-1].insert(0, t)
+    out = []
+    for item in items:
+        words = [w for w in item if w not in SKIPPED]
+        if not words or starts & set(words) or NEGATIONS & set(words):
+            break
+        name = next((n for n in names if _said(words[-len(n):], n)), None)
+        if name is not None:
+            out.append(names[name])
+            if len(words) > len(name):
+                break
+        elif words[-1] != "them" and len(words) > 2:
+            break
+    return out[::-1]
+
+
+def _names(world: Sequence[tuple[Condition, Literal]]) -> dict[tuple[str, ...], str]:
+    """The names the world's sentences give the first things of ``world``'s relations (all over
+    one second thing): of the sentences of one relation, what they do not share."""
+    by_predicate: dict[str, list[tuple[Condition, Literal]]] = {}
+    for c, lit in world:
+        by_predicate.setdefault(lit.predicate, []).append((c, lit))
+    names: dict[tuple[str, ...], str] = {}
+    for group in by_predicate.values():
+        if len(group) < 2:
+            continue
+        split = [words_of(c.text) for c, _ in group]
+        tail = 0
+        while tail < min(map(len, split)) - 1 and len({w[-1 - tail] for w in split}) == 1:
+            tail += 1
+        for (_, lit), words in zip(group, split):
+            name = tuple(w for w in words[:len(words) - tail] if w not in SKIPPED and w not in ("is", "are"))
+            if name:
+                names.setdefault(name, lit.args[0])
+    return names
 
 
 def _last_mention(words: Sequence[str], name: tuple[str, ...]) -> Optional[int]:
@@ -85,19 +165,6 @@ def _said(words: Sequence[str], name: tuple[str, ...]) -> bool:
     return list(words[:-1]) == list(name[:-1]) and last in (name[-1], name[-1] + "s", name[-1] + "es")
 
 
-def _reads_as(before: tuple[str, ...], phrases: dict[Condition, tuple[str, ...]]) -> set[Condition]:
-    """The relations whose words ``before`` ends with; else those whose first word is its last
-    ("on the table" for "on top of"); none where a negation comes before them ("make sure the
-    umbrella is not inside the cabinet")."""
-    if NEGATIONS & set(before):
-        return set()
-    said = _normal(before)
-    exact = {c for c, p in phrases.items() if p and said[-len(p):] == p}
-    if exact or not said:
-        return exact
-    return {c for c, p in phrases.items() if p and p[0] == said[-1]}
-
-
 def _relation(c: Condition) -> Optional[Literal]:
     """``c``'s literal where it is one relation between two things, not negated (else None)."""
     if len(c.literals) != 1 or c.actions:
@@ -106,47 +173,91 @@ def _relation(c: Condition) -> Optional[Literal]:
     return lit if not lit.negated and len(lit.args) == 2 else None
 
 
+def _around(pairs: Sequence[Literal], admitted: Sequence[Condition]) -> dict[str, list[tuple[Condition, Literal]]]:
+    """The world's relations between two things (of ``admitted``) by their second thing, for the
+    second things of ``pairs``: only literals that end with one are parsed."""
+    ends = tuple(f" {lit.args[1]})" for lit in pairs)
+    out: dict[str, list[tuple[Condition, Literal]]] = {}
+    for c in admitted:
+        lit = _relation(c) if c.literals and c.literals[0].endswith(ends) else None
+        if lit is not None:
+            out.setdefault(lit.args[1], []).append((c, lit))
+    return out
+
+
+def _said_of(c: Condition, lit: Literal, task: str, world: Sequence[tuple[Condition, Literal]],
+             mutex: Sequence[Exclusive]):
+    """What the task says of ``c``'s two things (``world``: the relations over its second thing):
+    (its first thing's name, its second's, the mentions of :func:`_mentions`); None where the world
+    holds no other relation between them that excludes ``c``, or their words cannot be told apart."""
+    rivals = [s for s, x in world if x.args[0] == lit.args[0] and s != c and contradicts(c, s, mutex)]
+    if not rivals:
+        return None
+    first, relations, second = _frame([c.text] + [s.text for s in rivals])
+    phrases = {x: _normal(r) for x, r in zip([c] + rivals, relations)}
+    if not first or not second or len(set(phrases.values())) < len(phrases):
+        return None
+    starts = {p[0] for p in phrases.values() if p} | set(SAME)
+    return first, second, _mentions(task, second, first, lit.args[0], phrases, _names(world), starts)
+
+
 def task_relations(conditions: Sequence[Condition], task: str, admitted: Sequence[Condition],
                    mutex: Sequence[Exclusive]) -> tuple[list[Condition], list[str]]:
     """``conditions`` with each relation between two things that the task says otherwise replaced
     by the one it says (of ``admitted``, the world's conditions, those that ``mutex`` makes
     exclusive of it), unless that one contradicts another of ``conditions``; returns
     (conditions, what was turned and why)."""
-    pairs: dict[int, tuple[str, ...]] = {}   # position in conditions -> the two things
-    for i, c in enumerate(conditions):
-        lit = _relation(c)
-        if lit is not None:
-            pairs[i] = lit.args
+    pairs = {i: lit for i, c in enumerate(conditions) if (lit := _relation(c)) is not None}
     if not pairs:
         return list(conditions), []
-    # the world's relations between those pairs: only literals that end with one are parsed
-    ends = tuple(f" {a} {b})" for a, b in set(pairs.values()))
-    by_args: dict[tuple[str, ...], list[Condition]] = {}
-    for c in admitted:
-        lit = _relation(c) if c.literals and c.literals[0].endswith(ends) else None
-        if lit is not None:
-            by_args.setdefault(lit.args, []).append(c)
+    around = _around(list(pairs.values()), admitted)
     out, notes = list(conditions), []
-    for i, args in pairs.items():
+    for i, lit in pairs.items():
         c = conditions[i]
-        rivals = [s for s in by_args.get(args, ()) if s != c and contradicts(c, s, mutex)]
-        if not rivals:
+        said = _said_of(c, lit, task, around.get(lit.args[1], []), mutex)
+        if said is None:
             continue
-        first, relations, second = _frame([c.text] + [s.text for s in rivals])
-        phrases = {x: _normal(r) for x, r in zip([c] + rivals, relations)}
-        if not first or not second or len(set(phrases.values())) < len(phrases):
+        _, second, read = said
+        readings = {x for _, r, _, _ in read for x in r}
+        if len(readings) != 1 or not all(r for _, r, _, _ in read) or c in readings:
             continue
-        starts = {p[0] for p in phrases.values() if p}
-        read = [(before, _reads_as(before, phrases)) for before in _mentions(task, second, first, starts)]
-        said = {x for _, r in read for x in r}
-        if len(said) != 1 or not all(r for _, r in read) or c in said:
-            continue
-        (new,) = said
+        (new,) = readings
         if new in out or any(contradicts(new, o, mutex) for o in out if o != c):
             continue
         out[i] = new
-        before, n = read[0][0], len(phrases[new])
-        said_words = before[-n:] if _normal(before)[-n:] == phrases[new] else before[-1:]
-        notes.append(f"{c.text!r} turned to {new.text!r} (the task says {' '.join(said_words)!r} "
+        before, _, n, _ = read[0]
+        notes.append(f"{c.text!r} turned to {new.text!r} (the task says {' '.join(before[-n:])!r} "
                      f"before {' '.join(second)!r})")
+    return out, notes
+
+
+def listed_relations(conditions: Sequence[Condition], task: str, admitted: Sequence[Condition],
+                     mutex: Sequence[Exclusive]) -> tuple[list[Condition], list[str]]:
+    """``conditions`` with, for each relation between two things that the task says of a list that
+    names the first ("put the candle, the cheese and the bow into the basket" for "the candle is in
+    the basket"), the same relation for each other thing of the list, of ``admitted`` (the world's
+    conditions), unless it contradicts one of ``conditions``; returns (conditions, what was added
+    and why)."""
+    pairs = {i: lit for i, c in enumerate(conditions) if (lit := _relation(c)) is not None}
+    if not pairs:
+        return list(conditions), []
+    around = _around(list(pairs.values()), admitted)
+    out, notes = list(conditions), []
+    for i, lit in pairs.items():
+        c, world = conditions[i], around.get(lit.args[1], [])
+        said = _said_of(c, lit, task, world, mutex)
+        if said is None:
+            continue
+        first, second, read = said
+        same = {x.args[0]: s for s, x in world if x.predicate == lit.predicate}
+        for _, relation, _, listed in read:
+            if relation != {c} or lit.args[0] not in listed:
+                continue
+            for thing in listed:
+                s = same.get(thing)
+                if s is None or s in out or any(contradicts(s, o, mutex) for o in out):
+                    continue
+                out.append(s)
+                notes.append(f"{s.text!r} added (the task lists it with {' '.join(first)!r} "
+                             f"before {' '.join(second)!r})")
     return out, notes
