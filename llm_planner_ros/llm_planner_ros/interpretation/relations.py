@@ -201,23 +201,31 @@ def _said_of(c: Condition, lit: Literal, task: str, world: Sequence[tuple[Condit
     return first, second, _mentions(task, second, first, lit.args[0], phrases, _names(world), starts)
 
 
+def _said_relations(conditions: Sequence[Condition], task: str, admitted: Sequence[Condition],
+                    mutex: Sequence[Exclusive]) -> list[tuple[int, Literal, list[tuple[Condition, Literal]], tuple]]:
+    """For each relation between two things of ``conditions`` whose words the world tells apart:
+    its position, its literal, the world's relations over its second thing (of ``admitted``) and
+    what the task says of it (:func:`_said_of`)."""
+    pairs = {i: lit for i, c in enumerate(conditions) if (lit := _relation(c)) is not None}
+    around = _around(list(pairs.values()), admitted) if pairs else {}
+    out = []
+    for i, lit in pairs.items():
+        world = around.get(lit.args[1], [])
+        said = _said_of(conditions[i], lit, task, world, mutex)
+        if said is not None:
+            out.append((i, lit, world, said))
+    return out
+
+
 def task_relations(conditions: Sequence[Condition], task: str, admitted: Sequence[Condition],
                    mutex: Sequence[Exclusive]) -> tuple[list[Condition], list[str]]:
     """``conditions`` with each relation between two things that the task says otherwise replaced
     by the one it says (of ``admitted``, the world's conditions, those that ``mutex`` makes
     exclusive of it), unless that one contradicts another of ``conditions``; returns
     (conditions, what was turned and why)."""
-    pairs = {i: lit for i, c in enumerate(conditions) if (lit := _relation(c)) is not None}
-    if not pairs:
-        return list(conditions), []
-    around = _around(list(pairs.values()), admitted)
     out, notes = list(conditions), []
-    for i, lit in pairs.items():
+    for i, _, _, (_, second, read) in _said_relations(conditions, task, admitted, mutex):
         c = conditions[i]
-        said = _said_of(c, lit, task, around.get(lit.args[1], []), mutex)
-        if said is None:
-            continue
-        _, second, read = said
         readings = {x for _, r, _, _ in read for x in r}
         if len(readings) != 1 or not all(r for _, r, _, _ in read) or c in readings:
             continue
@@ -238,20 +246,11 @@ def listed_relations(conditions: Sequence[Condition], task: str, admitted: Seque
     the basket"), the same relation for each other thing of the list, of ``admitted`` (the world's
     conditions), unless it contradicts one of ``conditions``; returns (conditions, what was added
     and why)."""
-    pairs = {i: lit for i, c in enumerate(conditions) if (lit := _relation(c)) is not None}
-    if not pairs:
-        return list(conditions), []
-    around = _around(list(pairs.values()), admitted)
     out, notes = list(conditions), []
-    for i, lit in pairs.items():
-        c, world = conditions[i], around.get(lit.args[1], [])
-        said = _said_of(c, lit, task, world, mutex)
-        if said is None:
-            continue
-        first, second, read = said
+    for i, lit, world, (first, second, read) in _said_relations(conditions, task, admitted, mutex):
         same = {x.args[0]: s for s, x in world if x.predicate == lit.predicate}
         for _, relation, _, listed in read:
-            if relation != {c} or lit.args[0] not in listed:
+            if relation != {conditions[i]} or lit.args[0] not in listed:
                 continue
             for thing in listed:
                 s = same.get(thing)
