@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from llm_planner_ros.interpretation.absent import words_of
 from llm_planner_ros.interpretation.conditions import Condition, contradicts, parse_literal
@@ -54,16 +54,30 @@ def _frame(texts: Sequence[str]) -> tuple[tuple[str, ...], list[tuple[str, ...]]
     return tuple(first), [tuple(w[head:len(w) - tail]) for w in split], tuple(second)
 
 
+class Mention(NamedTuple):
+    """A mention of a relation's second thing in the task."""
+    before: tuple[str, ...]     # the words before it, determiners and counts left out (at most 4)
+    read: set[Condition]        # the relations they read as
+    said_by: int                # how many of those words say them
+    listed: list[str]           # the things of the list before those words (see _listed)
+
+
+class Said(NamedTuple):
+    """What the task says of a relation between two things."""
+    first: tuple[str, ...]      # the first thing's name
+    second: tuple[str, ...]     # the second thing's name
+    mentions: list[Mention]
+
+
 def _mentions(task: str, second: tuple[str, ...], first: tuple[str, ...], thing: str,
               phrases: dict[Condition, tuple[str, ...]], names: dict[tuple[str, ...], str],
-              starts: set[str]) -> list[tuple[tuple[str, ...], set[Condition], int, list[str]]]:
+              starts: set[str]) -> list[Mention]:
     """Each mention of ``second`` in ``task`` (a plural too) that says a relation of the first thing
-    (``thing``, named ``first``): the words before it (determiners and counts left out, the nearest
-    last, at most four), the relations of ``phrases`` they read as, how many of the words say them,
-    and the things of the list before them (:func:`_listed`, by ``names``). The first thing is
-    either named earlier in the same part of a sentence (between commas) with no other relation
-    said between them ("the cup on the counter and the apple in the fridge" says nothing of the cup
-    in the fridge) or one of that list."""
+    (``thing``, named ``first``), read by ``phrases`` (each relation's words), ``names`` (the things'
+    names) and ``starts`` (words that begin a relation). The first thing is either named earlier in
+    the same part of a sentence (between commas) with no other relation said between them ("the
+    cup on the counter and the apple in the fridge" says nothing of the cup in the fridge) or one
+    of the list before the relation's words."""
     out = []
     sentences = [re.findall(r"[a-z]+|,", s) for s in re.split(r"[.;:!?]", task.lower())]
     for at, tokens in enumerate(sentences):
@@ -84,7 +98,7 @@ def _mentions(task: str, second: tuple[str, ...], first: tuple[str, ...], thing:
             start = _last_mention(part, first)
             near = start is not None and sum(w in starts for w in _normal(part[start:])) <= 1
             if near or thing in listed:
-                out.append((before, read, n, listed))
+                out.append(Mention(before, read, n, listed))
     return out
 
 
@@ -186,10 +200,10 @@ def _around(pairs: Sequence[Literal], admitted: Sequence[Condition]) -> dict[str
 
 
 def _said_of(c: Condition, lit: Literal, task: str, world: Sequence[tuple[Condition, Literal]],
-             mutex: Sequence[Exclusive]):
-    """What the task says of ``c``'s two things (``world``: the relations over its second thing):
-    (its first thing's name, its second's, the mentions of :func:`_mentions`); None where the world
-    holds no other relation between them that excludes ``c``, or their words cannot be told apart."""
+             mutex: Sequence[Exclusive]) -> Optional[Said]:
+    """What the task says of ``c``'s two things (``world``: the relations over its second thing);
+    None where the world holds no other relation between them that excludes ``c``, or their words
+    cannot be told apart."""
     rivals = [s for s, x in world if x.args[0] == lit.args[0] and s != c and contradicts(c, s, mutex)]
     if not rivals:
         return None
@@ -198,11 +212,11 @@ def _said_of(c: Condition, lit: Literal, task: str, world: Sequence[tuple[Condit
     if not first or not second or len(set(phrases.values())) < len(phrases):
         return None
     starts = {p[0] for p in phrases.values() if p} | set(SAME)
-    return first, second, _mentions(task, second, first, lit.args[0], phrases, _names(world), starts)
+    return Said(first, second, _mentions(task, second, first, lit.args[0], phrases, _names(world), starts))
 
 
 def _said_relations(conditions: Sequence[Condition], task: str, admitted: Sequence[Condition],
-                    mutex: Sequence[Exclusive]) -> list[tuple[int, Literal, list[tuple[Condition, Literal]], tuple]]:
+                    mutex: Sequence[Exclusive]) -> list[tuple[int, Literal, list[tuple[Condition, Literal]], Said]]:
     """For each relation between two things of ``conditions`` whose words the world tells apart:
     its position, its literal, the world's relations over its second thing (of ``admitted``) and
     what the task says of it (:func:`_said_of`)."""
@@ -224,18 +238,18 @@ def task_relations(conditions: Sequence[Condition], task: str, admitted: Sequenc
     exclusive of it), unless that one contradicts another of ``conditions``; returns
     (conditions, what was turned and why)."""
     out, notes = list(conditions), []
-    for i, _, _, (_, second, read) in _said_relations(conditions, task, admitted, mutex):
+    for i, _, _, said in _said_relations(conditions, task, admitted, mutex):
         c = conditions[i]
-        readings = {x for _, r, _, _ in read for x in r}
-        if len(readings) != 1 or not all(r for _, r, _, _ in read) or c in readings:
+        readings = {x for m in said.mentions for x in m.read}
+        if len(readings) != 1 or not all(m.read for m in said.mentions) or c in readings:
             continue
         (new,) = readings
         if new in out or any(contradicts(new, o, mutex) for o in out if o != c):
             continue
         out[i] = new
-        before, _, n, _ = read[0]
-        notes.append(f"{c.text!r} turned to {new.text!r} (the task says {' '.join(before[-n:])!r} "
-                     f"before {' '.join(second)!r})")
+        m = said.mentions[0]
+        notes.append(f"{c.text!r} turned to {new.text!r} (the task says {' '.join(m.before[-m.said_by:])!r} "
+                     f"before {' '.join(said.second)!r})")
     return out, notes
 
 
@@ -247,16 +261,16 @@ def listed_relations(conditions: Sequence[Condition], task: str, admitted: Seque
     conditions), unless it contradicts one of ``conditions``; returns (conditions, what was added
     and why)."""
     out, notes = list(conditions), []
-    for i, lit, world, (first, second, read) in _said_relations(conditions, task, admitted, mutex):
+    for i, lit, world, said in _said_relations(conditions, task, admitted, mutex):
         same = {x.args[0]: s for s, x in world if x.predicate == lit.predicate}
-        for _, relation, _, listed in read:
-            if relation != {conditions[i]} or lit.args[0] not in listed:
+        for m in said.mentions:
+            if m.read != {conditions[i]} or lit.args[0] not in m.listed:
                 continue
-            for thing in listed:
+            for thing in m.listed:
                 s = same.get(thing)
                 if s is None or s in out or any(contradicts(s, o, mutex) for o in out):
                     continue
                 out.append(s)
-                notes.append(f"{s.text!r} added (the task lists it with {' '.join(first)!r} "
-                             f"before {' '.join(second)!r})")
+                notes.append(f"{s.text!r} added (the task lists it with {' '.join(said.first)!r} "
+                             f"before {' '.join(said.second)!r})")
     return out, notes
