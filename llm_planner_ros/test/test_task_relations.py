@@ -108,4 +108,13 @@ def test_a_listed_thing_does_not_get_a_relation_that_contradicts_the_goal(robot)
     admitted, by_literal, mutex = robot
     chosen = [by_literal["(in cup fridge)"], by_literal["(on apple kitchen_counter)"]]
     out, notes = listed_relations(chosen, "Put the apple, the milk and the cup in the fridge", admitted, mutex)
-    assert [c.literals[0] for c in out] == ["(in cup fridge)", "(on apple kitchen_counter)", "(in milk fridge)"]
+    assert [c.literals[0] for c in out] == ["(in cup fridge)", "(in milk fridge)", "(on apple kitchen_counter)"]
+
+
+def test_a_listed_thing_follows_the_relation_it_comes_from(robot):
+    """Conditions are given up for a plan the last first: an added one is as certain as its source."""
+    admitted, by_literal, mutex = robot
+    chosen = [by_literal["(in cup fridge)"], by_literal["(on book kitchen_counter)"]]
+    out, _ = listed_relations(chosen, "Put the apple and the cup in the fridge, and the book on the kitchen counter",
+                              admitted, mutex)
+    assert [c.literals[0] for c in out] == ["(in cup fridge)", "(in apple fridge)", "(on book kitchen_counter)"]

@@ -259,8 +259,10 @@ def listed_relations(conditions: Sequence[Condition], task: str, admitted: Seque
     names the first ("put the candle, the cheese and the bow into the basket" for "the candle is in
     the basket"), the same relation for each other thing of the list, of ``admitted`` (the world's
     conditions), unless it contradicts one of ``conditions``; returns (conditions, what was added
-    and why)."""
-    out, notes = list(conditions), []
+    and why). Each added condition follows the one it comes from, as certain as that one where
+    conditions are given up for a plan (the last first)."""
+    added: dict[int, list[Condition]] = {}
+    kept, notes = list(conditions), []
     for i, lit, world, said in _said_relations(conditions, task, admitted, mutex):
         same = {x.args[0]: s for s, x in world if x.predicate == lit.predicate}
         for m in said.mentions:
@@ -268,9 +270,10 @@ def listed_relations(conditions: Sequence[Condition], task: str, admitted: Seque
                 continue
             for thing in m.listed:
                 s = same.get(thing)
-                if s is None or s in out or any(contradicts(s, o, mutex) for o in out):
+                if s is None or s in kept or any(contradicts(s, o, mutex) for o in kept):
                     continue
-                out.append(s)
+                kept.append(s)
+                added.setdefault(i, []).append(s)
                 notes.append(f"{s.text!r} added (the task lists it with {' '.join(said.first)!r} "
                              f"before {' '.join(said.second)!r})")
-    return out, notes
+    return [x for i, c in enumerate(conditions) for x in [c] + added.get(i, [])], notes
