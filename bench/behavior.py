@@ -202,7 +202,7 @@ def run_goal(service, holder: dict, row: dict, p: BehaviorProblem) -> dict:
                 "termination": type(exc).__name__, "detail": str(exc)[:300]}
     out = {"success": p.reached(executor.world), "executable": all(s.executed for s in result.steps),
            "steps": sum(s.executed for s in result.steps), "seconds": time.perf_counter() - t0,
-           "termination": result.termination_reason.value, "detail": result.detail[:300],
+           "termination": result.termination_reason.value, "detail": result.detail,
            "goal_conditions": list(result.goal_conditions),
            "stage_s": {k: v for k, v in report.stats.items()   # interpret_llm_s, interpret_menu_s, ...
                        if k.startswith("interpret_") and k.endswith("_s") and isinstance(v, (int, float))}}

@@ -1,12 +1,13 @@
 """The relation the task's own words give between two things replaces a chosen one that the task
-contradicts ("put the cup in the fridge", chosen "the cup is on the fridge"), and each thing of a
-list before a chosen relation gets it too ("put the apple and the cup in the fridge"), over the
-shipped robot profile's own conditions and exclusive relations."""
+contradicts ("put the cup in the fridge", chosen "the cup is on the fridge"), each thing of a
+list before a chosen relation gets it too ("put the apple and the cup in the fridge"), and each
+relation the task states joins the goal, over the shipped robot profile's own conditions and
+exclusive relations."""
 from __future__ import annotations
 
 import pytest
 
-from llm_planner_ros.interpretation.relations import listed_relations, task_relations
+from llm_planner_ros.interpretation.relations import listed_relations, stated_relations, task_relations
 from llm_planner_ros.profiles.conditions import profile_conditions
 from llm_planner_ros.profiles.loader import load_profile, shipped
 from llm_planner_ros.profiles.skills import reference_world
@@ -118,3 +119,55 @@ def test_a_listed_thing_follows_the_relation_it_comes_from(robot):
     out, _ = listed_relations(chosen, "Put the apple and the cup in the fridge, and the book on the kitchen counter",
                               admitted, mutex)
     assert [c.literals[0] for c in out] == ["(in cup fridge)", "(in apple fridge)", "(on book kitchen_counter)"]
+
+
+@pytest.mark.parametrize("task, stated", [
+    ("Put the cup in the fridge and the book on the kitchen counter", ["(in cup fridge)", "(on book kitchen_counter)"]),
+    ("Place the apple, the milk and the mug inside the fridge.", ["(in apple fridge)", "(in milk fridge)", "(in mug fridge)"]),
+    ("Put the cup on the dining table or on the sofa, and the book on the desk",   # either: the first
+     ["(on cup dining_table)", "(on book desk)"]),
+    ("Put the book on the desk. Then put the book on the sofa.", []),   # two that exclude each other
+    ("Make sure the cup is not in the fridge", []),                  # a negation states nothing
+    ("Take the cup out of the fridge", []),                          # no relation of the two
+    ("Put the cup in the fridge, then put the cup on the fridge", []),   # two readings
+    ("Tidy up the kitchen", []),
+])
+def test_each_relation_the_task_states_joins_the_goal_first(robot, task, stated):
+    admitted, by_literal, mutex = robot
+    chosen = [by_literal["(on plate cupboard)"]]
+    out, notes = stated_relations(chosen, task, admitted, mutex)
+    assert sorted(c.literals[0] for c in out[:-1]) == sorted(stated) and out[-1] == chosen[0]
+    assert len(notes) == len(stated) and all("added (the task says it of" in n for n in notes)
+
+
+def test_a_thing_said_after_relation_words_is_not_the_next_relations_first(robot):
+    """"the cup on the desk or on the sofa": the sofa is the cup's, not the desk's."""
+    admitted, by_literal, mutex = robot
+    out, _ = stated_relations([], "Put the cup on the desk or on the sofa", admitted, mutex)
+    assert [c.literals[0] for c in out] == ["(on cup desk)"]
+    out, _ = stated_relations([], "Put the cup on the desk and the book on the sofa", admitted, mutex)
+    assert sorted(c.literals[0] for c in out) == ["(on book sofa)", "(on cup desk)"]
+
+
+def test_a_chosen_relation_to_a_thing_the_task_never_names_gives_way(robot):
+    admitted, by_literal, mutex = robot
+    chosen = [by_literal["(on cup kitchen_counter)"], by_literal["(on book desk)"]]
+    out, notes = stated_relations(chosen, "Put the cup in the fridge", admitted, mutex)
+    assert [c.literals[0] for c in out] == ["(in cup fridge)", "(on book desk)"]
+    assert notes == ["'The cup is in the fridge.' added (the task says it of 'cup' and 'fridge'), "
+                     "instead of 'The cup is on the kitchen counter.'"]
+
+
+def test_a_chosen_relation_to_a_thing_the_task_names_stays(robot):
+    admitted, by_literal, mutex = robot
+    chosen = [by_literal["(on cup kitchen_counter)"]]
+    out, notes = stated_relations(chosen, "Put the cup in the fridge, next to the kitchen counter", admitted, mutex)
+    assert out == chosen and notes == []
+
+
+def test_a_stated_relation_already_chosen_moves_first(robot):
+    """Conditions are given up for a plan the last first: what the task states goes last."""
+    admitted, by_literal, mutex = robot
+    chosen = [by_literal["(on plate cupboard)"], by_literal["(in cup fridge)"]]
+    out, notes = stated_relations(chosen, "Put the cup in the fridge", admitted, mutex)
+    assert out == chosen[::-1] and notes == []

@@ -96,10 +96,20 @@ def _mentions(task: str, second: tuple[str, ...], first: tuple[str, ...], thing:
             listed = _listed(head, names, starts)
             part = tokens[max((x + 1 for x in range(j) if tokens[x] == ","), default=0):j]
             start = _last_mention(part, first)
-            near = start is not None and sum(w in starts for w in _normal(part[start:])) <= 1
+            near = (start is not None and sum(w in starts for w in _normal(part[start:])) <= 1
+                    and not (_is_second(part[:start - len(first)], starts)
+                             and JOINS.issuperset(part[start:len(part) - n])))
             if near or thing in listed:
                 out.append(Mention(before, read, n, listed))
     return out
+
+
+def _is_second(before: Sequence[str], starts: set[str]) -> bool:
+    """Whether the thing said after ``before`` is the second thing of a relation: relation words
+    come right before it. Where only a join follows it ("the carton on the floor or on the
+    counter"), the next relation's words are said of another thing."""
+    words = [w for w in before if w not in SKIPPED]
+    return bool(words) and _normal(words[-1:])[0] in starts
 
 
 def _reads_as(before: tuple[str, ...], phrases: dict[Condition, tuple[str, ...]]) -> tuple[set[Condition], int]:
@@ -142,7 +152,7 @@ def _listed(tokens: Sequence[str], names: dict[tuple[str, ...], str], starts: se
             out.append(names[name])
             if len(words) > len(name):
                 break
-        elif words[-1] != "them" and len(words) > 2:
+        elif words[-1] != "them" and len(words) > 1:
             break
     return out[::-1]
 
@@ -200,19 +210,57 @@ def _around(pairs: Sequence[Literal], admitted: Sequence[Condition]) -> dict[str
 
 
 def _said_of(c: Condition, lit: Literal, task: str, world: Sequence[tuple[Condition, Literal]],
-             mutex: Sequence[Exclusive]) -> Optional[Said]:
+             mutex: Sequence[Exclusive], known: Optional[dict[str, tuple[str, ...]]] = None) -> Optional[Said]:
     """What the task says of ``c``'s two things (``world``: the relations over its second thing);
-    None where the world holds no other relation between them that excludes ``c``, or their words
-    cannot be told apart."""
+    None where the world holds no other relation between them that excludes ``c`` (unless
+    ``known`` gives the words of ``c``'s predicate, from other things), or their words cannot be
+    told apart."""
     rivals = [s for s, x in world if x.args[0] == lit.args[0] and s != c and contradicts(c, s, mutex)]
-    if not rivals:
+    if rivals:
+        first, relations, second = _frame([c.text] + [s.text for s in rivals])
+        phrases = {x: _normal(r) for x, r in zip([c] + rivals, relations)}
+    elif known and lit.predicate in known:
+        phrases = {c: known[lit.predicate]}
+        first, second = _split(c.text, phrases[c])
+    else:
         return None
-    first, relations, second = _frame([c.text] + [s.text for s in rivals])
-    phrases = {x: _normal(r) for x, r in zip([c] + rivals, relations)}
     if not first or not second or len(set(phrases.values())) < len(phrases):
         return None
-    starts = {p[0] for p in phrases.values() if p} | set(SAME)
+    starts = {p[0] for p in phrases.values() if p} | set(SAME) | {p[0] for p in (known or {}).values() if p}
     return Said(first, second, _mentions(task, second, first, lit.args[0], phrases, _names(world), starts))
+
+
+def _split(text: str, phrase: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The first and second things' names in a relation's sentence, split at its words ``phrase``
+    (empty names where they are not in it)."""
+    words = _normal(words_of(text))
+    at = next((i for i in range(len(words) - len(phrase), 0, -1) if words[i:i + len(phrase)] == phrase), None)
+    if at is None:
+        return (), ()
+    return (tuple(w for w in words[:at] if w not in SKIPPED and w not in ("is", "are")),
+            tuple(w for w in words[at + len(phrase):] if w not in SKIPPED))
+
+
+def _predicate_words(relations: Sequence[tuple[Condition, Literal]],
+                     mutex: Sequence[Exclusive]) -> dict[str, tuple[str, ...]]:
+    """Each predicate's words ("next to"), from two things that the world relates in several ways
+    that exclude each other."""
+    by_pair: dict[tuple[str, ...], list[tuple[Condition, Literal]]] = {}
+    for c, lit in relations:
+        by_pair.setdefault(tuple(lit.args), []).append((c, lit))
+    out: dict[str, tuple[str, ...]] = {}
+    for group in by_pair.values():
+        if len(group) < 2 or all(lit.predicate in out for _, lit in group):
+            continue
+        c, _ = group[0]
+        rivals = [(s, x) for s, x in group[1:] if contradicts(c, s, mutex)]
+        if not rivals:
+            continue
+        _, words, _ = _frame([c.text] + [s.text for s, _ in rivals])
+        if len({_normal(w) for w in words}) == len(words):
+            for (_, lit), w in zip([group[0]] + rivals, words):
+                out.setdefault(lit.predicate, _normal(w))
+    return out
 
 
 def _said_relations(conditions: Sequence[Condition], task: str, admitted: Sequence[Condition],
@@ -277,3 +325,56 @@ def listed_relations(conditions: Sequence[Condition], task: str, admitted: Seque
                 notes.append(f"{s.text!r} added (the task lists it with {' '.join(said.first)!r} "
                              f"before {' '.join(said.second)!r})")
     return [x for i, c in enumerate(conditions) for x in [c] + added.get(i, [])], notes
+
+
+def stated_relations(conditions: Sequence[Condition], task: str, admitted: Sequence[Condition],
+                     mutex: Sequence[Exclusive]) -> tuple[list[Condition], list[str]]:
+    """``conditions`` with each relation between two things that the task states ("place the
+    receptacle next to the refrigerator", "put all balls and plates inside the cartons") added, of
+    ``admitted`` (the world's conditions): where every mention of the second thing with the first
+    reads as that one relation. A chosen relation it contradicts gives way where the task never
+    names that relation's second thing ("the cookie is on the table" for "put one cookie into each
+    basket"); otherwise the stated one is left out, as are two stated ones that contradict each
+    other. Of alternatives ("on the desk or on the sofa"), the first is stated. Returns (conditions,
+    what was added and why); the added come first, as the most certain: where a plan needs
+    conditions given up, the last go first."""
+    said_words = set(words_of(task))
+
+    def named(words: Sequence[str]) -> bool:
+        content = [w for w in words if w not in SKIPPED and w not in ("is", "are")]
+        return bool(content) and all(w in said_words or w + "s" in said_words or w + "es" in said_words
+                                     for w in (content[0], content[-1]))
+
+    around: dict[str, list[tuple[Condition, Literal]]] = {}
+    pairs: dict[tuple[str, str], tuple[Condition, Literal]] = {}
+    for c in admitted:
+        lit = _relation(c)
+        if lit is None:
+            continue
+        around.setdefault(lit.args[1], []).append((c, lit))
+        if (lit.args[0], lit.args[1]) not in pairs and named(words_of(c.text)):
+            pairs[(lit.args[0], lit.args[1])] = (c, lit)
+    known = _predicate_words([x for group in around.values() for x in group], mutex) if pairs else {}
+    stated: list[tuple[Condition, Said]] = []
+    for c, lit in pairs.values():
+        said = _said_of(c, lit, task, around[lit.args[1]], mutex, known)
+        reads = [m.read for m in said.mentions] if said is not None else []
+        if said is not None and reads and all(len(r) == 1 and r == reads[0] for r in reads):
+            stated.append((next(iter(reads[0])), said))
+    kept, added, notes = list(conditions), [], []
+    for new, said in stated:
+        if new in kept:   # already chosen: as certain as the others the task states
+            kept.remove(new)
+            added.append(new)
+            continue
+        if any(contradicts(new, o, mutex) for o, _ in stated if o != new):
+            continue
+        clash = [o for o in kept if contradicts(new, o, mutex)]
+        unsaid = [o for o in clash if _relation(o) is not None and not named(words_of(o.text)[-1:])]
+        if len(unsaid) < len(clash):
+            continue
+        kept = [o for o in kept if o not in unsaid]
+        added.append(new)
+        notes.append(f"{new.text!r} added (the task says it of {' '.join(said.first)!r} and "
+                     f"{' '.join(said.second)!r})" + "".join(f", instead of {o.text!r}" for o in unsaid))
+    return added + kept, notes
