@@ -122,8 +122,10 @@ def test_a_listed_thing_follows_the_relation_it_comes_from(robot):
 
 
 @pytest.mark.parametrize("task, stated", [
-    ("Put the cup in the fridge and the book on the kitchen counter", ["(in cup fridge)", "(on book kitchen_counter)"]),
-    ("Place the apple, the milk and the mug inside the fridge.", ["(in apple fridge)", "(in milk fridge)", "(in mug fridge)"]),
+    ("Put the cup in the fridge and the book on the kitchen counter",
+     ["(in cup fridge)", "(on book kitchen_counter)"]),
+    ("Place the apple, the milk and the mug inside the fridge.",
+     ["(in apple fridge)", "(in milk fridge)", "(in mug fridge)"]),
     ("Put the cup on the dining table or on the sofa, and the book on the desk",   # either: the first
      ["(on cup dining_table)", "(on book desk)"]),
     ("Put the book on the desk. Then put the book on the sofa.", []),   # two that exclude each other
@@ -135,7 +137,7 @@ def test_a_listed_thing_follows_the_relation_it_comes_from(robot):
 def test_each_relation_the_task_states_joins_the_goal_first(robot, task, stated):
     admitted, by_literal, mutex = robot
     chosen = [by_literal["(on plate cupboard)"]]
-    out, notes = stated_relations(chosen, task, admitted, mutex)
+    out, notes, _ = stated_relations(chosen, task, admitted, mutex)
     assert sorted(c.literals[0] for c in out[:-1]) == sorted(stated) and out[-1] == chosen[0]
     assert len(notes) == len(stated) and all("added (the task says it of" in n for n in notes)
 
@@ -143,16 +145,16 @@ def test_each_relation_the_task_states_joins_the_goal_first(robot, task, stated)
 def test_a_thing_said_after_relation_words_is_not_the_next_relations_first(robot):
     """"the cup on the desk or on the sofa": the sofa is the cup's, not the desk's."""
     admitted, by_literal, mutex = robot
-    out, _ = stated_relations([], "Put the cup on the desk or on the sofa", admitted, mutex)
+    out, _, _ = stated_relations([], "Put the cup on the desk or on the sofa", admitted, mutex)
     assert [c.literals[0] for c in out] == ["(on cup desk)"]
-    out, _ = stated_relations([], "Put the cup on the desk and the book on the sofa", admitted, mutex)
+    out, _, _ = stated_relations([], "Put the cup on the desk and the book on the sofa", admitted, mutex)
     assert sorted(c.literals[0] for c in out) == ["(on book sofa)", "(on cup desk)"]
 
 
 def test_a_chosen_relation_to_a_thing_the_task_never_names_gives_way(robot):
     admitted, by_literal, mutex = robot
     chosen = [by_literal["(on cup kitchen_counter)"], by_literal["(on book desk)"]]
-    out, notes = stated_relations(chosen, "Put the cup in the fridge", admitted, mutex)
+    out, notes, _ = stated_relations(chosen, "Put the cup in the fridge", admitted, mutex)
     assert [c.literals[0] for c in out] == ["(in cup fridge)", "(on book desk)"]
     assert notes == ["'The cup is in the fridge.' added (the task says it of 'cup' and 'fridge'), "
                      "instead of 'The cup is on the kitchen counter.'"]
@@ -161,7 +163,7 @@ def test_a_chosen_relation_to_a_thing_the_task_never_names_gives_way(robot):
 def test_a_chosen_relation_to_a_thing_the_task_names_stays(robot):
     admitted, by_literal, mutex = robot
     chosen = [by_literal["(on cup kitchen_counter)"]]
-    out, notes = stated_relations(chosen, "Put the cup in the fridge, next to the kitchen counter", admitted, mutex)
+    out, notes, _ = stated_relations(chosen, "Put the cup in the fridge, next to the kitchen counter", admitted, mutex)
     assert out == chosen and notes == []
 
 
@@ -169,5 +171,27 @@ def test_a_stated_relation_already_chosen_moves_first(robot):
     """Conditions are given up for a plan the last first: what the task states goes last."""
     admitted, by_literal, mutex = robot
     chosen = [by_literal["(on plate cupboard)"], by_literal["(in cup fridge)"]]
-    out, notes = stated_relations(chosen, "Put the cup in the fridge", admitted, mutex)
+    out, notes, _ = stated_relations(chosen, "Put the cup in the fridge", admitted, mutex)
     assert out == chosen[::-1] and notes == []
+
+
+def test_a_chosen_place_elsewhere_gives_way_where_the_world_excludes_only_pairs():
+    """BEHAVIOR's exclusive relations are over one pair ("in the bucket" against "on the bucket"):
+    the soap on the car, which the task never names, still gives way to the soap in the bucket."""
+    from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
+    from llm_planner_ros.profiles.behavior import behavior_profile
+
+    profile = behavior_profile("cleaning_a_car_0_Ihlen_0_int_0_2021-09-11_16-37-11")
+    admitted = profile_conditions(profile, PddlWorldExecutor(profile).world_state())
+    by_literal = {c.literals[0]: c for c in admitted if len(c.literals) == 1}
+    mutex = profile.goal_vocabulary().mutex
+    chosen = [by_literal["(ontop soap_n_01 car_n_01)"], by_literal["(nextto rag_n_01 car_n_01)"]]
+    out, notes, stated = stated_relations(chosen, "Put the soap in the bucket.", admitted, mutex)
+    assert [c.literals[0] for c in out] == ["(inside soap_n_01 bucket_n_01)", "(nextto rag_n_01 car_n_01)"]
+    assert stated == out[:1] and notes[0].endswith("instead of 'The soap is on top of the car.'")
+    out, notes, _ = stated_relations(chosen[::-1] + [by_literal["(inside soap_n_01 bucket_n_01)"]],
+                                     "Put the soap in the bucket.", admitted, mutex)   # stated and chosen
+    assert [c.literals[0] for c in out] == ["(inside soap_n_01 bucket_n_01)", "(nextto rag_n_01 car_n_01)"]
+    assert notes[0].startswith("'The soap is in the bucket.' kept (the task says it")
+    out, notes, _ = stated_relations(chosen, "Put the soap in the bucket, and clean the car.", admitted, mutex)
+    assert [c.literals[0] for c in out] == ["(inside soap_n_01 bucket_n_01)"] + [c.literals[0] for c in chosen]

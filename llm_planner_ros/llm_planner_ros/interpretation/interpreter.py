@@ -34,6 +34,7 @@ from llm_planner_ros.interpretation.conditions import (
 from llm_planner_ros.interpretation.confidence import Candidate, Evidence, Judgement
 from llm_planner_ros.interpretation.menu import MenuSettings, Scored, candidates, choose, consistent, score
 from llm_planner_ros.interpretation.relations import listed_relations, stated_relations, task_relations
+from llm_planner_ros.interpretation.states import stated_states
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams, split_sentences
 from llm_planner_ros.pddl.goals import GoalSpec, Literal
 from llm_planner_ros.pddl.invariants import Exclusive
@@ -419,8 +420,12 @@ class GoalInterpreter:
         if self.menu is not None:   # the relation the task's own words give between two things
             found.conditions, turned = task_relations(found.conditions, task, index.conditions, self.mutex)
             found.conditions, listed = listed_relations(found.conditions, task, index.conditions, self.mutex)
-            found.conditions, stated = stated_relations(found.conditions, task, index.conditions, self.mutex)
-            found.turned += turned + listed + stated
+            found.conditions, states, in_states = stated_states(found.conditions, task, index.conditions, world)
+            found.conditions, stated, in_relations = stated_relations(found.conditions, task, index.conditions,
+                                                                     self.mutex)
+            found.turned += turned + listed + stated + states
+            # what the task states is no addition of the model's choice, given up first for a plan
+            found.added = [c for c in found.added if c not in in_states and c not in in_relations]
         found.conditions = self._complete(found.conditions, index, hold_out)
         found.evidence = self._evidence(found, task, near[0][1] if near else 0.0)
         found.absent = self.absent(task, index)

@@ -328,16 +328,17 @@ def listed_relations(conditions: Sequence[Condition], task: str, admitted: Seque
 
 
 def stated_relations(conditions: Sequence[Condition], task: str, admitted: Sequence[Condition],
-                     mutex: Sequence[Exclusive]) -> tuple[list[Condition], list[str]]:
+                     mutex: Sequence[Exclusive]) -> tuple[list[Condition], list[str], list[Condition]]:
     """``conditions`` with each relation between two things that the task states ("place the
     receptacle next to the refrigerator", "put all balls and plates inside the cartons") added, of
     ``admitted`` (the world's conditions): where every mention of the second thing with the first
-    reads as that one relation. A chosen relation it contradicts gives way where the task never
+    reads as that one relation. A chosen relation it contradicts, or one that puts its first thing
+    elsewhere by a relation that excludes it (:func:`_elsewhere`), gives way where the task never
     names that relation's second thing ("the cookie is on the table" for "put one cookie into each
-    basket"); otherwise the stated one is left out, as are two stated ones that contradict each
-    other. Of alternatives ("on the desk or on the sofa"), the first is stated. Returns (conditions,
-    what was added and why); the added come first, as the most certain: where a plan needs
-    conditions given up, the last go first."""
+    basket"); a contradicted one that it names keeps the stated one out, as do two stated ones
+    that contradict each other. Of alternatives ("on the desk or on the sofa"), the first is
+    stated. Returns (conditions, what was added and why, the stated ones); the stated come first,
+    as the most certain: where a plan needs conditions given up, the last go first."""
     said_words = set(words_of(task))
 
     def named(words: Sequence[str]) -> bool:
@@ -363,18 +364,27 @@ def stated_relations(conditions: Sequence[Condition], task: str, admitted: Seque
             stated.append((next(iter(reads[0])), said))
     kept, added, notes = list(conditions), [], []
     for new, said in stated:
-        if new in kept:   # already chosen: as certain as the others the task states
-            kept.remove(new)
-            added.append(new)
+        chosen = new in kept
+        if not chosen and any(contradicts(new, o, mutex) for o, _ in stated if o != new):
             continue
-        if any(contradicts(new, o, mutex) for o, _ in stated if o != new):
+        hard = [o for o in kept if o != new and contradicts(new, o, mutex)]
+        soft = [o for o in kept if o != new and o not in hard and _elsewhere(new, o, mutex)]
+        gone = [o for o in hard + soft if not named(words_of(o.text)[-1:])]
+        if not chosen and any(o not in gone for o in hard):
             continue
-        clash = [o for o in kept if contradicts(new, o, mutex)]
-        unsaid = [o for o in clash if _relation(o) is not None and not named(words_of(o.text)[-1:])]
-        if len(unsaid) < len(clash):
-            continue
-        kept = [o for o in kept if o not in unsaid]
+        kept = [o for o in kept if o not in gone and o != new]
         added.append(new)
-        notes.append(f"{new.text!r} added (the task says it of {' '.join(said.first)!r} and "
-                     f"{' '.join(said.second)!r})" + "".join(f", instead of {o.text!r}" for o in unsaid))
-    return added + kept, notes
+        if not chosen or gone:
+            notes.append(f"{new.text!r} {'kept' if chosen else 'added'} (the task says it of {' '.join(said.first)!r} "
+                         f"and {' '.join(said.second)!r})" + "".join(f", instead of {o.text!r}" for o in gone))
+    return added + kept, notes, added
+
+
+def _elsewhere(new: Condition, other: Condition, mutex: Sequence[Exclusive]) -> bool:
+    """Whether ``other`` relates ``new``'s first thing to another thing in a way that the world's
+    exclusive relations forbid beside ``new`` between one pair ("on the table" against "in the
+    basket")."""
+    a, b = _relation(new), _relation(other)
+    if a is None or b is None or a.args[0] != b.args[0] or a.args[1] == b.args[1] or a.predicate == b.predicate:
+        return False
+    return contradicts(new, Condition(other.text, (f"({b.predicate} {a.args[0]} {a.args[1]})",)), mutex)
