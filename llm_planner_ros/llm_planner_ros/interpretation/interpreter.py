@@ -63,7 +63,7 @@ class Interpretation:
     conditions: list[Condition]                # translated and free of contradictions
     dropped: list[str] = field(default_factory=list)
     examples: list[str] = field(default_factory=list)
-    turned: list[str] = field(default_factory=list)   # relations turned or added, states added, or what could not be judged
+    turned: list[str] = field(default_factory=list)   # relations turned or added, states added, or why not
     seconds: dict[str, float] = field(default_factory=dict)   # by stage: index_s, llm_s, orient_s, menu_s
     menu: list[Scored] = field(default_factory=list)   # the candidates the model scored, best first
     written: list[str] = field(default_factory=list)   # literals the model wrote under the world's grammar
