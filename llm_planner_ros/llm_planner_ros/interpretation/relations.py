@@ -24,6 +24,8 @@ from llm_planner_ros.pddl.invariants import Exclusive
 # words between a relation's words and the thing's name
 SKIPPED = frozenset("""a an the some any all each every both one two three four five six seven eight nine ten
 this that these those its their his her my your our separate another other same""".split())  # noqa: SIM905
+# words around a thing's name in the world's sentences that are not the name ("the cup is ...")
+NOT_NAME = SKIPPED | {"is", "are"}
 # words that say a relation is not to hold
 NEGATIONS = frozenset({"not", "no", "never", "nor", "t"})   # "t": "isn't", split at the apostrophe
 # words that join the things of a list ("the cup, the plate and the bowl"), a comma among them
@@ -49,7 +51,7 @@ def _frame(texts: Sequence[str]) -> tuple[tuple[str, ...], list[tuple[str, ...]]
     tail = 0
     while tail < shortest - head and len({w[-1 - tail] for w in split}) == 1:
         tail += 1
-    first = [w for w in split[0][:head] if w not in SKIPPED and w not in ("is", "are")]
+    first = [w for w in split[0][:head] if w not in NOT_NAME]
     second = [w for w in split[0][len(split[0]) - tail:] if w not in SKIPPED]
     return tuple(first), [tuple(w[head:len(w) - tail]) for w in split], tuple(second)
 
@@ -172,7 +174,7 @@ def _names(world: Sequence[tuple[Condition, Literal]]) -> dict[tuple[str, ...], 
         while tail < min(map(len, split)) - 1 and len({w[-1 - tail] for w in split}) == 1:
             tail += 1
         for (_, lit), words in zip(group, split):
-            name = tuple(w for w in words[:len(words) - tail] if w not in SKIPPED and w not in ("is", "are"))
+            name = tuple(w for w in words[:len(words) - tail] if w not in NOT_NAME)
             if name:
                 names.setdefault(name, lit.args[0])
     return names
@@ -237,7 +239,7 @@ def _split(text: str, phrase: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[s
     at = next((i for i in range(len(words) - len(phrase), 0, -1) if words[i:i + len(phrase)] == phrase), None)
     if at is None:
         return (), ()
-    return (tuple(w for w in words[:at] if w not in SKIPPED and w not in ("is", "are")),
+    return (tuple(w for w in words[:at] if w not in NOT_NAME),
             tuple(w for w in words[at + len(phrase):] if w not in SKIPPED))
 
 
@@ -342,7 +344,7 @@ def stated_relations(conditions: Sequence[Condition], task: str, admitted: Seque
     said_words = set(words_of(task))
 
     def named(words: Sequence[str]) -> bool:
-        content = [w for w in words if w not in SKIPPED and w not in ("is", "are")]
+        content = [w for w in words if w not in NOT_NAME]
         return bool(content) and all(w in said_words or w + "s" in said_words or w + "es" in said_words
                                      for w in (content[0], content[-1]))
 
