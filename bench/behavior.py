@@ -7,7 +7,9 @@
 Each activity's problem (EAI's, in virtualhome-eval) is a world of the BEHAVIOR profile, run on
 the PDDL world executor from its initial state; success is the problem's goal holding at the end,
 checked by the domain's own semantics (EAI checks in iGibson, which cannot run here: a different
-check). Rows, named for what the planner is given:
+check). That goal holds at most four literals, one grounding of the activity's BDDL goal cut short;
+a second table gives success at the whole goal, any of the groundings eai-eval lists over the
+problem's objects (EAI's gold plans reach it in 69 of 100). Rows, named for what the planner is given:
   gold plan, replayed        EAI's gold PDDL plan (resources/behavior/gold_pddl_plan.json), step by step
   human sequences, mapped    eai-eval's 100 human action sequences (iGibson annotations), mapped to the
                              domain's actions and replayed; each disagreement classed domain / annotation /
@@ -97,7 +99,8 @@ def run_gold(p: BehaviorProblem) -> dict:
     world, _ = PddlWorld.from_texts(behavior_profile(p.name).domain_text, p.world_text)
     ran, missing = replay(world, p.gold_plan)
     return {"success": ran == len(p.gold_plan) and p.reached(world), "executable": not missing,
-            "steps": ran, "seconds": time.perf_counter() - t0, "detail": "; ".join(missing[:1])}
+            "whole_goal": p.reached_whole(world), "steps": ran, "seconds": time.perf_counter() - t0,
+            "detail": "; ".join(missing[:1])}
 
 
 def run_human(p: BehaviorProblem) -> dict:
@@ -200,7 +203,8 @@ def run_goal(service, holder: dict, row: dict, p: BehaviorProblem) -> dict:
     except Exception as exc:   # an invalid goal or an error counts as a failure, with its reason
         return {"success": False, "executable": False, "steps": 0, "seconds": time.perf_counter() - t0,
                 "termination": type(exc).__name__, "detail": str(exc)[:300]}
-    out = {"success": p.reached(executor.world), "executable": all(s.executed for s in result.steps),
+    out = {"success": p.reached(executor.world), "whole_goal": p.reached_whole(executor.world),
+           "executable": all(s.executed for s in result.steps),
            "steps": sum(s.executed for s in result.steps), "seconds": time.perf_counter() - t0,
            "termination": result.termination_reason.value, "detail": result.detail,
            "goal_conditions": list(result.goal_conditions),
@@ -237,6 +241,11 @@ def summarize(name: str, records: list[dict], gold_steps: dict[str, int]) -> dic
                    else r.get("termination") or r.get("detail", "")[:60] or "did not execute")
             losses[why] = losses.get(why, 0) + 1
     out["losses"] = dict(sorted(losses.items(), key=lambda kv: -kv[1]))
+    whole = [r for r in records if r.get("whole_goal") is not None]
+    if whole:   # the activity's whole goal, any grounding: both ways it differs from the problem's goal
+        out["whole_goal"] = {"success": sum(r["whole_goal"] for r in whole) / len(whole), "goals": len(whole),
+                             "only_whole": sum(r["whole_goal"] and not r["success"] for r in whole),
+                             "only_cut": sum(r["success"] and not r["whole_goal"] for r in whole)}
     reached = [r for r in records if r["success"]]
     if reached:
         out["steps_vs_gold"] = statistics.median(r["steps"] / max(gold_steps[r["problem"]], 1) for r in reached)
@@ -276,6 +285,14 @@ def table(rows: list[dict]) -> str:
         lines.append(f"| {r['row']} | {r.get('model_label', '—')} | {r['goals']} | **{100 * r['success']:.1f}%** | "
                      f"{100 * r['executable']:.1f}% | {ratio} | {r['median_s']:.2f} | {llm_s} | {menu_s} | {f1} |")
     lines += [f"| {name} | — | 100 | {figure} (anchor) | — | — | — | — | — | — |" for name, figure in ANCHORS]
+    whole = [r for r in rows if r.get("whole_goal")]
+    if whole:
+        lines += ["", "The activity's whole goal (the problem's PDDL goal holds at most four of its literals; here any "
+                      "of the BDDL goal's groundings that eai-eval lists, over the problem's objects):", "",
+                  "| row | success: the problem's goal | success: the whole goal | whole goal only | problem's goal "
+                  "only |", "|---|---|---|---|---|"]
+        lines += [f"| {r['row']} | {r['success']:.1%} | **{r['whole_goal']['success']:.1%}** | "
+                  f"{r['whole_goal']['only_whole']} | {r['whole_goal']['only_cut']} |" for r in whole]
     honest = [r for r in rows if r.get("honesty")]
     if honest:
         lines += ["", "At the shipped confidence threshold (every goal ran; a goal below it, of unknown confidence, or "

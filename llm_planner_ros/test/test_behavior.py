@@ -8,7 +8,8 @@ from llm_planner_ros.core.errors import CancelToken, InvalidGoal
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import TerminationReason
 from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
-from llm_planner_ros.profiles.behavior import behavior_profile, problem, problem_names
+from llm_planner_ros.pddl.semantics import PddlWorld, replay
+from llm_planner_ros.profiles.behavior import behavior_profile, problem, problem_names, whole_goal
 from llm_planner_ros.wiring import ServiceConfig, compose
 
 CAR = "cleaning_a_car_0_Ihlen_0_int_0_2021-09-11_16-37-11"
@@ -50,6 +51,22 @@ def test_a_gold_plan_replays_as_skills_to_its_goal():
         assert result.success, (skill.script(), result.failure)
     assert skill.text == "put the rag in the bucket"
     assert car.reached(executor.world)
+
+
+def test_a_problems_goal_is_one_grounding_of_the_whole_goal_cut_short():
+    """The PDDL goal holds at most four literals. The whole goal's groundings come from eai-eval's
+    list: the alarms on either table each; all four spoons in the cabinet and clean, where EAI's
+    gold plan does two."""
+    alarms = next(n for n in problem_names() if n.startswith("installing_alarms"))
+    options = {frozenset(o) for o in whole_goal(alarms)}
+    assert frozenset(problem(alarms).goal) in options and len(options) == 2
+    assert frozenset({"(ontop alarm_n_02_2 table_n_02_4)", "(ontop alarm_n_02_3 table_n_02_5)",
+                      "(toggled_on alarm_n_02_2)", "(toggled_on alarm_n_02_3)"}) in options
+    silver = problem(next(n for n in problem_names() if n.startswith("polishing_silver")))
+    world, _ = PddlWorld.from_texts(behavior_profile(silver.name).domain_text, silver.world_text)
+    assert replay(world, silver.gold_plan)[0] == len(silver.gold_plan)
+    assert silver.reached(world) and silver.reached_whole(world) is False
+    assert len(silver.goal) == 4 and len(whole_goal(silver.name)[0]) == 9
 
 
 def test_a_failed_precondition_comes_back_in_the_profiles_words():

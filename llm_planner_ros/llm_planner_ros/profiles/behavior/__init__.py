@@ -5,6 +5,10 @@ offers, and the activities' task sentences (``eai-eval``) with their goals as ex
 Instances are renamed so that ids are unique in a world (``rag_n_01_1`` becomes
 ``rag_n_01_5``: the class and the object's position in the problem), as a profile's worlds
 require; :class:`BehaviorProblem` keeps the map, and applies it to the goal and EAI's gold plan.
+
+A problem's PDDL goal holds at most four literals: one grounding of the activity's BDDL goal, cut
+short ("all the spoons in the cabinet, none dusty" becomes two spoons in it and two not dusty).
+:func:`whole_goal` gives the BDDL goal's groundings that eai-eval lists, over this problem's objects.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Optional
 
 from llm_planner_ros.core.data_packages import data_packages_dir
 from llm_planner_ros.pddl.domain import parse_sexpr
@@ -95,6 +100,13 @@ class BehaviorProblem:
         """Whether the problem's goal holds in ``world``."""
         return world.holds(["and"] + [parse_sexpr(lit)[0] for lit in self.goal])
 
+    def reached_whole(self, world: PddlWorld) -> Optional[bool]:
+        """Whether one grounding of the activity's whole goal holds (None: eai-eval's list is not there)."""
+        options = whole_goal(self.name)
+        if not options:
+            return None
+        return any(world.holds(["and"] + [parse_sexpr(lit)[0] for lit in option]) for option in options)
+
 
 def _rename(tree: object, names: dict[str, str]) -> object:
     if isinstance(tree, list):
@@ -115,6 +127,33 @@ def problem(name: str) -> BehaviorProblem:
     plan = tuple(tuple(names.get(tok, tok) for tok in line.split()) for line in gold)
     return BehaviorProblem(name, activity_of(name), sentences().get(activity_of(name), ""), renamed,
                            tuple(render(_rename(lit, names)) for lit in literals), plan, tuple(names.items()))
+
+
+def _ground(literal: list, names: dict[str, str]) -> Optional[str]:
+    """``["not", "dusty", "spoon.n.01_1"]`` -> ``(not (dusty spoon_n_01_4))``; None for an object
+    the problem does not keep."""
+    negated = literal[:1] == ["not"]
+    predicate, *args = literal[1:] if negated else literal
+    mapped = [names.get(a.replace(".", "_"), "") for a in args]
+    if "" in mapped:
+        return None
+    atom = f"({' '.join([predicate, *mapped])})"
+    return f"(not {atom})" if negated else atom
+
+
+@cache
+def whole_goal(name: str) -> tuple[tuple[str, ...], ...]:
+    """The groundings of the activity's BDDL goal (eai-eval's ``goal_option``), each over the
+    problem's renamed objects, without the literals of objects the problem does not keep; () without
+    eai-eval."""
+    path = data_packages_dir() / "behavior_eval" / "evaluation" / "transition_modeling" / "resources" \
+        / "behavior_bddl_info" / f"{name}.json"
+    if not path.exists():
+        return ()
+    names = dict(problem(name).renames)
+    options = (tuple(sorted(g for g in (_ground(lit, names) for lit in option) if g))
+               for option in json.loads(path.read_text())["goal_option"])
+    return tuple(dict.fromkeys(o for o in options if o))
 
 
 @cache
