@@ -142,6 +142,18 @@ def test_each_relation_the_task_states_joins_the_goal_first(robot, task, stated)
     assert len(notes) == len(stated) and all("added (the task says it of" in n for n in notes)
 
 
+@pytest.mark.parametrize("task, stated", [
+    ("Use the cup and the plate to set the dining table, then put them in the cupboard",
+     ["(in cup cupboard)", "(in plate cupboard)"]),        # not the dining table: one thing, said as one
+    ("Take all books from the desk, then put them on the sofa", ["(on book sofa)"]),   # one, said as many
+    ("Take the book from the desk, then put them on the sofa", []),
+])
+def test_them_stands_for_the_nearest_list_of_more_than_one_thing(robot, task, stated):
+    admitted, _, mutex = robot
+    _, _, out = stated_relations([], task, admitted, mutex)
+    assert sorted(c.literals[0] for c in out) == stated
+
+
 def test_a_thing_said_after_relation_words_is_not_the_next_relations_first(robot):
     """"the cup on the desk or on the sofa": the sofa is the cup's, not the desk's."""
     admitted, by_literal, mutex = robot

@@ -95,7 +95,7 @@ def _mentions(task: str, second: tuple[str, ...], first: tuple[str, ...], thing:
             head = tokens[:j - n]
             if head and head[-1] == "them" and not JOINS & set(head) and at > 0:
                 head = sentences[at - 1] + [","] + head   # "... and the socks. Then place them on the table"
-            listed = _listed(head, names, starts)
+            listed = _antecedent(head[:-1], names, starts) if head[-1:] == ["them"] else _listed(head, names, starts)
             part = tokens[max((x + 1 for x in range(j) if tokens[x] == ","), default=0):j]
             start = _last_mention(part, first)
             near = (start is not None and sum(w in starts for w in _normal(part[start:])) <= 1
@@ -135,8 +135,7 @@ def _listed(tokens: Sequence[str], names: dict[tuple[str, ...], str], starts: se
     """The things (of ``names``: a name's thing) of the list that ``tokens`` end with, read back to
     where it begins: things joined by commas, "and" and "or", each its name after determiners and
     counts. The list begins at a thing said after other words ("put the cup") and before words that
-    say a relation or a negation; it goes on past a short name that the world lacks ("the mug")
-    and past "put them"."""
+    say a relation or a negation; it goes on past a short name that the world lacks ("the mug")."""
     items: list[list[str]] = [[]]
     for t in reversed(tokens):
         if t in JOINS:
@@ -157,6 +156,25 @@ def _listed(tokens: Sequence[str], names: dict[tuple[str, ...], str], starts: se
         elif words[-1] != "them" and len(words) > 1:
             break
     return out[::-1]
+
+
+MANY = frozenset({"all", "every", "each", "both", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                  "ten"})
+
+
+def _antecedent(tokens: Sequence[str], names: dict[tuple[str, ...], str], starts: set[str]) -> list[str]:
+    """What "them" after ``tokens`` stands for: the nearest list before it (:func:`_listed`) of two
+    things or more, or of one said as many ("the sweaters", "every sweater"); "use the rag and
+    the towel to clean the stove, then leave them by the sink" leaves the rag and the towel."""
+    for end in range(len(tokens), 0, -1):
+        name = next((n for n in names if _said(tokens[max(0, end - len(n)):end], n)), None)
+        if name is None:
+            continue
+        listed = _listed(tokens[:end], names, starts)
+        many = tokens[end - 1] != name[-1] or MANY & set(tokens[max(0, end - len(name) - 2):end - len(name)])
+        if len(listed) > 1 or (listed and many):
+            return listed
+    return []
 
 
 def _names(world: Sequence[tuple[Condition, Literal]]) -> dict[tuple[str, ...], str]:
