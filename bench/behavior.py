@@ -286,26 +286,32 @@ def table(rows: list[dict]) -> str:
                      f"{100 * r['executable']:.1f}% | {ratio} | {r['median_s']:.2f} | {llm_s} | {menu_s} | {f1} |")
     lines += [f"| {name} | — | 100 | {figure} (anchor) | — | — | — | — | — | — |" for name, figure in ANCHORS]
     whole = [r for r in rows if r.get("whole_goal")]
-    if whole:
-        lines += ["", "The activity's whole goal (the problem's PDDL goal holds at most four of its literals; here any "
-                      "of the BDDL goal's groundings that eai-eval lists, over the problem's objects):", "",
-                  "| row | success: the problem's goal | success: the whole goal | whole goal only | problem's goal "
-                  "only |", "|---|---|---|---|---|"]
-        lines += [f"| {r['row']} | {r['success']:.1%} | **{r['whole_goal']['success']:.1%}** | "
-                  f"{r['whole_goal']['only_whole']} | {r['whole_goal']['only_cut']} |" for r in whole]
-    honest = [r for r in rows if r.get("honesty")]
-    if honest:
-        lines += ["", "At the shipped confidence threshold (every goal ran; a goal below it, of unknown confidence, or "
-                      "naming what the world lacks counts as asked):", "",
-                  "| row | asked goal reached, unasked | another goal reached, unasked | asked | confidence known | "
-                  "wrong goal without asking |", "|---|---|---|---|---|---|"]
-        lines += [f"| {r['row']} | {r['honesty']['reached_unasked']:.1%} | {r['honesty']['wrong_unasked']:.1%} | "
-                  f"{r['honesty']['asked']:.1%} | {r['honesty']['confidence_known']:.1%} | "
-                  f"{r['honesty']['wrong_never_asking']:.1%} |" for r in honest]
+    lines += subtable("The activity's whole goal (the problem's PDDL goal holds at most four of its literals; here "
+                      "any of the BDDL goal's groundings that eai-eval lists, over the problem's objects):",
+                      ["row", "success: the problem's goal", "success: the whole goal", "whole goal only",
+                       "problem's goal only"],
+                      [[r["row"], f"{r['success']:.1%}", f"**{r['whole_goal']['success']:.1%}**",
+                        r["whole_goal"]["only_whole"], r["whole_goal"]["only_cut"]] for r in whole])
+    honest = [r["honesty"] | {"row": r["row"]} for r in rows if r.get("honesty")]
+    lines += subtable("At the shipped confidence threshold (every goal ran; a goal below it, of unknown confidence, "
+                      "or naming what the world lacks counts as asked):",
+                      ["row", "asked goal reached, unasked", "another goal reached, unasked", "asked",
+                       "confidence known", "wrong goal without asking"],
+                      [[h["row"]] + [f"{h[k]:.1%}" for k in ("reached_unasked", "wrong_unasked", "asked",
+                                                              "confidence_known", "wrong_never_asking")]
+                       for h in honest])
     lines += ["", "Where the failures end, per row:"]
     lines += [f"- {r['row']}: " + "; ".join(f"{why}: {n}" for why, n in r["losses"].items())
               for r in rows if r["losses"]]
     return "\n".join(lines)
+
+
+def subtable(intro: str, header: list[str], body: list[list]) -> list[str]:
+    """A second table's lines under ``intro`` (none without rows)."""
+    if not body:
+        return []
+    return ["", intro, "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + \
+        ["| " + " | ".join(map(str, cells)) + " |" for cells in body]
 
 
 def plot(rows: list[dict], path: Path, models: list[str]) -> None:
