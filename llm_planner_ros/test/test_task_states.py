@@ -28,6 +28,8 @@ def car():
     ("Wipe the stains off the car", []),                               # the car has none: nothing to change
     ("Make sure the car is not dusty", []),                            # a negation: nothing is read
     ("Put the rag in the bucket", []),                                 # no state
+    ("Take the rag and the soap, and soak them.", ["(soaked rag_n_01)", "(soaked soap_n_01)"]),   # "them"
+    ("Take the rag, put the car in the garage, and soak them.", []),   # one thing, said as one: not "them"
 ])
 def test_the_states_the_task_gives_the_things_it_names_join_the_goal_first(car, task, added):
     conditions, world, by_literal = car

@@ -7,7 +7,8 @@ out. A part of a sentence (between commas, with the list of things that follows 
 off the toilet, the sink, and the floor") gives each thing it names the states with the most of
 those words ("clean", "stains"), their forms alike ("dust" for "dusty", "soak" for "soaked"), of
 those that would change the thing as it is now: a window that is dusty now is to be clean of
-dust, a rag that is dry to be soaked. A part with a negation gives none.
+dust, a rag that is dry to be soaked. "Them" names what it stands for, as relations read it
+("check every sweater, make sure none of them are dusty"). A part with a negation gives none.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.interpretation.absent import STOP, words_of
 from llm_planner_ros.interpretation.conditions import Condition, contradicts, parse_literal
-from llm_planner_ros.interpretation.relations import JOINS, NEGATIONS, SKIPPED, _frame, _said
+from llm_planner_ros.interpretation.relations import JOINS, NEGATIONS, SAME, SKIPPED, _antecedent, _frame, _said
 from llm_planner_ros.pddl.goals import Literal
 
 # endings of a word's forms ("dusty", "stained", "soaking"); a stem keeps at least four letters
@@ -82,11 +83,16 @@ def stated_states(conditions: Sequence[Condition], task: str, admitted: Sequence
     not). The stated come first."""
     things = _states(admitted)
     names = [name for name, _ in things.values()]
+    by_name = {name: thing for thing, (name, _) in things.items()}
+    starts = set(SAME) | {w.split()[0] for w in SAME.values()}   # words that begin a relation: a list ends there
     added: list[Condition] = []
     notes = []
+    before: list[str] = []   # the sentence's words before the part, for what "them" stands for
     for sentence in re.split(r"[.;:!?]", task.lower()):
         parts = [re.findall(r"[a-z]+", p) for p in sentence.split(",")]
         for k, part in enumerate(parts):
+            them = set(_antecedent(before + part[:part.index("them")], by_name, starts)) if "them" in part else set()
+            before += part + [","]
             if NEGATIONS & set(part):
                 continue
             span = list(part)
@@ -95,8 +101,9 @@ def stated_states(conditions: Sequence[Condition], task: str, admitted: Sequence
                 if not any(len(words) == len(n) and _said(words, n) for n in names):
                     break
                 span += later
-            for name, states in things.values():
-                if not any(_said(span[i:i + len(name)], name) for i in range(len(span) - len(name) + 1)):
+            for thing, (name, states) in things.items():
+                if thing not in them and not any(_said(span[i:i + len(name)], name)
+                                                 for i in range(len(span) - len(name) + 1)):
                     continue
                 scored = [(sum(any(_alike(w, t) for t in part) for w in ws), c, ws)
                           for c, lit, ws in states if ws and _changes(lit, world)]
