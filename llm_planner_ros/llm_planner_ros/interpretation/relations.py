@@ -135,7 +135,8 @@ def _listed(tokens: Sequence[str], names: dict[tuple[str, ...], str], starts: se
     """The things (of ``names``: a name's thing) of the list that ``tokens`` end with, read back to
     where it begins: things joined by commas, "and" and "or", each its name after determiners and
     counts. The list begins at a thing said after other words ("put the cup") and before words that
-    say a relation or a negation; it goes on past a short name that the world lacks ("the mug")."""
+    say a relation or a negation; it goes on past a short name that the world lacks ("the mug")
+    and past words that end with "them" ("put them")."""
     items: list[list[str]] = [[]]
     for t in reversed(tokens):
         if t in JOINS:

@@ -82,12 +82,12 @@ def stated_states(conditions: Sequence[Condition], task: str, admitted: Sequence
     contradicts the goal; returns (conditions, what was added and why, the stated ones, chosen or
     not). The stated come first."""
     things = _states(admitted)
-    names = [name for name, _ in things.values()]
     by_name = {name: thing for thing, (name, _) in things.items()}
+    names = list(by_name)
     starts = set(SAME) | {w.split()[0] for w in SAME.values()}   # words that begin a relation: a list ends there
     added: list[Condition] = []
     notes = []
-    before: list[str] = []   # the sentence's words before the part, for what "them" stands for
+    before: list[str] = []   # the task's words before the part, for what "them" stands for
     for sentence in re.split(r"[.;:!?]", task.lower()):
         parts = [re.findall(r"[a-z]+", p) for p in sentence.split(",")]
         for k, part in enumerate(parts):
