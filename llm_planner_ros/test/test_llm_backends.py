@@ -100,10 +100,13 @@ def test_openai_completions_with_logprobs_and_n(openai_server):
     assert plain.text and math.isnan(plain.mean_logprob)
 
 
-def test_openai_backend_says_it_cannot_score_continuations(openai_server, embedder):
-    """llama.cpp's server echoes wrong prompt log-probs, so the OpenAI-compatible backend offers
-    no continuation scores: it says so, and method interpret keeps the embeddings' way round of
-    each relation, saying why (the interpretation's ``turned``, which the goal's detail shows)."""
+def test_openai_backend_scores_continuations_as_the_embedded_backend_does(openai_server, smollm2, embedder):
+    """Issue 36: the OpenAI-compatible path scores the menu's candidates too. llama.cpp's server
+    echoes wrong prompt log-probs, so each token is read from the server's top next tokens: on the
+    same GGUF the scores are the embedded backend's, token for token: the same tokens, the same
+    log-probs within the two runtimes' rounding, and for a token below the server's top 1,000
+    (about log-prob -9.5 here) that bound. Method interpret turns a relation the way the embedded
+    backend turns it."""
     from llm_planner_ros.interpretation.conditions import Match
     from llm_planner_ros.interpretation.interpreter import GoalInterpreter
     from llm_planner_ros.llm.openai_backend import OpenAIBackend
@@ -111,16 +114,61 @@ def test_openai_backend_says_it_cannot_score_continuations(openai_server, embedd
     from llm_planner_ros.profiles.virtualhome.simulator import VirtualHomeExecutor
 
     backend = OpenAIBackend(openai_server, "smollm2")
-    with pytest.raises(LLMError, match="prompt's own log-probs"):
-        backend.continuation_logprobs("Task: x\nEnd state:", [" The cup is on the table."])
-    interpreter = GoalInterpreter(backend, embedder, (), render_conditions, orient=True)
-    index = interpreter.index(VirtualHomeExecutor().world_state())
+    prompt = "Task: Put the candle into the basket.\nEnd state:"
+    sentences = [" The candle is in the basket.", " The basket is in the candle.", " I am holding the remote_control."]
+    served = backend.continuation_logprobs(prompt, sentences)
+    embedded = smollm2.continuation_logprobs(prompt, sentences)
+    for got, want in zip(served, embedded):
+        assert len(got) == len(want)
+        assert all(g == pytest.approx(w, abs=0.1) or w < g < -8.0 for g, w in zip(got, want)), (got, want)
+    assert sum(served[0]) > sum(served[1])                # the task's way round scores above its reversal
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(PlanCanceled):
+        backend.continuation_logprobs(prompt + " x", [" The cup is on the table."], token)
+
+    interpreter = {b: GoalInterpreter(b, embedder, (), render_conditions, orient=True) for b in (backend, smollm2)}
+    index = interpreter[backend].index(VirtualHomeExecutor().world_state())
     [relation] = [c for c in index.conditions if c.literals == ("(obj_ontop chair dvd_player)",)]
     assert index.by_literal("(obj_ontop dvd_player chair)") is not None     # the other way round exists
     match = Match(relation.text, relation, 0.9)
-    assert interpreter.oriented([match], index, "Task: Put the DVD player on the chair\nEnd state:") == \
-        ([match], [f"relations not turned: {backend.name}: scoring a continuation needs the prompt's own "
-                   "log-probs, which this backend does not get reliably (echo); the embedded backend has them"])
+    task = "Task: Put the DVD player on the chair\nEnd state:"
+    [turned], why = interpreter[backend].oriented([match], index, task)
+    assert turned.condition.literals == ("(obj_ontop dvd_player chair)",) and "turned to" in why[0]
+    assert interpreter[smollm2].oriented([match], index, task)[0] == [turned]
+
+
+def test_openai_backend_asks_a_server_that_caps_log_probs_for_as_many_as_it_gives():
+    """A server that gives at most 20 log-probs a token (vLLM's default) refuses 1,000 with HTTP
+    400: the backend asks 20 from then on, learnt once, and a token outside them gets the last
+    one's log-prob. A double of the server; the real one is in the test above."""
+    from helpers.faulty_openai import FaultyOpenAIServer
+    from llm_planner_ros.llm.openai_backend import OpenAIBackend
+
+    class CapsLogProbs(FaultyOpenAIServer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.asked: list[int] = []
+
+        def handle(self, h, body: dict) -> None:
+            self.asked.append(int(body.get("logprobs") or 0))
+            if self.asked[-1] > 20:
+                return self._send(h, 400, {"error": {"message": "logprobs must be at most 20",
+                                                     "type": "invalid_request_error"}})
+            prompt = str(body["prompt"])
+            tokens = [" the", " cup", " x"] if body.get("echo") else [" x"]
+            top = {" the": -1.0, " a": -2.0} if prompt.endswith(":") else {" mug": -0.5, " bowl": -3.0}
+            logprobs = {"tokens": tokens, "token_logprobs": [-1.0] * len(tokens), "top_logprobs": [top] * len(tokens),
+                        "text_offset": [0] * len(tokens)}
+            return self._send(h, 200, {"id": "x", "object": "text_completion", "created": 0, "model": "m",
+                                       "choices": [{"index": 0, "text": " x", "finish_reason": "length",
+                                                    "logprobs": logprobs}]})
+
+    with CapsLogProbs() as server:
+        backend = OpenAIBackend(server.url, "m", max_retries=0)
+        assert backend.continuation_logprobs("End state:", [" the cup"]) == [(-1.0, -3.0)]
+        assert [n for n in server.asked if n > 0] == [1000, 20, 20]   # refused once, then 20
+        assert backend.next_token_logprobs("End state:", (" the", " cup")) == [-1.0, float("-inf")]
 
 
 def test_openai_backend_sends_the_embedded_sampling_settings(openai_server, smollm2):

@@ -22,10 +22,11 @@ import os
 import re
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, TypeVar
 
 from llm_planner_ros.core.errors import CancelToken, LLMError, PromptTooLong
 from llm_planner_ros.core.secrets import redact, register_secret
@@ -33,6 +34,9 @@ from llm_planner_ros.llm.base import Completion, SamplingParams, UsageStats, cut
 from llm_planner_ros.llm.constraint import Constraint
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+TOPS = (1000, 20, 5)   # the next tokens' log-probs asked for: llama.cpp's server gives 1000, vLLM 20, OpenAI 5
 
 CHAT_SYSTEM = ("Continue the user's text exactly where it stops. Write only the continuation: "
                "one short line, no explanation.")
@@ -71,6 +75,10 @@ class OpenAIBackend:
         self.takes_constraint: Optional[bool] = None   # True once sent and taken, False once refused
         self._form = 0   # the spelling of the constraint now sent (json_schema has two)
         self._pool: Optional[ThreadPoolExecutor] = None
+        self._tops: OrderedDict[str, dict[str, float]] = OrderedDict()   # prompt -> its top next tokens
+        self._split: OrderedDict[str, list[str]] = OrderedDict()         # text -> its tokens
+        self._lock = threading.Lock()
+        self._tops_form = 0   # TOPS[this]: the count the server gives
 
     def complete(self, prompt: str, n: int, params: SamplingParams,
                  cancel: Optional[CancelToken] = None) -> list[Completion]:
@@ -83,13 +91,79 @@ class OpenAIBackend:
 
     def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...]) -> list[float]:
         """log p(each candidate as the next token), from the completions API's top log-probs;
-        a candidate outside the top 20 gets -inf. Needs a server that returns log-probs."""
-        if self.api != "completions":
-            raise LLMError(f"{self.name}: yes/no probabilities need token log-probs, which the chat API "
-                           "setting does not return; use openai_api: completions")
+        a candidate outside them gets -inf. Needs a server that returns log-probs."""
+        top = self._next_top(prompt)
+        return [float(top.get(c, float("-inf"))) for c in candidates]
+
+    def continuation_logprobs(self, prompt: str, continuations: Sequence[str],
+                              cancel: Optional[CancelToken] = None) -> list[tuple[float, ...]]:
+        """Each continuation's token log-probs after ``prompt``, a token at a time from the
+        completions API's top next tokens (:meth:`_next_top`). A prompt's own log-probs (``echo``) are not used:
+        llama-cpp-python's server answers them with wrong values. The continuation's tokens come
+        from the server's echo of it alone, split as the embedded backend splits it. A token
+        outside them gets the last one's log-prob, an upper bound. A prefix shared by
+        continuations is asked once; the continuations go as concurrent requests."""
+        futures = [self._submit(self._walk, prompt, c, cancel) for c in continuations]
+        return [self._answer(f, cancel) for f in futures]
+
+    def _walk(self, prompt: str, continuation: str, cancel: Optional[CancelToken]) -> tuple[float, ...]:
+        steps: list[float] = []
+        done = ""
+        for token in self._tokens(continuation):
+            if cancel is not None:
+                cancel.check()
+            top = self._next_top(prompt + done)
+            steps.append(top.get(token, min(top.values())))
+            done += token
+        return tuple(steps)
+
+    def _tokens(self, text: str) -> list[str]:
+        """``text``'s tokens as the server splits it, from its echo of ``text`` alone (kept)."""
+        with self._lock:
+            if text in self._split:
+                return self._split[text]
         try:
-            resp = self.client.completions.create(model=self.model, prompt=prompt, max_tokens=1, temperature=0.0,
-                                                  logprobs=20)
+            resp = self.client.completions.create(model=self.model, prompt=text, max_tokens=1, temperature=0.0,
+                                                  echo=True, logprobs=0)
+            echoed = resp.choices[0].logprobs
+            tokens = list(echoed.tokens or []) if echoed is not None else []
+        except self._openai.APIError as exc:
+            raise LLMError(f"{self.name}: {_short(str(exc))}") from None
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise LLMError(f"{self.name}: no tokens in the echo ({_short(str(exc))})") from None
+        for n in range(len(tokens), 0, -1):   # the echo, then what was generated
+            if "".join(tokens[:n]) == text:
+                with self._lock:
+                    self._split[text] = tokens[:n]
+                    while len(self._split) > 4096:
+                        self._split.popitem(last=False)
+                return tokens[:n]
+        raise LLMError(f"{self.name}: the server's echo does not give {text!r} back token by token, which "
+                       "scoring a continuation needs")
+
+    def _next_top(self, prompt: str) -> dict[str, float]:
+        """The server's top next tokens after ``prompt`` and their log-probs, kept for the prompts
+        asked lately: as many as it gives of TOPS (a server that refuses a count is asked the next
+        one from then on, learnt once)."""
+        with self._lock:
+            if prompt in self._tops:
+                self._tops.move_to_end(prompt)
+                return self._tops[prompt]
+        if self.api != "completions":
+            raise LLMError(f"{self.name}: scoring needs token log-probs, which the chat API setting does not "
+                           "return; use openai_api: completions")
+        try:
+            while True:
+                count = TOPS[self._tops_form]
+                try:
+                    resp = self.client.completions.create(model=self.model, prompt=prompt, max_tokens=1,
+                                                          temperature=0.0, logprobs=count)
+                    break
+                except self._openai.BadRequestError:   # HTTP 400: more log-probs than the server gives
+                    if self._tops_form + 1 == len(TOPS):
+                        raise
+                    self._tops_form = max(self._tops_form, TOPS.index(count) + 1)
+                    log.info("%s refuses %d log-probs a token: asking %d", self.name, count, TOPS[self._tops_form])
             logprobs = resp.choices[0].logprobs
             top = logprobs.top_logprobs[0] if logprobs is not None and logprobs.top_logprobs else None
         except self._openai.APIError as exc:
@@ -97,16 +171,13 @@ class OpenAIBackend:
         except (AttributeError, IndexError, TypeError) as exc:
             raise LLMError(f"{self.name}: no log-probs in the response ({_short(str(exc))})") from None
         if not top:
-            raise LLMError(f"{self.name} returned no log-probs; the tracker and Eliminate need them")
-        return [float(top.get(c, float("-inf"))) for c in candidates]
-
-    def continuation_logprobs(self, prompt: str, continuations: Sequence[str],
-                              cancel: Optional[CancelToken] = None) -> list[tuple[float, ...]]:
-        """Not offered: the completions API gives a prompt's log-probs only with ``echo``, which
-        llama.cpp's server (llama-cpp-python 0.3) answers with wrong values; a judgment that
-        needs them is skipped, and says so."""
-        raise LLMError(f"{self.name}: scoring a continuation needs the prompt's own log-probs, which this "
-                       "backend does not get reliably (echo); the embedded backend has them")
+            raise LLMError(f"{self.name} returned no log-probs; scoring needs them")
+        top = {str(t): float(lp) for t, lp in top.items()}
+        with self._lock:
+            self._tops[prompt] = top
+            while len(self._tops) > 4096:
+                self._tops.popitem(last=False)
+        return top
 
     def _sample(self, prompt: str, messages: Optional[list[dict]], n: int, params: SamplingParams,
                 cancel: Optional[CancelToken]) -> list[Completion]:
@@ -150,7 +221,7 @@ class OpenAIBackend:
         return self._pool.submit(fn, *args)
 
     @staticmethod
-    def _answer(future: Future, cancel: Optional[CancelToken]) -> list[Completion]:
+    def _answer(future: Future[T], cancel: Optional[CancelToken]) -> T:
         """The request's answer; a goal stopped while it waits ends at once (the request finishes
         in the background, within the client's own time-out)."""
         if cancel is None:
