@@ -141,7 +141,8 @@ def test_openai_backend_scores_continuations_as_the_embedded_backend_does(openai
 def test_openai_backend_asks_a_server_that_caps_log_probs_for_as_many_as_it_gives():
     """A server that gives at most 20 log-probs a token (vLLM's default) refuses 1,000 with HTTP
     400: the backend asks 20 from then on, learnt once, and a token outside them gets the last
-    one's log-prob. A double of the server; the real one is in the test above."""
+    one's log-prob. The chat API setting cannot score, and says so. A double of the server; the
+    real one is in the test above."""
     from helpers.faulty_openai import FaultyOpenAIServer
     from llm_planner_ros.llm.openai_backend import OpenAIBackend
 
@@ -169,6 +170,10 @@ def test_openai_backend_asks_a_server_that_caps_log_probs_for_as_many_as_it_give
         assert backend.continuation_logprobs("End state:", [" the cup"]) == [(-1.0, -3.0)]
         assert [n for n in server.asked if n > 0] == [1000, 20, 20]   # refused once, then 20
         assert backend.next_token_logprobs("End state:", (" the", " cup")) == [-1.0, float("-inf")]
+        sent = len(server.asked)
+        with pytest.raises(LLMError, match="chat API"):   # the chat API gives no scores: said, nothing sent
+            OpenAIBackend(server.url, "m", api="chat", max_retries=0).continuation_logprobs("End state:", [" the cup"])
+        assert len(server.asked) == sent
 
 
 def test_openai_backend_sends_the_embedded_sampling_settings(openai_server, smollm2):

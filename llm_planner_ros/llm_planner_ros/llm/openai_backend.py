@@ -1,7 +1,9 @@
 """OpenAI-compatible backend (OpenAI, vLLM, llama.cpp server, Ollama, ...) via the ``openai`` client.
 
 Uses the completions API with ``logprobs`` where the server has it; the chat API otherwise,
-asking for log-probs and reporting none (NaN mean log-prob) where the server gives none.
+asking for log-probs and reporting none (NaN mean log-prob) where the server gives none. A
+continuation is scored a token at a time from the server's top next tokens
+(:meth:`OpenAIBackend.continuation_logprobs`).
 Retries with back-off are the client's own (``max_retries``); the key comes from an environment
 variable and is never logged.
 
@@ -103,6 +105,7 @@ class OpenAIBackend:
         from the server's echo of it alone, split as the embedded backend splits it. A token
         outside them gets the last one's log-prob, an upper bound. A prefix shared by
         continuations is asked once; the continuations go as concurrent requests."""
+        self._needs_logprobs()
         futures = [self._submit(self._walk, prompt, c, cancel) for c in continuations]
         return [self._answer(f, cancel) for f in futures]
 
@@ -141,6 +144,11 @@ class OpenAIBackend:
         raise LLMError(f"{self.name}: the server's echo does not give {text!r} back token by token, which "
                        "scoring a continuation needs")
 
+    def _needs_logprobs(self) -> None:
+        if self.api != "completions":
+            raise LLMError(f"{self.name}: scoring needs token log-probs, which the chat API setting does not "
+                           "return; use openai_api: completions")
+
     def _next_top(self, prompt: str) -> dict[str, float]:
         """The server's top next tokens after ``prompt`` and their log-probs, kept for the prompts
         asked lately: as many as it gives of TOPS (a server that refuses a count is asked the next
@@ -149,9 +157,7 @@ class OpenAIBackend:
             if prompt in self._tops:
                 self._tops.move_to_end(prompt)
                 return self._tops[prompt]
-        if self.api != "completions":
-            raise LLMError(f"{self.name}: scoring needs token log-probs, which the chat API setting does not "
-                           "return; use openai_api: completions")
+        self._needs_logprobs()
         try:
             while True:
                 count = TOPS[self._tops_form]
@@ -175,7 +181,7 @@ class OpenAIBackend:
         top = {str(t): float(lp) for t, lp in top.items()}
         with self._lock:
             self._tops[prompt] = top
-            while len(self._tops) > 4096:
+            while len(self._tops) > 256:   # up to 1,000 tokens each
                 self._tops.popitem(last=False)
         return top
 
