@@ -104,8 +104,9 @@ def test_openai_backend_scores_continuations_as_the_embedded_backend_does(openai
     """Issue 36: the OpenAI-compatible path scores the menu's candidates too. llama.cpp's server
     echoes wrong prompt log-probs, so each token is read from the server's top next tokens: on the
     same GGUF the scores are the embedded backend's, token for token: the same tokens, the same
-    log-probs within the two runtimes' rounding, and for a token below the server's top 1,000
-    (about log-prob -9.5 here) that bound. Method interpret turns a relation the way the embedded
+    log-probs within the two runtimes' rounding (which follows how the server batches what it
+    evaluates again: up to 0.13 seen), and for a token below the server's top 1,000 (about
+    log-prob -9.5 here) that bound. Method interpret turns a relation the way the embedded
     backend turns it."""
     from llm_planner_ros.interpretation.conditions import Match
     from llm_planner_ros.interpretation.interpreter import GoalInterpreter
@@ -120,7 +121,7 @@ def test_openai_backend_scores_continuations_as_the_embedded_backend_does(openai
     embedded = smollm2.continuation_logprobs(prompt, sentences)
     for got, want in zip(served, embedded):
         assert len(got) == len(want)
-        assert all(g == pytest.approx(w, abs=0.1) or w < g < -8.0 for g, w in zip(got, want)), (got, want)
+        assert all(g == pytest.approx(w, abs=0.25) or w < g < -8.0 for g, w in zip(got, want)), (got, want)
     assert sum(served[0]) > sum(served[1])                # the task's way round scores above its reversal
     token = CancelToken()
     token.cancel()

@@ -104,21 +104,23 @@ class OpenAIBackend:
         llama-cpp-python's server answers them with wrong values. The continuation's tokens come
         from the server's echo of it alone, split as the embedded backend splits it. A token
         outside them gets the last one's log-prob, an upper bound. A prefix shared by
-        continuations is asked once; the continuations go as concurrent requests."""
+        continuations is asked once; the prefixes of one length go as concurrent requests."""
         self._needs_logprobs()
-        futures = [self._submit(self._walk, prompt, c, cancel) for c in continuations]
-        return [self._answer(f, cancel) for f in futures]
-
-    def _walk(self, prompt: str, continuation: str, cancel: Optional[CancelToken]) -> tuple[float, ...]:
-        steps: list[float] = []
-        done = ""
-        for token in self._tokens(continuation):
+        if cancel is not None:
+            cancel.check()
+        tokens = [self._answer(f, cancel) for f in [self._submit(self._tokens, c) for c in continuations]]
+        steps: list[list[float]] = [[] for _ in continuations]
+        for k in range(max(map(len, tokens), default=0)):   # a token's place at a time, each prefix asked once
             if cancel is not None:
                 cancel.check()
-            top = self._next_top(prompt + done)
-            steps.append(top.get(token, min(top.values())))
-            done += token
-        return tuple(steps)
+            prefixes = list(dict.fromkeys(prompt + "".join(t[:k]) for t in tokens if k < len(t)))
+            asked = [self._submit(self._next_top, p) for p in prefixes]
+            tops = dict(zip(prefixes, (self._answer(f, cancel) for f in asked)))
+            for t, out in zip(tokens, steps):
+                if k < len(t):
+                    top = tops[prompt + "".join(t[:k])]
+                    out.append(top.get(t[k], min(top.values())))
+        return [tuple(s) for s in steps]
 
     def _tokens(self, text: str) -> list[str]:
         """``text``'s tokens as the server splits it, from its echo of ``text`` alone (kept)."""
