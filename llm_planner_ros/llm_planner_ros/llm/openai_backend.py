@@ -19,12 +19,12 @@ cannot be told apart: the caller reads every answer with the constraint's ``pars
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
@@ -77,10 +77,10 @@ class OpenAIBackend:
         self.takes_constraint: Optional[bool] = None   # True once sent and taken, False once refused
         self._form = 0   # the spelling of the constraint now sent (json_schema has two)
         self._pool: Optional[ThreadPoolExecutor] = None
-        self._tops: OrderedDict[str, dict[str, float]] = OrderedDict()   # prompt -> its top next tokens
-        self._split: OrderedDict[str, list[str]] = OrderedDict()         # text -> its tokens
-        self._lock = threading.Lock()
         self._tops_form = 0   # TOPS[this]: the count the server gives
+        # kept: a text's tokens, and the top next tokens (up to 1,000 each) of the prompts asked lately
+        self._tokens = functools.lru_cache(maxsize=4096)(self._ask_tokens)
+        self._next_top = functools.lru_cache(maxsize=256)(self._ask_next_top)
 
     def complete(self, prompt: str, n: int, params: SamplingParams,
                  cancel: Optional[CancelToken] = None) -> list[Completion]:
@@ -100,7 +100,7 @@ class OpenAIBackend:
     def continuation_logprobs(self, prompt: str, continuations: Sequence[str],
                               cancel: Optional[CancelToken] = None) -> list[tuple[float, ...]]:
         """Each continuation's token log-probs after ``prompt``, a token at a time from the
-        completions API's top next tokens (:meth:`_next_top`). A prompt's own log-probs (``echo``) are not used:
+        completions API's top next tokens (:meth:`_ask_next_top`). A prompt's own log-probs (``echo``) are not used:
         llama-cpp-python's server answers them with wrong values. The continuation's tokens come
         from the server's echo of it alone, split as the embedded backend splits it. A token
         outside them gets the last one's log-prob, an upper bound. A prefix shared by
@@ -122,11 +122,8 @@ class OpenAIBackend:
                     out.append(top.get(t[k], min(top.values())))
         return [tuple(s) for s in steps]
 
-    def _tokens(self, text: str) -> list[str]:
-        """``text``'s tokens as the server splits it, from its echo of ``text`` alone (kept)."""
-        with self._lock:
-            if text in self._split:
-                return self._split[text]
+    def _ask_tokens(self, text: str) -> list[str]:
+        """``text``'s tokens as the server splits it, from its echo of ``text`` alone."""
         try:
             resp = self.client.completions.create(model=self.model, prompt=text, max_tokens=1, temperature=0.0,
                                                   echo=True, logprobs=0)
@@ -138,10 +135,6 @@ class OpenAIBackend:
             raise LLMError(f"{self.name}: no tokens in the echo ({_short(str(exc))})") from None
         for n in range(len(tokens), 0, -1):   # the echo, then what was generated
             if "".join(tokens[:n]) == text:
-                with self._lock:
-                    self._split[text] = tokens[:n]
-                    while len(self._split) > 4096:
-                        self._split.popitem(last=False)
                 return tokens[:n]
         raise LLMError(f"{self.name}: the server's echo does not give {text!r} back token by token, which "
                        "scoring a continuation needs")
@@ -151,14 +144,9 @@ class OpenAIBackend:
             raise LLMError(f"{self.name}: scoring needs token log-probs, which the chat API setting does not "
                            "return; use openai_api: completions")
 
-    def _next_top(self, prompt: str) -> dict[str, float]:
-        """The server's top next tokens after ``prompt`` and their log-probs, kept for the prompts
-        asked lately: as many as it gives of TOPS (a server that refuses a count is asked the next
-        one from then on, learnt once)."""
-        with self._lock:
-            if prompt in self._tops:
-                self._tops.move_to_end(prompt)
-                return self._tops[prompt]
+    def _ask_next_top(self, prompt: str) -> dict[str, float]:
+        """The server's top next tokens after ``prompt`` and their log-probs: as many as it gives
+        of TOPS (a server that refuses a count is asked the next one from then on, learnt once)."""
         self._needs_logprobs()
         try:
             while True:
@@ -180,12 +168,7 @@ class OpenAIBackend:
             raise LLMError(f"{self.name}: no log-probs in the response ({_short(str(exc))})") from None
         if not top:
             raise LLMError(f"{self.name} returned no log-probs; scoring needs them")
-        top = {str(t): float(lp) for t, lp in top.items()}
-        with self._lock:
-            self._tops[prompt] = top
-            while len(self._tops) > 256:   # up to 1,000 tokens each
-                self._tops.popitem(last=False)
-        return top
+        return {str(t): float(lp) for t, lp in top.items()}
 
     def _sample(self, prompt: str, messages: Optional[list[dict]], n: int, params: SamplingParams,
                 cancel: Optional[CancelToken]) -> list[Completion]:
