@@ -496,7 +496,8 @@ def test_a_restarted_bridge_ends_the_robots_orphaned_skill_before_it_sends_one()
     for a bridge before it, waits for it to end, and only then sends; and a goal sent the moment
     the bridge is back is not refused for want of a heartbeat. The skill takes 45 s (the probe's
     took 8): a restart under CI's load once took over 7 s, and beside two busy loops once over
-    19 s; each time the orphan had ended by itself before the new bridge could end it."""
+    19 s; each time the orphan had ended by itself before the new bridge could end it. The first
+    bridge waits up to 60 s for the robot (CI once saw no skill reach it within 30 s)."""
     import signal
 
     ns = f"/orphan_{uuid.uuid4().hex[:6]}"
@@ -505,15 +506,17 @@ def test_a_restarted_bridge_ends_the_robots_orphaned_skill_before_it_sends_one()
     with ros_node("sim_robot", f"{ns}/robot", "simulated robot serving", "skill_delay_s:=45.0") as robot, \
             ros_node("planner_node", ns, "planner ready", "bridge_wait_s:=10.0", "skill_timeout_s:=60.0") as planner, \
             RosTestClient(ns) as client:
-        bridge = ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=robot", "robot_action:=robot/execute_skill")
+        bridge = ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=robot", "robot_action:=robot/execute_skill",
+                          "robot_wait_s:=60.0")
         with bridge:
             ac = client.action_client(ExecuteSkill, "execute_skill")
             assert ac.wait_for_server(timeout_sec=30)
             walk = Skill("WALK", ("freezer",), text="walk to freezer")
             goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(walk))
-            send_goal(ac, goal)
-            # the bridge dies while the robot runs the 45 s skill
-            assert wait_until(lambda: "executing skill [WALK] <freezer>" in robot.output, 30)
+            first = send_goal(ac, goal).get_result_async()
+            # the bridge dies while the robot runs the 45 s skill (a skill that ended first says why)
+            assert wait_until(lambda: "executing skill [WALK] <freezer>" in robot.output or first.done(), 60)
+            assert not first.done(), f"{first.result().result.observation}\nbridge:\n{bridge.output[-2000:]}"
             bridge.proc.send_signal(signal.SIGKILL)
             bridge.proc.wait(10)
         t0 = time.monotonic()

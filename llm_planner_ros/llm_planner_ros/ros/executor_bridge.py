@@ -49,7 +49,7 @@ from llm_planner_ros.planning.worlds import DEFAULT_WORLD, WorldPlugin, load_wor
 from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, validated_profile
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.diagnostics import OK, WARN, publish_diagnostics
-from llm_planner_ros.ros.liveness import publish_heartbeat
+from llm_planner_ros.ros.liveness import ask_until_answered, publish_heartbeat
 from llm_planner_ros.ros.managed import ManagedNode
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
 from llm_planner_ros.ros.skill_action import GoalStops, SkillActionClient
@@ -413,7 +413,7 @@ class ExecutorBridgeNode(ManagedNode):
             response.success = False
             response.message = f"the robot's world-state service '{p.robot_world_service}' is not available"
             return response
-        answer = wait_for(self._robot_world.call_async(request), p.robot_timeout_s)
+        _, answer = ask_until_answered(self._robot_world, request, p.robot_timeout_s)   # a read: asked again
         if answer is None:
             response.success = False
             response.message = f"the robot did not answer for its world within {p.robot_timeout_s:.0f}s"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Optional
+from collections.abc import Callable
+from typing import Any, Optional
 
 from builtin_interfaces.msg import Time
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -21,7 +22,7 @@ from rclpy.task import Future
 
 from llm_planner_ros.core.errors import CancelToken, PlanningError
 from llm_planner_ros.ros.qos import HEARTBEAT
-from llm_planner_ros.ros.wait import TICK_S, wait_future
+from llm_planner_ros.ros.wait import TICK_S, Waited, wait_future
 
 PERIOD_S = 0.25
 LOST_AFTER_S = 2.0
@@ -150,6 +151,23 @@ def call_peer(client: Client, request, peer: PeerWatch, who: str, error: type[Pl
             time.sleep(TICK_S)
     if peer.lost():
         raise error(gone)
+    waited, answer = ask_until_answered(client, request, timeout_s, stop, lambda at: peer.went_away(at, wait_s))
+    if waited == "stopped" and stop is not None:
+        stop.check()
+    if waited == "lost":
+        raise error(f"{who} is not running: it went away while it answered '{client.srv_name}'")
+    if waited == "timeout":
+        raise error(f"{who} did not answer '{client.srv_name}' within {timeout_s:g}s")
+    return answer
+
+
+def ask_until_answered(client: Client, request, timeout_s: float, stop: Optional[CancelToken] = None,
+                       went_away: Optional[Callable[[float], bool]] = None,
+                       every_s: float = RESEND_S) -> tuple[Waited, Any]:
+    """An idempotent ``request``, sent again every ``every_s`` until one is answered (a server
+    just matched, or restarted, can lose a request sent before it has matched this client), for
+    at most ``timeout_s``; ``went_away(asked_at)`` says the server is gone. Returns how the wait
+    ended and the answer (None unless "done"); requests left unanswered are dropped."""
     answered: Future = Future()
     sent: list[Future] = []
 
@@ -163,20 +181,14 @@ def call_peer(client: Client, request, peer: PeerWatch, who: str, error: type[Pl
         sent.append(future)
     asked_at = time.monotonic()
     until = asked_at + timeout_s
+    lost = (lambda: went_away(asked_at)) if went_away is not None else None
     send()
     while True:
-        waited = wait_future(answered, min(RESEND_S, max(0.0, until - time.monotonic())), stop,
-                             lambda: peer.went_away(asked_at, wait_s))
+        waited = wait_future(answered, min(every_s, max(0.0, until - time.monotonic())), stop, lost)
         if waited != "timeout" or time.monotonic() >= until:
             break
         send()
     for future in sent:
         if not future.done():
             client.remove_pending_request(future)
-    if waited == "stopped" and stop is not None:
-        stop.check()
-    if waited == "lost":
-        raise error(f"{who} is not running: it went away while it answered '{client.srv_name}'")
-    if waited == "timeout":
-        raise error(f"{who} did not answer '{client.srv_name}' within {timeout_s:g}s")
-    return answered.result()
+    return waited, answered.result() if waited == "done" else None

@@ -37,7 +37,13 @@ from unique_identifier_msgs.msg import UUID
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.ros.action_goal import send_goal
+from llm_planner_ros.ros.liveness import ask_until_answered
 from llm_planner_ros.ros.wait import wait_future
+
+# a leftover's result is asked again this often within the short wait for a cancel: a server
+# matched a moment ago can lose the first request. (The cancel of all goals is sent once: sent
+# again, it would no longer list the goals the first one cancelled.)
+ASK_AGAIN_S = 1.0
 
 Ended = Literal["done", "stopped", "timeout", "lost", "unavailable", "rejected", "busy"]
 
@@ -210,8 +216,9 @@ class SkillActionClient:
             self.node.get_logger().warning(f"{self.what} still ran {len(left)} skill(s) of a client before this one: "
                                            "cancelled; waiting for them to end before sending anything")
         for goal_id in left:
-            ended = self._get_result.call_async(ExecuteSkill.Impl.GetResultService.Request(goal_id=goal_id))
-            if wait_future(ended, stop_wait_s, lost=self._lost()) != "done":
+            ended, _ = ask_until_answered(self._get_result, ExecuteSkill.Impl.GetResultService.Request(goal_id=goal_id),
+                                          stop_wait_s, went_away=lambda at: self._lost(at)(), every_s=ASK_AGAIN_S)
+            if ended != "done":
                 return (f"{self.what} still runs a skill that a client before this one left, and did not confirm "
                         f"within {stop_wait_s:g}s that it stopped; nothing was sent")
         self._reconciled = True
