@@ -9,6 +9,7 @@ their reason. A screenshot of the console at an approval is saved to
 test/artifacts/console_mid_plan.png (docs/console.png is a copy)."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import uuid
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture
-def browser():
+def browser(tmp_path):
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -35,7 +36,9 @@ def browser():
     options.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1000"):
         options.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    # its temporary files (the profile, the singleton socket) in pytest's folder, not left in /tmp
+    service = Service(CHROMEDRIVER, env={**os.environ, "TMPDIR": str(tmp_path)})
+    driver = webdriver.Chrome(service=service, options=options)
     yield driver
     driver.quit()
 

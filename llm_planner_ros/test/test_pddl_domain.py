@@ -27,7 +27,7 @@ def test_every_human_step_is_allowed_and_no_effect_is_invented(program):
     assert report.disagreements == [], report.disagreements
 
 
-def test_a_wrong_domain_is_caught(monkeypatch):
+def test_a_wrong_domain_is_caught(monkeypatch, tmp_path):
     """The check can fail: a domain whose switch_on forgets that a switched-on thing is no longer
     off claims a fact the simulator lacks."""
     from llm_planner_ros.evaluation import domain_agreement as agreement
@@ -36,19 +36,13 @@ def test_a_wrong_domain_is_caught(monkeypatch):
     broken = text.replace("(on ?o) (not (off ?o)) (did_switchon ?o)", "(on ?o) (did_switchon ?o)")
     assert broken != text
     monkeypatch.setattr(agreement, "domain_text", lambda: broken)
-    monkeypatch.setattr(agreement, "domain_path", lambda: _write(broken))
+    path = tmp_path / "broken.pddl"   # pytest's folder: nothing left in /tmp
+    path.write_text(broken)
+    monkeypatch.setattr(agreement, "domain_path", lambda: str(path))
     program = next(p for p in resources.human_programs() if p.task == "Watch TV"
                    and any("[SWITCHON]" in line for line in p.script))
     report = replay(program.program_id, program.script, resources.scene_graphs(program.program_id)[0])
     assert any(d.kind == "effect" and "('off'," in d.detail for d in report.disagreements), report.disagreements
-
-
-def _write(text: str) -> str:
-    import tempfile
-
-    with tempfile.NamedTemporaryFile("w", suffix=".pddl", delete=False) as f:
-        f.write(text)
-    return f.name
 
 
 def test_refused_skills_leave_the_domain():

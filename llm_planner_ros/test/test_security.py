@@ -60,14 +60,15 @@ def endpoints(client: RosTestClient, node: str, ns: str) -> dict[str, set[str]]:
 
 
 @pytest.fixture(scope="module")
-def stack():
+def stack(tmp_path_factory):
     ns = f"/sec_{uuid.uuid4().hex[:6]}"
+    records = tmp_path_factory.mktemp("records")   # pytest's folder: nothing left in /tmp
     with ros_node("executor_bridge", ns, "serving action 'execute_skill'"), \
             ros_node("tracker_node", ns, "serving 'check_subtask'"), \
             ros_node("planner_node", ns, "planner ready", "tracker_mode:=ros", "approval:=step",
                      "trace_log:=''"), \
             ros_node("console_node", ns, "console at", "port:=0"), \
-            ros_node("mcap_recorder", ns, "recording to", f"path:=/tmp/{ns.strip('/')}"):
+            ros_node("mcap_recorder", ns, "recording to", f"path:={records}"):
         with RosTestClient(ns) as client:
             yield client, ns
 
