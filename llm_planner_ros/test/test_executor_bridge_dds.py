@@ -196,10 +196,12 @@ def test_cancel_reaches_the_robot_and_skills_never_overlap():
     confirm, says so, and sends the next skill only after."""
     ns = f"/cancel_{uuid.uuid4().hex[:6]}"
     with node("sim_robot", f"{ns}/robot", "skill_delay_s:=8.0", ready="simulated robot serving") as robot, \
-            node("executor_bridge", ns, "backend:=robot", "robot_action:=robot/execute_skill"):
+            node("executor_bridge", ns, "backend:=robot", "robot_action:=robot/execute_skill") as bridge:
         with RosTestClient(ns) as client:
             first = SkillGoal(client, make_skill("WALK", ["freezer"]))
-            assert wait_until(lambda: "executing skill [WALK] <freezer>" in robot.output, 30)
+            assert wait_until(lambda: "executing skill [WALK] <freezer>" in robot.output or first.result.done(), 60), \
+                f"bridge:\n{bridge.output[-3000:]}\nrobot:\n{robot.output[-2000:]}"
+            assert not first.result.done(), (first.result.result().result.observation, bridge.output[-3000:])
             t0 = time.monotonic()
             wait_future(first.handle.cancel_goal_async(), 10)
             response = wait_future(first.result, 10)
