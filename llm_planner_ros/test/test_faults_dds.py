@@ -515,7 +515,8 @@ def test_a_restarted_bridge_ends_the_robots_orphaned_skill_before_it_sends_one()
             goal = ExecuteSkill.Goal(skill=conversions.skill_to_msg(walk))
             first = send_goal(ac, goal).get_result_async()
             # the bridge dies while the robot runs the 45 s skill (a skill that ended first says why)
-            assert wait_until(lambda: "executing skill [WALK] <freezer>" in robot.output or first.done(), 60)
+            assert wait_until(lambda: "executing skill [WALK] <freezer>" in robot.output or first.done(), 60), \
+                f"bridge:\n{bridge.output[-3000:]}\nrobot:\n{robot.output[-2000:]}"
             assert not first.done(), f"{first.result().result.observation}\nbridge:\n{bridge.output[-2000:]}"
             bridge.proc.send_signal(signal.SIGKILL)
             bridge.proc.wait(10)
