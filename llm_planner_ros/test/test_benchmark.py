@@ -113,3 +113,25 @@ def test_the_confidence_bound_acts_on_the_most_confident_and_asks_the_rest(tmp_p
     assert rows["shipped confidence"][0].strip() == "0.000"       # the confident goals are the wrong ones
     assert rows["task and goal (bound)"][0].strip() == "1.000"
     assert rows["task and goal (bound)"][1].strip() == "50.0% / 0.0%"
+
+
+def test_the_goal_judgement_asks_the_real_model_once_a_goal(tmp_path, capsys, monkeypatch):
+    """bench/goal_judgement.py on the shipped smollm2-135m: literals in plain words; one row of
+    records scored both ways, each AUROC a probability (a goal asked twice is answered once)."""
+    spec = importlib.util.spec_from_file_location("bench_judgement", ROOT / "bench" / "goal_judgement.py")
+    judgement = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(judgement)
+    assert judgement.in_words("(holds_rh character water_glass)") == "I hold the water glass"
+    assert judgement.in_words("(ontop book table)") == "the book is on the table"
+    assert judgement.in_words("(on tv)") == "the tv is on"
+
+    def record(goal, met):
+        return {"row": "titles", "task": "Watch TV", "interpreted": [goal], "goal_met": met, "confidence": 0.5}
+    records = [record("(on tv)", True), record("(on tv)", True), record("(open fridge)", False)]
+    path = tmp_path / "interpret.json"
+    path.write_text(json.dumps({"records": records}))
+    monkeypatch.setattr("sys.argv", ["goal_judgement.py", str(path), "--model", "smollm2-135m"])
+    judgement.main()
+    row = capsys.readouterr().out.splitlines()[2].split("|")
+    assert row[1].strip() == "titles" and row[2:4] == [" 3 ", " 2 "] and row[4].strip() == "0.500"
+    assert all(0.0 <= float(cell) <= 1.0 for cell in row[5:7])
