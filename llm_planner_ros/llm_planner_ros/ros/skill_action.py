@@ -8,8 +8,11 @@ result. One skill runs at a time: a new one is not sent while the server may sti
 With ``reconcile``, the client owns the server (the bridge owns the robot): before it sends its
 first skill it cancels every goal the server still runs, left by a client before it (a bridge
 that was killed), and waits until each has ended. It asks the server itself (a cancel of all
-goals answers with the goals it cancels; ``get_result`` answers when each has ended), so nothing
-depends on a status message arriving in time.
+goals answers with the goals it cancels; ``get_result`` answers when each has ended), so the
+usual case does not depend on a status message arriving in time. An unanswered cancel is sent
+again. A goal that the first cancel put to cancelling, its answer lost, is not in the next
+answer; the server's status lists it (published before the server answers), so the goals the
+status lists as running are waited for too.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, Optional
 
-from action_msgs.msg import GoalInfo, GoalStatusArray
+from action_msgs.msg import GoalInfo, GoalStatus, GoalStatusArray
 from action_msgs.srv import CancelGoal
 from rclpy.action import ActionClient, CancelResponse
 from rclpy.action.client import ClientGoalHandle
@@ -40,10 +43,10 @@ from llm_planner_ros.ros.action_goal import send_goal
 from llm_planner_ros.ros.liveness import ask_until_answered
 from llm_planner_ros.ros.wait import wait_future
 
-# a leftover's result is asked again this often within the short wait for a cancel: a server
-# matched a moment ago can lose the first request. (The cancel of all goals is sent once: sent
-# again, it would no longer list the goals the first one cancelled.)
+# the cancel of all goals and a leftover's result are asked again this often within the short
+# wait for a cancel: a server matched a moment ago can lose the first request or its answer
 ASK_AGAIN_S = 1.0
+RUNNING = (GoalStatus.STATUS_ACCEPTED, GoalStatus.STATUS_EXECUTING, GoalStatus.STATUS_CANCELING)
 
 Ended = Literal["done", "stopped", "timeout", "lost", "unavailable", "rejected", "busy"]
 
@@ -57,7 +60,8 @@ class SkillOutcome:
 
 
 class GoalStatusWatch:
-    """Goal ids an action server lists on its status topic.
+    """Goal ids an action server lists on its status topic, and those its latest status lists
+    as not ended.
 
     On first DDS contact a goal's acceptance response can be lost while the goal itself arrived;
     the server's (transient-local) status topic still lists it, so its result can be fetched
@@ -65,6 +69,7 @@ class GoalStatusWatch:
 
     def __init__(self, node: Node, action_name: str, group: ReentrantCallbackGroup, keep: int = 256) -> None:
         self._seen: OrderedDict[bytes, None] = OrderedDict()
+        self._running: list[UUID] = []
         self._keep = keep
         self._changed = threading.Condition()
         node.create_subscription(GoalStatusArray, f"{action_name}/_action/status", self._on_status,
@@ -78,7 +83,13 @@ class GoalStatusWatch:
                 self._seen.move_to_end(key)
             while len(self._seen) > self._keep:
                 self._seen.popitem(last=False)
+            self._running = [s.goal_info.goal_id for s in msg.status_list if s.status in RUNNING]
             self._changed.notify_all()
+
+    def running(self) -> list[UUID]:
+        """The goals the server's latest status lists as accepted, executing or cancelling."""
+        with self._changed:
+            return list(self._running)
 
     def wait_listed(self, goal_id: UUID, timeout_s: float) -> bool:
         key = bytes(goal_id.uuid)
@@ -207,11 +218,12 @@ class SkillActionClient:
         nothing may be sent yet."""
         if not self._cancel_all.wait_for_service(timeout_sec=stop_wait_s):
             return f"{self.what}'s cancel service did not answer within {stop_wait_s:g}s; nothing was sent"
-        future = self._cancel_all.call_async(CancelGoal.Request(goal_info=GoalInfo()))
-        answer = future.result() if wait_future(future, stop_wait_s, lost=self._lost()) == "done" else None
+        _, answer = ask_until_answered(self._cancel_all, CancelGoal.Request(goal_info=GoalInfo()), stop_wait_s,
+                                       went_away=lambda at: self._lost(at)(), every_s=ASK_AGAIN_S)
         if answer is None:
             return f"{self.what} did not say within {stop_wait_s:g}s whether it still runs a skill; nothing was sent"
-        left = [g.goal_id for g in answer.goals_canceling]
+        left = list({bytes(g.uuid): g for g in [g.goal_id for g in answer.goals_canceling] +
+                     self._status.running()}.values())
         if left:
             self.node.get_logger().warning(f"{self.what} still ran {len(left)} skill(s) of a client before this one: "
                                            "cancelled; waiting for them to end before sending anything")
