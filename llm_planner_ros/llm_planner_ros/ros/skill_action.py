@@ -249,6 +249,9 @@ class SkillActionClient:
         return False
 
     def _send(self, goal: ExecuteSkill.Goal, wait_s: float, asked_at: float) -> Optional[ClientGoalHandle]:
+        # sent once, unlike the planner's goals (client.py): rcl refuses a goal id it already has,
+        # which an rclcpp_action server, a robot's, raises from its executor ("Failed to accept new
+        # goal"); and a new id could run the skill twice
         goal_id = UUID(uuid=list(uuid.uuid4().bytes))
         sent = send_goal(self.client, goal, goal_id)
         if sent is None:   # answered, and the answer lost (action_goal.py): the status says which
