@@ -138,13 +138,15 @@ class SkillActionClient:
         first (with a grace for a restarted server)."""
         group = ReentrantCallbackGroup()
         self._reconciled = not reconcile
+        self.node = node
+        self.what = what
+        self.client: ActionClient[Any, Any, Any] = ActionClient(node, ExecuteSkill, action_name, callback_group=group)
+        # after the action client: DDS discovery announces a node's endpoints in the order they are
+        # made, so a server that answers these has most likely matched the skill goal's as well
         self._cancel_all: Client[Any, Any] = node.create_client(CancelGoal, f"{action_name}/_action/cancel_goal",
                                                                 callback_group=group)
         self._get_result: Client[Any, Any] = node.create_client(
             ExecuteSkill.Impl.GetResultService, f"{action_name}/_action/get_result", callback_group=group)
-        self.node = node
-        self.what = what
-        self.client: ActionClient[Any, Any, Any] = ActionClient(node, ExecuteSkill, action_name, callback_group=group)
         self._status = GoalStatusWatch(node, action_name, group)
         self._went_away = went_away or (lambda _asked_at: False)
         self._gone = gone or (lambda: False)
