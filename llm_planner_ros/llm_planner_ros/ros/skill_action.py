@@ -69,7 +69,7 @@ class GoalStatusWatch:
 
     def __init__(self, node: Node, action_name: str, group: ReentrantCallbackGroup, keep: int = 256) -> None:
         self._seen: OrderedDict[bytes, None] = OrderedDict()
-        self._running: list[UUID] = []
+        self._running: dict[bytes, UUID] = {}
         self._keep = keep
         self._changed = threading.Condition()
         node.create_subscription(GoalStatusArray, f"{action_name}/_action/status", self._on_status,
@@ -83,13 +83,14 @@ class GoalStatusWatch:
                 self._seen.move_to_end(key)
             while len(self._seen) > self._keep:
                 self._seen.popitem(last=False)
-            self._running = [s.goal_info.goal_id for s in msg.status_list if s.status in RUNNING]
+            self._running = {bytes(s.goal_info.goal_id.uuid): s.goal_info.goal_id
+                             for s in msg.status_list if s.status in RUNNING}
             self._changed.notify_all()
 
-    def running(self) -> list[UUID]:
-        """The goals the server's latest status lists as accepted, executing or cancelling."""
+    def running(self) -> dict[bytes, UUID]:
+        """The goals the server's latest status lists as accepted, executing or cancelling, by id."""
         with self._changed:
-            return list(self._running)
+            return dict(self._running)
 
     def wait_listed(self, goal_id: UUID, timeout_s: float) -> bool:
         key = bytes(goal_id.uuid)
@@ -224,12 +225,11 @@ class SkillActionClient:
                                        went_away=lambda at: self._lost(at)(), every_s=ASK_AGAIN_S)
         if answer is None:
             return f"{self.what} did not say within {stop_wait_s:g}s whether it still runs a skill; nothing was sent"
-        left = list({bytes(g.uuid): g for g in [g.goal_id for g in answer.goals_canceling] +
-                     self._status.running()}.values())
+        left = {bytes(g.goal_id.uuid): g.goal_id for g in answer.goals_canceling} | self._status.running()
         if left:
             self.node.get_logger().warning(f"{self.what} still ran {len(left)} skill(s) of a client before this one: "
                                            "cancelled; waiting for them to end before sending anything")
-        for goal_id in left:
+        for goal_id in left.values():
             ended, _ = ask_until_answered(self._get_result, ExecuteSkill.Impl.GetResultService.Request(goal_id=goal_id),
                                           stop_wait_s, went_away=lambda at: self._lost(at)(), every_s=ASK_AGAIN_S)
             if ended != "done":
