@@ -6,7 +6,7 @@ import time
 import uuid
 
 import rclpy
-from rclpy.action import ActionClient, ActionServer, CancelResponse
+from rclpy.action import ActionClient, ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 
@@ -14,7 +14,7 @@ from helpers.ros_client import send_goal, wait_future
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill
 from llm_planner_ros.ros import conversions
-from llm_planner_ros.ros.skill_action import SkillActionClient
+from llm_planner_ros.ros.skill_action import GoalStops, SkillActionClient
 
 STOPPING_S = 3.0   # how long the leftover skill takes to stop once cancelled (a robot slowing down)
 
@@ -45,28 +45,26 @@ def test_a_lost_cancel_answer_is_asked_again_and_the_leftover_still_ends_first()
     name = f"skill_{uuid.uuid4().hex[:6]}/execute_skill"
     events: list[str] = []
     executing = threading.Event()
+    stops = GoalStops()
 
     def execute(goal_handle):
         what = " ".join(goal_handle.request.skill.objects)
         events.append(f"start {what}")
         executing.set()
-        result = ExecuteSkill.Result(success=True)
-        deadline = time.monotonic() + 60.0
-        while what == "freezer" and not goal_handle.is_cancel_requested and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if goal_handle.is_cancel_requested:
-            time.sleep(STOPPING_S)
-            goal_handle.canceled()
-        else:
-            goal_handle.succeed()
+        with stops.running(goal_handle) as stop:
+            if what == "freezer" and stop.wait(60.0):   # the leftover runs until it is cancelled
+                time.sleep(STOPPING_S)
+                goal_handle.canceled()
+            else:
+                goal_handle.succeed()
         events.append(f"end {what}")
-        return result
+        return ExecuteSkill.Result(success=True)
 
     robot = rclpy.create_node("robot", context=context)
     bridge = rclpy.create_node("bridge", context=context)
     other = rclpy.create_node("killed_bridge", context=context)
     server = ActionServer(robot, ExecuteSkill, name, execute, callback_group=ReentrantCallbackGroup(),
-                          cancel_callback=lambda _: CancelResponse.ACCEPT)
+                          cancel_callback=stops.on_cancel)
     for node in (robot, bridge, other):
         executor.add_node(node)
     spin = threading.Thread(target=executor.spin, daemon=True)
