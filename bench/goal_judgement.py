@@ -5,7 +5,8 @@
 Offline, from a ``bench/interpret.py`` run's records: for each row, each goal's interpreted
 literals are put in words (a plain rendering of the predicate, not the world's sentences) and the
 model is asked two ways, through the product's own backend:
-- "yes": log p(yes) - log p(no) after "Task: ... When the robot is done: ... Is the task done?";
+- "yes": p(yes) against p(no) (``yes_probability``) after "Task: ... When the robot is done: ...
+  Is the task done?";
 - "channel": the mean token log-prob of the task text after "The robot made this true: <goal>.
   So it did the task:", less the same without the goal (how much the goal explains the task).
 Each score's AUROC for "the asked goal was reached" sits beside the run's shipped confidence.
@@ -48,7 +49,7 @@ def main() -> None:
     ap.add_argument("records", type=Path, help="a bench/interpret.py run's interpret.json")
     ap.add_argument("--model", default="smollm2-135m")
     args = ap.parse_args()
-    from llm_planner_ros.llm.base import NO, YES, user_turn
+    from llm_planner_ros.llm.base import user_turn, yes_probability
     from llm_planner_ros.llm.models import MODELS
     from llm_planner_ros.wiring import ServiceConfig, compose
 
@@ -59,12 +60,11 @@ def main() -> None:
     def judged(task: str, literals: tuple[str, ...]) -> tuple[float, float]:
         if (task, literals) not in asked:
             goal = "; ".join(in_words(x) for x in literals) or "nothing"
-            lps = llm.next_token_logprobs(user_turn(llm, f"Task: {task}.\nWhen the robot is done: {goal}.\n"
-                                                        "Is the task done? Answer yes or no."), YES + NO)
+            yes = yes_probability(llm, user_turn(llm, f"Task: {task}.\nWhen the robot is done: {goal}.\n"
+                                                      "Is the task done? Answer yes or no."))
             given, alone = (llm.continuation_logprobs(prefix, [" " + task])[0] for prefix in
                             (f"The robot made this true: {goal}.\nSo it did the task:", "The robot did the task:"))
-            asked[task, literals] = (max(lps[:len(YES)]) - max(lps[len(YES):]),
-                                     (sum(given) - sum(alone)) / max(len(given), 1))
+            asked[task, literals] = (yes, (sum(given) - sum(alone)) / max(len(given), 1))
         return asked[task, literals]
 
     rows: dict[str, list[dict]] = defaultdict(list)
