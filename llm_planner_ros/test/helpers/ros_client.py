@@ -15,6 +15,7 @@ from unique_identifier_msgs.msg import UUID
 from llm_planner_msgs.action import ExecuteSkill, PlanTask
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.client import PlannerClient
+from llm_planner_ros.ros.liveness import ask_until_answered
 
 
 def wait_future(future: Future, timeout: float) -> Any:
@@ -79,20 +80,17 @@ class RosTestClient:
     def call(self, srv_type: type, name: str, request: Any, timeout: float = 60.0) -> Any:
         """The answer to an idempotent ``request``. A server listed in the graph may not have
         matched this client yet (under load, for seconds), and a request sent then is lost: it
-        is sent again every 5 s, as the product's clients do."""
+        is sent again every 5 s (the product's own resend loop, ``ask_until_answered``)."""
         client = self.service(srv_type, name)
-        deadline = time.monotonic() + timeout
+        started = time.monotonic()
         if not client.wait_for_service(timeout_sec=timeout):
             raise TimeoutError(f"no '{name}' service within {timeout:g} s")
-        while time.monotonic() < deadline:
-            try:
-                return wait_future(client.call_async(request), min(5.0, max(0.1, deadline - time.monotonic())))
-            except TimeoutError:
-                continue
+        waited, answer = ask_until_answered(client, request, max(0.1, timeout - (time.monotonic() - started)))
+        if waited == "done":
+            return answer
         # what a failure under load needs to be told apart: a dead spin thread, or answers never taken
         raise TimeoutError(f"'{name}' did not answer within {timeout:g} s (this client's spin thread "
                            f"{'alive' if self.planner._spinner.is_alive() else 'dead'}; "
-                           f"{len(getattr(client, '_pending_requests', {}))} requests pending; "
                            f"service ready: {client.service_is_ready()})")
 
     def cancel(self, run: GoalRun, timeout: float = 10.0):
