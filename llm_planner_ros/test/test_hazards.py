@@ -54,6 +54,10 @@ def test_the_shipped_worlds_declare_hazards_that_load():
     ('{name: a, type: fire, words: w, when: ["(on ?x ?y)"], classes: {"?x": [unicorn]}}',
      "never[0] (a).classes.?x: 'unicorn' is not an object class"),
     ('{name: a, type: flood, words: w, when: ["(on ?x ?y)"]}', "never.0.type"),
+    # a class where one object must be would match no object: the hazard would never hold
+    ('{name: a, type: fire, words: w, when: ["(on ?x kettle)"]}',
+     "never[0] (a).when[0]: 'kettle' is an object class, and a literal's argument is a variable or one object: "
+     "write a variable with its class, e.g. '(on ... ?k ...)' and classes: {'?k': [kettle]}"),
 ])
 def test_a_never_entry_that_does_not_fit_the_domain_is_refused_at_load_with_its_path(entry, error):
     text = shipped("mobile_manipulator").read_text()
@@ -61,6 +65,17 @@ def test_a_never_entry_that_does_not_fit_the_domain_is_refused_at_load_with_its_
     with pytest.raises(ProfileError) as caught:
         profile_from_texts(text, MM.domain_text, MM.world_text, where="robot.yaml")
     assert error in str(caught.value) and str(caught.value).startswith("robot.yaml"), str(caught.value)
+
+
+def test_a_never_entry_may_name_one_object_of_the_world():
+    """A literal without variables names objects of the world; it is a hazard of its own, not
+    one that "holds only negated"."""
+    text = shipped("mobile_manipulator").read_text()
+    entry = '{name: a, type: fire, words: w, when: ["(switched_on kettle_9)"]}'
+    text = text[:text.index("never:")] + f"never:\n  - {entry}\n"
+    profile = profile_from_texts(text, MM.domain_text, MM.world_text)
+    assert [h.hazard.name for h in profile.hazards.holding([("switched_on", "kettle_9")])] == ["a"]
+    assert not profile.hazards.holding([("switched_on", "lamp_10")])
 
 
 def test_a_goal_that_makes_a_hazard_hold_is_refused_naming_it():
@@ -245,6 +260,9 @@ def test_hazards_load_from_a_file_with_the_profile_schema(tmp_path: Path):
     assert len(read_hazards(path, MM.domain, MM.spec.objects)) == 1
     path.write_text("never:\n  - {name: x, type: fire, words: w, when: ['(burning ?a)']}\n")
     with pytest.raises(ValueError, match=r"hazards.yaml: never\[0\] \(x\).when\[0\]: unknown predicate"):
+        read_hazards(path, MM.domain, MM.spec.objects)
+    path.write_text("nevr:\n  - {name: x, type: fire, words: w, when: ['(switched_on ?a)']}\n")   # a typo
+    with pytest.raises(ValueError, match=r"hazards.yaml: a mapping with one key, 'never:' \(got \['nevr'\]\)"):
         read_hazards(path, MM.domain, MM.spec.objects)
     assert not Hazards([], MM.domain) and len(Hazards([HazardEntry(name="y", type="slip", words="w",
                                                                    when=("(on ?a ?b)",))], MM.domain)) == 1

@@ -56,6 +56,16 @@ def test_a_broken_profile_is_refused_with_what_is_wrong(tmp_path, edit, problem)
     assert problem in str(caught.value) and str(path) in str(caught.value)
 
 
+def test_a_world_file_that_is_not_pddl_is_refused_naming_the_file(tmp_path):
+    source = shipped("mobile_manipulator").parent
+    for f in source.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    world = tmp_path / "world.pddl"
+    world.write_text(world.read_text().rstrip().removesuffix(")"))   # one parenthesis short
+    with pytest.raises(ProfileError, match=re.escape(f"{tmp_path / 'profile.yaml'}: world: not a PDDL problem: ")):
+        load_profile(tmp_path / "profile.yaml")
+
+
 def test_skills_run_on_the_pddl_world_and_failures_come_back_in_the_profiles_words():
     executor = PddlWorldExecutor(load_profile(shipped("mobile_manipulator")))
     assert "cup" in executor.objects and "robot" in executor.objects
@@ -168,6 +178,34 @@ def test_the_gate_checks_a_skill_against_the_profile():
     assert "is a 'mug', not a 'cup'" in policy.refusal(Skill("PICK", ("cup",), (14,)), check, executor.instance_class)
     assert "'kettle' is not allowed" in policy.refusal(Skill("SWITCH_ON", ("kettle",)), check)
     assert "'spaceship' is not an object class" in policy.refusal(Skill("PICK", ("spaceship",)), check)
+
+
+def test_a_named_instance_is_checked_by_its_class_for_hazards_and_the_policys_lists(tmp_path):
+    """A skill that names a named instance (no ids: as the LLM-step methods send it) is held to
+    the hazards and deny lists of its declared class, on a robot that cannot predict (the
+    bridge's path) as on the planner's gate."""
+    from llm_planner_ros.safety.hazards import last_hop
+    from llm_planner_ros.safety.policy import SkillPolicy
+
+    path = named_profile(tmp_path, NAMED + "  bobs_lamp: lamp\n")
+    world = tmp_path / "world.pddl"
+    world.write_text(world.read_text().replace("lamp_10", "bobs_lamp"))
+    profile = load_profile(path)
+    executor = PddlWorldExecutor(profile)
+    executor.start_from(facts=["(at robot_1 bobs_lamp)", "(holding robot_1 book_17)", "(switched_on bobs_lamp)"])
+
+    class Robot:   # a robot's world as the bridge reads it (ros/executor_bridge.RobotWorld): nothing predicted
+        def __init__(self) -> None:
+            self.profile = profile
+
+        def world_state(self):
+            return executor.world_state()
+    place = Skill("PLACE", ("book", "bobs_lamp"))
+    assert [h.hazard.name for h in last_hop(Robot(), place, profile.hazards)[0]] == ["object_on_hot_appliance"]
+    policy = SkillPolicy(object_denylist=["lamp"])
+    assert policy.refusal(Skill("SWITCH_OFF", ("bobs_lamp",)), profile.skill_problem, executor.instance_class,
+                          profile.class_of) == "the object 'bobs_lamp' (a lamp) is not allowed on this robot"
+    assert "(a lamp) is not allowed" in policy.list_refusal(Skill("SWITCH_OFF", ("bobs_lamp",), (-1,)), profile.class_of)
 
 
 class RecordingPddlExecutor(PddlWorldExecutor):

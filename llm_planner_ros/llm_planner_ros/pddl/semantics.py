@@ -79,7 +79,10 @@ class DomainDef:
 
 def _define(text: str, kind: str) -> tuple[list, str]:
     """The body of a ``(define (<kind> name) ...)`` text and its name."""
-    tree = parse_sexpr(text)
+    try:
+        tree = parse_sexpr(text)
+    except ValueError as exc:   # unbalanced parentheses
+        raise PddlError(f"not a PDDL {kind}: {exc}") from None
     if not tree or not isinstance(tree[0], list) or tree[0][:1] != ["define"]:
         raise PddlError(f"not a PDDL {kind}: it does not start with (define ...)")
     body = tree[0]

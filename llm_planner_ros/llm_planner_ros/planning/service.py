@@ -31,7 +31,7 @@ from llm_planner_ros.planning.parts import PlannerParts
 from llm_planner_ros.planning.plan_check import check_plan
 from llm_planner_ros.planning.resolve import resolve
 from llm_planner_ros.safety.gate import Approver, SafetyGate, SafetySettings
-from llm_planner_ros.safety.policy import SkillPolicy
+from llm_planner_ros.safety.policy import ClassOf, SkillPolicy
 from llm_planner_ros.trace.log import TraceLog
 
 
@@ -146,7 +146,7 @@ class PlanningService:
             report.times.extra["reset_s"] = time.perf_counter() - t0
         policy = self.policy   # one policy for the whole goal: its gate and what its plan may use
         gate = SafetyGate(executor, policy, self.safety, world.skill_problem, self.approver, cancel,
-                          world.hazards) if executor is not None else None
+                          world.hazards, world.class_of) if executor is not None else None
         if goal.spec.literals and goal.method != "pddl":   # pddl checks it as it plans
             refused = world.goal_directed.hazardous(goal.spec, gate if gate is not None else
                                                    world.plan_only_world(req))
@@ -162,7 +162,7 @@ class PlanningService:
                                                "checks it)")
         if not req.execute:
             t0 = time.perf_counter()
-            result = withhold_refused(result, policy)
+            result = withhold_refused(result, policy, world.class_of)
             result = check_plan(result, lambda: world.plan_model(req), world.hazards)
             report.times.extra["check_s"] = time.perf_counter() - t0
         if self.safety.dry_run and request.execute:
@@ -208,12 +208,12 @@ class PlanningService:
         return planned
 
 
-def withhold_refused(result: PlanResult, policy: SkillPolicy) -> PlanResult:
+def withhold_refused(result: PlanResult, policy: SkillPolicy, class_of: Optional[ClassOf] = None) -> PlanResult:
     """A plan-only answer passes the policy's lists as an executed one does: a skill on an action
     or object the policy refuses is never handed back as the plan. The plan ends before it, and
     the goal ends ``no_plan`` naming it (admissibility is the plan check's: ``check_plan``)."""
     for step in result.steps:
-        why = policy.list_refusal(step.skill)
+        why = policy.list_refusal(step.skill, class_of)
         if why:
             result.steps = result.steps[:step.index - 1]
             result.termination_reason = TerminationReason.NO_PLAN

@@ -31,6 +31,7 @@ from llm_planner_ros.translation.demonstrations import Demonstration
 if TYPE_CHECKING:
     from llm_planner_ros.profiles.loader import WorldProfile
     from llm_planner_ros.safety.hazards import Hazards
+    from llm_planner_ros.safety.policy import ClassOf
     from llm_planner_ros.skills.bank import SkillBank
 
 
@@ -119,6 +120,11 @@ class WorldMethods(Protocol):
         """Why ``skill`` is not admissible here, or "" (the safety gate asks)."""
 
     @property
+    def class_of(self) -> Optional[ClassOf]:
+        """The class of an object a skill names (a named instance's), for the policy's lists;
+        None: a skill names classes."""
+
+    @property
     def has_demonstrations(self) -> bool:
         """The LLM methods have examples to show."""
 
@@ -161,6 +167,7 @@ class BuiltinWorld:
         self.vocabulary = plugin.goal_vocabulary()
         self.hazards = plugin.hazards
         self.skill_problem = plugin.skill_problem
+        self.class_of: Optional[ClassOf] = None   # a skill names classes
         self._translated, self._interpreted = translated, interpreted
 
     def translated(self) -> TranslatedPlanner:
@@ -196,6 +203,7 @@ class ProfileWorld:
         self.vocabulary = profile.goal_vocabulary()
         self.hazards = profile.hazards
         self.skill_problem = profile.skill_problem
+        self.class_of: Optional[ClassOf] = profile.class_of
         self.has_demonstrations = bool(profile.spec.examples)
         self.zero_shot = "" if self.has_demonstrations else f"the {profile.name} profile has no example goals"
 

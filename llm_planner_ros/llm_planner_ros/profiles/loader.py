@@ -272,12 +272,14 @@ def _check(spec: ProfileFile, domain: DomainDef, world_text: str, where: str) ->
                          for i in map(int, _SLOT.findall(getattr(facts, key))) if i >= arity]
     problems += [f"exclusive: {name} is not a predicate of the domain"
                  for pair in spec.exclusive for name in pair if name not in domain.predicates]
+    objects = set(spec.instances) | ({spec.agent} if spec.agent is not None else set())
     if world_text:
         try:
             world = read_problem(world_text)
         except PddlError as exc:
             problems.append(f"world: {exc}")
         else:
+            objects |= set(world.objects)
             ids: dict[str, str] = {}
             for o in world.objects:
                 m = re.fullmatch(r"(.+)_(\d+)", o)
@@ -303,7 +305,7 @@ def _check(spec: ProfileFile, domain: DomainDef, world_text: str, where: str) ->
     for i, example in enumerate(spec.examples):
         for literal in example.goal:
             problems += [f"examples[{i}] ({example.task!r}): {p}" for p in _literal_problems(literal, spec, domain)]
-    problems += hazard_problems(spec.never, domain, spec.objects, "never")
+    problems += hazard_problems(spec.never, domain, spec.objects, "never", objects)
     if problems:
         raise ProfileError(f"{where}: " + "; ".join(problems))
 

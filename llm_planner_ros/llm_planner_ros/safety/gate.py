@@ -28,7 +28,7 @@ from llm_planner_ros.core.errors import CancelToken, ExecutorError, HazardStoppe
 from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.types import ErrorType, Skill, TerminationReason
 from llm_planner_ros.safety.hazards import Hazards, last_hop
-from llm_planner_ros.safety.policy import SkillPolicy, SkillProblem
+from llm_planner_ros.safety.policy import ClassOf, SkillPolicy, SkillProblem
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +74,12 @@ class SafetyGate:
 
     def __init__(self, inner: Executor, policy: SkillPolicy, settings: SafetySettings, skill_problem: SkillProblem,
                  approver: Optional[Approver] = None, cancel: Optional[CancelToken] = None,
-                 hazards: Optional[Hazards] = None) -> None:
+                 hazards: Optional[Hazards] = None, class_of: Optional[ClassOf] = None) -> None:
         """``skill_problem``: the world's admissibility check (its skills and objects); ``hazards``:
-        the states it must never bring about."""
+        the states it must never bring about; ``class_of``: the class of an object a skill names
+        (None: names are classes)."""
         self.inner = inner
+        self.class_of = class_of
         self.hazards = hazards
         self.warnings: list[str] = []
         self.policy = policy
@@ -92,7 +94,7 @@ class SafetyGate:
         return getattr(self.inner, name)
 
     def execute(self, skill: Skill) -> ExecutionResult:
-        why = self.policy.refusal(skill, self.skill_problem, getattr(self.inner, "instance_class", None))
+        why = self.policy.refusal(skill, self.skill_problem, getattr(self.inner, "instance_class", None), self.class_of)
         if why:
             self.refused.append((skill, why))
             return ExecutionResult.failed(ErrorType.INVALID_ACTION, f"refused by the safety gate: {why}",

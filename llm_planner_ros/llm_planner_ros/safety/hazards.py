@@ -436,10 +436,13 @@ def _hazard(entry: HazardEntry) -> Hazard:
 
 
 def problems(entries: Sequence[HazardEntry], domain: DomainDef, classes: Optional[Iterable[str]] = None,
-             where: str = "never") -> list[str]:
+             where: str = "never", objects: Iterable[str] = ()) -> list[str]:
     """What is wrong with ``entries`` against the domain (unknown predicates, arities, variables
-    bound by no positive literal, classes the world does not have), each with its path."""
+    bound by no positive literal, classes the world does not have, a class written where an
+    object must be), each with its path. ``objects``: the world's object names a literal may
+    name (its instances, its agent), beside the domain's constants."""
     known = None if classes is None else set(classes)
+    constants = set(domain.constants) | set(objects)
     out: list[str] = []
     names: set[str] = set()
     for i, e in enumerate(entries):
@@ -449,6 +452,7 @@ def problems(entries: Sequence[HazardEntry], domain: DomainDef, classes: Optiona
         names.add(e.name)
         bound: set[str] = set()
         negative_vars: set[str] = set()
+        holds = False
         for j, text in enumerate(e.when):
             try:
                 negated, atom = _literal(text)
@@ -461,9 +465,17 @@ def problems(entries: Sequence[HazardEntry], domain: DomainDef, classes: Optiona
                            f"{', '.join(sorted(domain.predicates))})")
             elif len(atom) - 1 != arity:
                 out.append(f"{at}.when[{j}]: {atom[0]} takes {arity} argument(s), got {len(atom) - 1}")
+            # an argument that is not a variable matches that one object only: a class's name
+            # there would match nothing, and the hazard would never hold
+            out += [f"{at}.when[{j}]: {a!r} is an object class, and a literal's argument is a variable or "
+                    f"one object: write a variable with its class, e.g. '({atom[0]} ... ?{a[0]} ...)' and "
+                    f"classes: {{'?{a[0]}': [{a}]}}"
+                    for a in atom[1:] if not a.startswith("?") and known is not None and a in known
+                    and a not in constants]
             variables = {x for x in atom[1:] if x.startswith("?")}
             (negative_vars if negated else bound).update(variables)
-        if e.when and not bound and not out:
+            holds = holds or not negated
+        if e.when and not holds and not out:
             out.append(f"{at}.when: at least one literal must hold (not only negated ones)")
         out += [f"{at}.when: {v} appears only in negated literals (bind it in one that holds)"
                 for v in sorted(negative_vars - bound)]
@@ -483,6 +495,9 @@ def read_hazards(path: Path, domain: DomainDef, classes: Optional[Iterable[str]]
 
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if not isinstance(data, dict) or set(data) - {"never"}:
+            got = sorted(data) if isinstance(data, dict) else data
+            raise TypeError(f"a mapping with one key, 'never:' (got {got!r})")
         entries = [HazardEntry(**e) for e in data.get("never", ())]
     except (OSError, yaml.YAMLError, TypeError, ValidationError) as exc:
         raise ValueError(f"{path}: {exc}") from None
@@ -520,7 +535,9 @@ def predicted(world: WorldState, domain: Domain, skill, hazards: Hazards) -> lis
                     wanted = skill.objects[k] if i == Skill.NAMED else by_id.get(i)
                     pools[param] = [wanted] if wanted is not None else []
                 else:
-                    pools[param] = [o for o in model.of_type(type_) if kind(o) == skill.objects[k]]
+                    # a class, or one named instance (as the executors bind it)
+                    pools[param] = [o for o in model.of_type(type_)
+                                    if o == skill.objects[k] or kind(o) == skill.objects[k]]
         pools = model.parameter_pools(definition.parameters, definition.precondition, pools)
         for values in islice(product(*(pools[p] for p, _ in definition.parameters)), 20000):
             ground = (name, *values)

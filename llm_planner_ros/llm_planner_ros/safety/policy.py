@@ -19,6 +19,8 @@ from llm_planner_ros.core.types import Skill
 
 # skill -> why it is not admissible in the robot's world, or ""
 SkillProblem = Callable[[Skill], str]
+# an object's name in a skill -> its class (a named instance's declared one)
+ClassOf = Callable[[str], str]
 
 
 class SkillPolicy(BaseModel):
@@ -38,24 +40,27 @@ class SkillPolicy(BaseModel):
         return {x.strip().upper() if "skill" in field else x.strip().lower() for x in getattr(self, field) if x.strip()}
 
     def refusal(self, skill: Skill, skill_problem: SkillProblem,
-                instance_class: Optional[InstanceClass] = None) -> str:
+                instance_class: Optional[InstanceClass] = None, class_of: Optional[ClassOf] = None) -> str:
         """Why ``skill`` must not reach the robot, or "" when it may. ``skill_problem``: the robot's
         world's check of its skills and objects (a profile's, or a world given in code).
         ``instance_class(id)`` gives the class of an instance id in the executor's world (None: no
         such id); a skill that names ids is refused when it cannot be checked or an id is not of
-        its named class."""
+        its named class. ``class_of``: the class of an object a skill names (a profile's named
+        instance, e.g. bobs_phone: phone); None: names are classes."""
         problem = skill_problem(skill) or instance_problem(skill, instance_class)
         if problem:
             return f"not admissible: {problem}"
-        return self.list_refusal(skill)
+        return self.list_refusal(skill, class_of)
 
-    def list_refusal(self, skill: Skill) -> str:
-        """Why the allow and deny lists refuse ``skill``'s action or one of its objects, or ""."""
+    def list_refusal(self, skill: Skill, class_of: Optional[ClassOf] = None) -> str:
+        """Why the allow and deny lists refuse ``skill``'s action or one of its objects (by its
+        name, and by its class where ``class_of`` gives one), or ""."""
         if not self.action_allowed(skill.action):
             return f"the action {skill.action} is not allowed on this robot"
         for name in skill.objects:
-            if not self.object_allowed(name):
-                return f"the object {name!r} is not allowed on this robot"
+            kind = class_of(name) if class_of is not None else name
+            if not self.object_allowed(name) or not self.object_allowed(kind):
+                return f"the object {name!r}{f' (a {kind})' if kind != name else ''} is not allowed on this robot"
         return ""
 
     def action_allowed(self, action: str) -> bool:
