@@ -25,13 +25,29 @@ from llm_planner_ros.wiring import LLM_BACKENDS, PlannerNodeParams, ServiceConfi
 
 def load_config(paths: Sequence[str] = ()) -> dict[str, Any]:
     """Flat settings from YAML files, later ones winning: plain keys, or a ROS parameters file
-    (``<node>: ros__parameters: {...}``, its first node: ``planner`` or ``/**``)."""
+    (``<node>: ros__parameters: {...}``), whose sections for the planner node (``planner``,
+    ``/<namespace>/planner``) and for every node (``/**``) are read; ValueError for any other
+    shape, naming the file."""
     flat: dict[str, Any] = {}
     for path in paths:
         with open(path) as f:
             data = yaml.safe_load(f) or {}
-        nodes = [v["ros__parameters"] for v in data.values() if isinstance(v, dict) and "ros__parameters" in v]
-        flat.update(nodes[0] if nodes else data)
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: settings must be a mapping of keys to values, not a {type(data).__name__}")
+        sections = {k: v for k, v in data.items() if isinstance(v, dict) and "ros__parameters" in v}
+        if not sections:
+            flat.update(data)
+            continue
+        if len(sections) != len(data):
+            beside = ", ".join(map(str, set(data) - set(sections)))
+            raise ValueError(f"{path}: keys beside the node sections: {beside}")
+        mine = [v["ros__parameters"] for k, v in sections.items()
+                if str(k).rsplit("/", 1)[-1] in ("planner", "*", "**")]
+        if not mine:
+            raise ValueError(f"{path}: no section for the planner node ('planner' or '/**'); it has "
+                             f"{', '.join(map(str, sections))}")
+        for values in mine:   # in the file's order
+            flat.update(values)
     return flat
 
 
@@ -106,7 +122,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                 flat[key] = value
         config = ServiceConfig.from_flat(flat, also_known=PlannerNodeParams.model_fields)
         options = {k: v for k, v in (("num_samples", args.samples), ("max_steps", args.max_steps),
-                                     ("correction_level", args.level)) if v}
+                                     ("correction_level", args.level)) if v is not None}
         options.update({k: True for k in ("no_translation", "fixed_example", "no_trajectory_correction")
                         if getattr(args, k)})
         request = parse_request(task=args.task, description=args.description, scene_id=args.scene,

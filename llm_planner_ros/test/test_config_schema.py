@@ -2,6 +2,7 @@
 unknown key is refused wherever settings come in."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -76,6 +77,28 @@ def test_the_cli_refuses_an_unknown_key_in_its_config(tmp_path):
     assert done.returncode == 2 and "unknown setting(s): 'epslion' (did you mean 'epsilon'?)" in done.stderr
 
 
+def test_the_cli_reads_the_planners_sections_of_a_parameters_file_and_refuses_other_shapes(tmp_path):
+    from llm_planner_ros.cli import load_config
+
+    two = tmp_path / "two.yaml"
+    two.write_text("/**/tracker:\n  ros__parameters: {num_samples: 7}\n"
+                   "/**:\n  ros__parameters: {temperature: 0.5}\n/**/planner:\n  ros__parameters: {num_samples: 9}\n")
+    assert load_config([str(two)]) == {"temperature": 0.5, "num_samples": 9}   # not the tracker's 7
+    for text, says in (("- num_samples: 3\n", "settings must be a mapping of keys to values, not a list"),
+                       ("tracker:\n  ros__parameters: {num_samples: 7}\n", "no section for the planner node"),
+                       ("planner:\n  ros__parameters: {}\nnum_samples: 3\n",
+                        "keys beside the node sections: num_samples")):
+        (tmp_path / "bad.yaml").write_text(text)
+        with pytest.raises(ValueError, match=re.escape(f"{tmp_path / 'bad.yaml'}: {says}")):
+            load_config([str(tmp_path / "bad.yaml")])
+
+
+def test_a_cli_flag_of_zero_is_checked_not_dropped():
+    done = subprocess.run([sys.executable, "-m", "llm_planner_ros", "plan", "Watch TV", "--samples", "0"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "num_samples" in done.stderr, done.stderr
+
+
 def test_a_node_refuses_an_unknown_parameter():
     done = subprocess.run([str(console_script("executor_bridge")), "--ros-args", "-p", "robot_timout_s:=3.0"],
                           capture_output=True, text=True, timeout=120)
@@ -120,6 +143,13 @@ def test_parameter_descriptors_carry_the_models_bounds():
                                   parameter_overrides=[Parameter("max_queued_goals", value=-1)])
         with pytest.raises(ParameterError, match="max_queued_goals"):
             declare_and_validate(wrong, PlannerNodeParams)
+        # a value of the wrong type is the same clear error (exit 2), not rclpy's traceback
+        for name, value, says in (("max_queued_goals", 5.0, "expecting type 'INTEGER'"),
+                                  ("goal_time_limit_s", 30, "expecting type 'DOUBLE'.*e.g. 1.0")):
+            typed = rclpy.create_node(f"bounds_test_{name}", context=context,
+                                      parameter_overrides=[Parameter(name, value=value)])
+            with pytest.raises(ParameterError, match=f"'bounds_test_{name}': {name}: .*{says}"):
+                declare_and_validate(typed, PlannerNodeParams)
     finally:
         rclpy.shutdown(context=context)
 

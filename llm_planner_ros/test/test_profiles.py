@@ -205,7 +205,8 @@ def test_a_named_instance_is_checked_by_its_class_for_hazards_and_the_policys_li
     policy = SkillPolicy(object_denylist=["lamp"])
     assert policy.refusal(Skill("SWITCH_OFF", ("bobs_lamp",)), profile.skill_problem, executor.instance_class,
                           profile.class_of) == "the object 'bobs_lamp' (a lamp) is not allowed on this robot"
-    assert "(a lamp) is not allowed" in policy.list_refusal(Skill("SWITCH_OFF", ("bobs_lamp",), (-1,)), profile.class_of)
+    named = Skill("SWITCH_OFF", ("bobs_lamp",), (-1,))
+    assert "(a lamp) is not allowed" in policy.list_refusal(named, profile.class_of)
 
 
 class RecordingPddlExecutor(PddlWorldExecutor):

@@ -16,7 +16,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
-from rclpy.exceptions import InvalidParameterValueException
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -69,6 +69,9 @@ def declare_and_validate(node: Node, model: type[ModelT]) -> ModelT:
             node.declare_parameter(name, default, descriptor)
         except InvalidParameterValueException as exc:   # an override outside the declared range
             raise ParameterError(f"invalid parameter on node '{node.get_name()}': {name}: {exc}") from None
+        except InvalidParameterTypeException as exc:   # e.g. 5.0 for an integer, or 1 for a float
+            hint = " (write a float with a decimal point, e.g. 1.0)" if info.annotation is float else ""
+            raise ParameterError(f"invalid parameter on node '{node.get_name()}': {name}: {exc}{hint}") from None
     values = {name: node.get_parameter(name).value for name in model.model_fields}
     try:
         return model(**values)
