@@ -15,10 +15,12 @@ from collections.abc import Sequence
 from typing import Any, Optional
 
 import yaml
+from pydantic import ValidationError
 
 from llm_planner_ros.core.errors import CancelToken, LLMError, PlanningError
-from llm_planner_ros.core.request import InvalidRequest, parse_request
+from llm_planner_ros.core.request import InvalidRequest, describe_validation_error, parse_request
 from llm_planner_ros.core.types import PlanResult, StepEvent
+from llm_planner_ros.core.yaml_files import load_yaml
 from llm_planner_ros.planning.methods import DEFAULT_METHOD, METHODS
 from llm_planner_ros.wiring import LLM_BACKENDS, PlannerNodeParams, ServiceConfig, compose
 
@@ -31,7 +33,7 @@ def load_config(paths: Sequence[str] = ()) -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for path in paths:
         with open(path) as f:
-            data = yaml.safe_load(f) or {}
+            data = load_yaml(f) or {}
         if not isinstance(data, dict):
             raise ValueError(f"{path}: settings must be a mapping of keys to values, not a {type(data).__name__}")
         sections = {k: v for k, v in data.items() if isinstance(v, dict) and "ros__parameters" in v}
@@ -129,7 +131,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                                 method=args.method, options=options, execute=args.execute,
                                 goal_conditions=tuple(args.goal), action_goals=tuple(args.action_goal),
                                 objects=tuple(args.objects))
-    except (InvalidRequest, ValueError, OSError) as exc:
+    except (InvalidRequest, ValueError, OSError, yaml.YAMLError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
@@ -166,7 +168,10 @@ def warm(args: argparse.Namespace) -> int:
         flat = load_config(args.config)
         config = ServiceConfig.from_flat(flat, also_known=PlannerNodeParams.model_fields)
         node = PlannerNodeParams(**{k: v for k, v in flat.items() if k in PlannerNodeParams.model_fields})
-    except (ValueError, OSError) as exc:
+    except ValidationError as exc:
+        print(f"error: {describe_validation_error(exc)}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError, yaml.YAMLError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()

@@ -91,6 +91,9 @@ def test_the_cli_reads_the_planners_sections_of_a_parameters_file_and_refuses_ot
         (tmp_path / "bad.yaml").write_text(text)
         with pytest.raises(ValueError, match=re.escape(f"{tmp_path / 'bad.yaml'}: {says}")):
             load_config([str(tmp_path / "bad.yaml")])
+    (tmp_path / "twice.yaml").write_text("planner:\n  ros__parameters:\n    num_samples: 7\n    num_samples: 9\n")
+    with pytest.raises(yaml.YAMLError, match="the key 'num_samples' is given twice"):
+        load_config([str(tmp_path / "twice.yaml")])
 
 
 def test_a_cli_flag_of_zero_is_checked_not_dropped():

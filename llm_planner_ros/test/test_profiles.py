@@ -42,6 +42,7 @@ def test_the_shipped_mobile_manipulator_profile_validates():
     (("agent: robot_1", "agent: robot_1\ngoal_classes: all"), "goal_classes: Input should be 'any' or 'every'"),
     (('exclusive: [[in, "on"]]', "exclusive: [[open, ajar]]"),
      "exclusive: ajar is not a predicate of the domain"),
+    (("  plate: [dish]\n", "  plate: [dish]\n  plate: [platter]\n"), "the key 'plate' is given twice"),
 ])
 def test_a_broken_profile_is_refused_with_what_is_wrong(tmp_path, edit, problem):
     source = shipped("mobile_manipulator").parent

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.core.world import class_of, fill
+from llm_planner_ros.core.yaml_files import load_yaml
 from llm_planner_ros.pddl.domain import Domain, parse_domain, parse_sexpr
 from llm_planner_ros.pddl.goals import GoalVocabulary
 from llm_planner_ros.pddl.invariants import Exclusive, domain_invariants, pairs
@@ -336,7 +337,7 @@ def _planning_domain(domain_text: str, skills: tuple, phrases: tuple) -> Domain:
 
 def _spec(text: str, where: str) -> ProfileFile:
     try:
-        return ProfileFile(**(yaml.safe_load(text) or {}))
+        return ProfileFile(**(load_yaml(text) or {}))
     except yaml.YAMLError as exc:
         raise ProfileError(f"{where}: {exc}") from None
     except ValidationError as exc:

@@ -167,11 +167,13 @@ def check_params_files(node: Node, argv: Sequence[str]) -> None:
     its settings (approval, the backend) under ``/robot1`` is worse than not starting."""
     import yaml
 
+    from llm_planner_ros.core.yaml_files import load_yaml
+
     name = node.get_fully_qualified_name()
     for path in params_files(argv):
         try:
             with open(path, encoding="utf-8") as f:
-                keys = [k for k, v in (yaml.safe_load(f) or {}).items()
+                keys = [k for k, v in (load_yaml(f) or {}).items()
                         if isinstance(v, dict) and "ros__parameters" in v]
         except (OSError, yaml.YAMLError, AttributeError) as exc:
             raise ParameterError(f"cannot read the parameter file {path}: {exc}") from None

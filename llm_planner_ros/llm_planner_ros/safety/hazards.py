@@ -493,8 +493,10 @@ def read_hazards(path: Path, domain: DomainDef, classes: Optional[Iterable[str]]
     file and the entry otherwise)."""
     import yaml
 
+    from llm_planner_ros.core.yaml_files import load_yaml
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_yaml(path.read_text(encoding="utf-8")) or {}
         if not isinstance(data, dict) or set(data) - {"never"}:
             got = sorted(data) if isinstance(data, dict) else data
             raise TypeError(f"a mapping with one key, 'never:' (got {got!r})")
