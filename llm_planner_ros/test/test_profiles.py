@@ -43,6 +43,14 @@ def test_the_shipped_mobile_manipulator_profile_validates():
     (('exclusive: [[in, "on"]]', "exclusive: [[open, ajar]]"),
      "exclusive: ajar is not a predicate of the domain"),
     (("  plate: [dish]\n", "  plate: [dish]\n  plate: [platter]\n"), "the key 'plate' is given twice"),
+    (("  plate: [dish]\n", "  plate: [dish, '  ']\n"), "objects.plate.1: String should have at least 1 character"),
+    (("  plate: [dish]\n", "  plate: [dish]\n  coffee table: [table]\n"), "objects.coffee table.[key]: String "
+     "should match pattern"),
+    (('args: ["?i"], words: "pick up the {0}"', 'args: ["?i", "?i"], words: "pick up the {0}"'),
+     "actions.pick.args: ?i is given twice"),
+    (('args: ["?i"], words: "pick up the {0}"', 'args: ["?i"], words: "pick up the {x}"'),
+     "actions.pick.words: 'pick up the {x}' has a brace outside a slot"),
+    (('{task: "Open the fridge",', '{task: "  ",'), "examples.5.task: String should have at least 1 character"),
 ])
 def test_a_broken_profile_is_refused_with_what_is_wrong(tmp_path, edit, problem):
     source = shipped("mobile_manipulator").parent

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Annotated, Literal, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from llm_planner_ros.core.types import Skill
 from llm_planner_ros.core.world import class_of, fill
@@ -35,6 +35,9 @@ from llm_planner_ros.safety.hazards import HazardEntry, Hazards
 from llm_planner_ros.safety.hazards import problems as hazard_problems
 
 _SLOT = re.compile(r"\{(\d+)\}")
+# a class's or a named instance's name, as a PDDL object is named; what people say, never blank
+Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9_-]*$")]
+Words = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 MAX_PROFILE_BYTES = 1 << 20   # a profile's YAML, and its domain: words and examples, not a world
 MAX_WORLD_BYTES = 16 << 20    # a reference world (a building's objects and facts)
 
@@ -65,14 +68,14 @@ class NamedInstance(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     class_: str = Field(alias="class", description="its object class, a key of objects")
-    words: tuple[str, ...] = Field((), description="what people call it, e.g. [\"Bob's office\"] "
+    words: tuple[Words, ...] = Field((), description="what people call it, e.g. [\"Bob's office\"] "
                                                    "(default: its name with spaces)")
 
 
 class Example(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    task: str = Field(min_length=1)
+    task: Words
     goal: tuple[str, ...] = Field(min_length=1, description="goal literals over object classes")
     world: str = Field("", description="the world (scene) it is planned in, of those the profile offers; "
                                        "default: the reference world")
@@ -89,8 +92,8 @@ class ProfileFile(BaseModel):
     agent: Optional[str] = Field(None, description="the object that is the robot, if the domain has one")
     actions: dict[str, ActionWords]
     predicates: dict[str, FactWords]
-    objects: dict[str, tuple[str, ...]] = Field(description="object class -> the words people use for it")
-    instances: dict[str, NamedInstance] = Field(
+    objects: dict[Name, tuple[Words, ...]] = Field(description="object class -> the words people use for it")
+    instances: dict[Name, NamedInstance] = Field(
         {}, description="instances that keep their own names (bob_office: {class: office, words: [Bob's office]}, "
                         "or just bob_office: office); every other instance is named <class>_<id>")
     goal_classes: Literal["any", "every"] = Field(
@@ -258,8 +261,10 @@ def _check(spec: ProfileFile, domain: DomainDef, world_text: str, where: str) ->
         skills[act.skill] = name
         params = {p for p, _ in domain.actions[name].parameters} if name in domain.actions else set()
         problems += [f"actions.{name}.args: {a} is not a parameter of {name}" for a in act.args if a not in params]
+        problems += [f"actions.{name}.args: {a} is given twice" for a in sorted(set(act.args)) if act.args.count(a) > 1]
         problems += [f"actions.{name}.words: {{{i}}} but {len(act.args)} arg(s)"
                      for i in map(int, _SLOT.findall(act.words)) if i >= len(act.args)]
+        problems += _template_problems(f"actions.{name}.words", act.words)
     missing = sorted(set(domain.predicates) - set(spec.predicates))
     if missing:
         problems.append(f"predicates: no words for {', '.join(missing)}")
@@ -271,6 +276,7 @@ def _check(spec: ProfileFile, domain: DomainDef, world_text: str, where: str) ->
         for key in ("words", "negated"):
             problems += [f"predicates.{name}.{key}: {{{i}}} but {name} has {arity} argument(s)"
                          for i in map(int, _SLOT.findall(getattr(facts, key))) if i >= arity]
+            problems += _template_problems(f"predicates.{name}.{key}", getattr(facts, key))
     problems += [f"exclusive: {name} is not a predicate of the domain"
                  for pair in spec.exclusive for name in pair if name not in domain.predicates]
     objects = set(spec.instances) | ({spec.agent} if spec.agent is not None else set())
@@ -309,6 +315,12 @@ def _check(spec: ProfileFile, domain: DomainDef, world_text: str, where: str) ->
     problems += hazard_problems(spec.never, domain, spec.objects, "never", objects)
     if problems:
         raise ProfileError(f"{where}: " + "; ".join(problems))
+
+
+def _template_problems(where: str, template: str) -> list[str]:
+    """A brace that is not part of a ``{i}`` slot (``{x}``, ``{0``): said as written otherwise."""
+    rest = _SLOT.sub("", template)
+    return [f"{where}: {template!r} has a brace outside a slot such as {{0}}"] if "{" in rest or "}" in rest else []
 
 
 def _literal_problems(literal: str, spec: ProfileFile, domain: DomainDef) -> list[str]:
