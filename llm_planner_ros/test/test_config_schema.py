@@ -110,6 +110,14 @@ def test_a_node_refuses_an_unknown_parameter():
         in done.stdout + done.stderr
 
 
+def test_the_reference_robot_refuses_an_unknown_or_out_of_range_parameter():
+    for arg, says in (("profle:=x", "unknown parameter(s) on node 'pddl_robot': 'profle' (did you mean 'profile'?)"),
+                      ("skill_delay_s:=-1.0", "skill_delay_s")):
+        done = subprocess.run([str(console_script("pddl_robot")), "--ros-args", "-p", arg],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and says in done.stdout + done.stderr, done.stdout + done.stderr
+
+
 def test_parameter_file_keys_follow_rcl_wildcards():
     from llm_planner_ros.ros.params import key_matches, params_files
 

@@ -60,7 +60,8 @@ class PlannerSettings(BaseModel):
     fixed_examples: tuple[str, ...] = Field(
         ("Relax on sofa", "Read book", "Browse internet"),
         description="examples for the 'fixed_example' ablation, first available is used")
-    seed: int = Field(0, ge=0, description="base sampling seed")
+    seed: int = Field(0, ge=0, le=2**32 - 1,
+                      description="base sampling seed (a uint32, as llama.cpp and the goal message keep it)")
     correction_level: Literal["notion", "inference", "cause"] = Field(
         "cause", description="re-prompting error text: 'Task failed' / 'I cannot X' / 'I cannot X because Y'")
     max_corrections_per_step: int = Field(

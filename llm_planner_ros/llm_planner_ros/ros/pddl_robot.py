@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import ClassVar, Optional
 
-from rcl_interfaces.msg import ParameterDescriptor
+from pydantic import BaseModel, ConfigDict, Field
 from rclpy.action import ActionServer
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -29,6 +29,7 @@ from llm_planner_ros.executors.pddl_world import PddlWorldExecutor
 from llm_planner_ros.profiles.loader import ProfileError, find_profile
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.executor_bridge import run_skill
+from llm_planner_ros.ros.params import declare_and_validate, refuse_unknown_parameters
 from llm_planner_ros.ros.skill_action import GoalStops
 from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
 from llm_planner_ros.ros.world_versions import WorldVersions
@@ -44,24 +45,32 @@ def _problem_text(world: str) -> str:
         raise ProfileError(f"world: cannot read {world!r}: {exc.strerror}") from None
 
 
+class PddlRobotParams(BaseModel):
+    """The reference robot's parameters (read-only)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    LIVE: ClassVar[tuple[str, ...]] = ()
+
+    profile: str = Field("mobile_manipulator", min_length=1,
+                         description="a shipped profile's name, or the path of a profile.yaml")
+    world: str = Field("", description="a PDDL problem file to start from ('': the profile's reference world)")
+    skill_delay_s: float = Field(0.0, ge=0.0, le=600.0, description="how long each skill takes")
+
+
 class PddlRobotNode(Node):
     def __init__(self) -> None:
         super().__init__("pddl_robot")
         adopt_package_logs(self)
-        fixed = ParameterDescriptor(read_only=True)
-        self.declare_parameter("profile", "mobile_manipulator", fixed)
-        self.declare_parameter("world", "", ParameterDescriptor(
-            read_only=True, description="a PDDL problem file to start from ('': the profile's reference world)"))
-        self.declare_parameter("skill_delay_s", 0.0, fixed)
+        params = declare_and_validate(self, PddlRobotParams)
+        refuse_unknown_parameters(self)
         try:
-            profile = find_profile(str(self.get_parameter("profile").value))
+            profile = find_profile(params.profile)
             self.pddl = PddlWorldExecutor(profile)
-            world = str(self.get_parameter("world").value)
-            if world:
-                self.pddl.start_from(_problem_text(world))
+            if params.world:
+                self.pddl.start_from(_problem_text(params.world))
         except ProfileError as exc:
             raise ExecutorError(str(exc)) from None
-        self.skill_delay_s = float(self.get_parameter("skill_delay_s").value)
+        self.skill_delay_s = params.skill_delay_s
         self._lock = threading.Lock()
         self._versions = WorldVersions(self.pddl.world_state, self.pddl.goal_met)
         self._stops = GoalStops()
