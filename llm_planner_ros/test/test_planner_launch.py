@@ -40,7 +40,7 @@ def generate_test_description():
         launch_arguments={"namespace": REAL_NS}.items())
     sim_stack = launch.actions.IncludeLaunchDescription(
         PythonLaunchDescriptionSource(os.path.join(share, "launch", "sim_stack_launch.py")),
-        launch_arguments={"namespace": STACK_NS}.items())
+        launch_arguments={"namespace": STACK_NS, "llm_model": "smollm2-135m"}.items())   # the parameter's name
     robot_stack = launch.actions.IncludeLaunchDescription(
         PythonLaunchDescriptionSource(os.path.join(share, "launch", "robot_stack_launch.py")),
         launch_arguments={"namespace": ROBOT_NS, "sim_robot": "true"}.items())
