@@ -77,7 +77,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("task")
     p.add_argument("--description", default="")
     p.add_argument("--scene", default="")
-    p.add_argument("--method", default=DEFAULT_METHOD, choices=list(METHODS))
+    p.add_argument("--method", choices=list(METHODS), help=f"default: the config's default_method ({DEFAULT_METHOD})")
     p.add_argument("--goal", action="append", default=[], metavar="LITERAL",
                    help="goal condition for --method pddl, e.g. '(on tv)'; repeat for more")
     p.add_argument("--object", action="append", default=[], dest="objects", metavar="NAME",
@@ -123,21 +123,27 @@ def main(argv: Optional[list[str]] = None) -> int:
             if value is not None:
                 flat[key] = value
         config = ServiceConfig.from_flat(flat, also_known=PlannerNodeParams.model_fields)
+        # the node's own keys are checked too, and its world, method and scene are the goal's defaults
+        node = PlannerNodeParams(**{k: v for k, v in flat.items() if k in PlannerNodeParams.model_fields})
         options = {k: v for k, v in (("num_samples", args.samples), ("max_steps", args.max_steps),
                                      ("correction_level", args.level)) if v is not None}
         options.update({k: True for k in ("no_translation", "fixed_example", "no_trajectory_correction")
                         if getattr(args, k)})
-        request = parse_request(task=args.task, description=args.description, scene_id=args.scene,
-                                method=args.method, options=options, execute=args.execute,
+        request = parse_request(task=args.task, description=args.description,
+                                scene_id=args.scene or node.default_scene, method=args.method or node.default_method,
+                                options=options, execute=args.execute,
                                 goal_conditions=tuple(args.goal), action_goals=tuple(args.action_goal),
                                 objects=tuple(args.objects))
+    except ValidationError as exc:
+        print(f"error: {describe_validation_error(exc)}", file=sys.stderr)
+        return 2
     except (InvalidRequest, ValueError, OSError, yaml.YAMLError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
     t0 = time.perf_counter()
     try:
-        service = compose(config)
+        service = compose(config, world=node.world)
     except PlanningError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 3

@@ -102,6 +102,14 @@ def test_a_cli_flag_of_zero_is_checked_not_dropped():
     assert done.returncode == 2 and "num_samples" in done.stderr, done.stderr
 
 
+def test_the_cli_checks_the_planner_nodes_keys_in_its_config(tmp_path):
+    bad = tmp_path / "planner.yaml"
+    bad.write_text("planner:\n  ros__parameters:\n    default_method: nosuchmethod\n")
+    done = subprocess.run([sys.executable, "-m", "llm_planner_ros", "plan", "Watch TV", "--config", str(bad)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "default_method" in done.stderr and "nosuchmethod" in done.stderr, done.stderr
+
+
 def test_a_node_refuses_an_unknown_parameter():
     done = subprocess.run([str(console_script("executor_bridge")), "--ros-args", "-p", "robot_timout_s:=3.0"],
                           capture_output=True, text=True, timeout=120)
