@@ -55,6 +55,10 @@ def test_goal_completes_with_feedback_per_step(queue_server):
 
 
 def test_cancel_while_planning_ends_canceled(queue_server):
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+    from llm_planner_msgs.msg import PlanState
+
     client, _ = queue_server
     run = client.send_plan(PlanTask.Goal(task="steps=100"))
     assert run.first_feedback.wait(10)
@@ -64,6 +68,11 @@ def test_cancel_while_planning_ends_canceled(queue_server):
     assert status == GoalStatus.STATUS_CANCELED
     assert result.termination_reason == PlanTask.Result.REASON_CANCELED
     assert len(run.feedback) < 100
+    latched = []   # the plan topic says so too, not "aborted"
+    qos = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+    client.node.create_subscription(PlanState, "plan", latched.append, qos)
+    assert wait_until(lambda: latched and latched[-1].task == "steps=100" and latched[-1].ended.sec, 10)
+    assert latched[-1].status == PlanState.STATUS_CANCELED, latched[-1]
 
 
 def test_queue_policy_runs_a_second_goal_after_the_first(queue_server):

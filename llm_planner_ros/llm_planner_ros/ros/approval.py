@@ -3,7 +3,9 @@ answer on its ``approve`` service, for at most ``approval_timeout_s``.
 
 An answer must carry the request's digest (:func:`~llm_planner_ros.safety.policy.approval_digest`),
 recomputed by the operator's tool from the content it showed; an answer for other content (a
-republished request id with other scripts) is refused, and the request keeps waiting."""
+republished request id with other scripts) is refused, and the request keeps waiting. The first
+valid answer decides; a later one (a second operator's, or one after the time-out) is refused,
+saying why."""
 from __future__ import annotations
 
 import math
@@ -35,6 +37,7 @@ class RosApprover:
         self.goal_info = goal_info
         self.awaiting = awaiting
         self._pending: dict[str, tuple[str, threading.Event, list]] = {}
+        self._closed: dict[str, str] = {}   # why a request no longer waits, by id (the latest 100)
         self._lock = threading.Lock()
         self._pub = node.create_publisher(ApprovalRequest, "approval_request", LATCHED)
         node.create_service(Approve, "approve", self._answer, callback_group=ReentrantCallbackGroup())
@@ -43,7 +46,9 @@ class RosApprover:
         with self._lock:
             waiting = self._pending.get(request.request_id)
             if waiting is None:
-                response.accepted, response.message = False, f"no approval {request.request_id!r} is waiting"
+                response.accepted = False
+                response.message = self._closed.get(request.request_id,
+                                                    f"no approval {request.request_id!r} is waiting")
                 return response
             digest, event, answers = waiting
             if request.digest != digest:
@@ -53,10 +58,19 @@ class RosApprover:
                 response.message = ("the digest does not match the request's content: approve only what "
                                     "approval_request published, with the digest recomputed from it")
                 return response
+            del self._pending[request.request_id]   # the first answer decides
+            self._close(request.request_id, f"approval {request.request_id} was already answered "
+                                            f"({'approved' if request.approve else 'denied'})")
             answers.append((request.approve, request.reason))
             event.set()
         response.accepted, response.message = True, "approved" if request.approve else "denied"
         return response
+
+    def _close(self, request_id: str, why: str) -> None:
+        """Under the lock: ``request_id`` no longer waits, for ``why`` (a later answer is told so)."""
+        self._closed[request_id] = why
+        while len(self._closed) > 100:
+            del self._closed[next(iter(self._closed))]
 
     def __call__(self, skills: Sequence[Skill], kind: str, stop: CancelToken, scripts: Optional[Sequence[str]] = None,
                  alternatives: Sequence[str] = (), confidence: float = math.nan,
@@ -93,10 +107,16 @@ class RosApprover:
         self.awaiting(goal_id, f"{asked} of {what}{proposal} (request {request_id}, up to {timeout_s:.0f} s): "
                                f"answer on {self.node.resolve_service_name('approve')} or in the operator console")
         try:
-            if not event.wait(timeout_s):
-                return None
-            stop.check()
-            return answers[0]
+            woken = event.wait(timeout_s)
+            with self._lock:   # an answer either took the request or finds it closed
+                answered = request_id not in self._pending
+                if not answered:
+                    del self._pending[request_id]
+                    self._close(request_id, "no goal is waiting for an answer: " + (
+                        "it stopped" if stop.cancelled else f"it timed out after {timeout_s:g} s"))
+            if answered or woken:
+                stop.check()
+            return answers[0] if answered else None
         finally:
             remove()
             self.awaiting(goal_id, "")

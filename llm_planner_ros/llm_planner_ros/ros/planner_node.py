@@ -22,9 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Optional
 
+from action_msgs.msg import GoalStatus
 from builtin_interfaces.msg import Time as TimeMsg
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
-from rclpy.action.server import ServerGoalHandle
+from rclpy.action.server import RCLError, ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 
 from llm_planner_msgs.action import PlanTask
@@ -61,6 +62,7 @@ class GoalContext:
     accepted: TimeMsg = field(default_factory=TimeMsg)
     state: Optional[PlanState] = None   # what `plan` shows of it, once it runs
     awaiting: str = ""                  # what it waits for ("": nothing)
+    cancel_asked: bool = False          # a client asked to cancel it (rclpy records it a little later)
 
     @property
     def goal_id(self) -> str:
@@ -98,6 +100,8 @@ class PlannerNode(ManagedNode):
         self._active: Optional[GoalContext] = None
         self._queue: collections.deque[GoalContext] = collections.deque()
         self._goals: dict[str, GoalContext] = {}
+        self._early_cancels: set[str] = set()   # goals cancelled before _on_accepted saw them
+        self._queue_pub_lock = threading.Lock()   # a queue snapshot is published before a newer one
         self._shutting_down = False
         self._last_end: Optional[tuple[str, float, float]] = None   # reason, seconds it took, when it ended
         self.peers: dict[str, Callable[[], bool]] = {}   # nodes the planner needs: whether each was heard
@@ -151,6 +155,7 @@ class PlannerNode(ManagedNode):
 
     def deactivate(self) -> None:
         self.get_logger().info("inactive: goals are refused until it is activated again (a running goal ends first)")
+        self._reject_queued()
 
     def cleanup(self) -> None:
         self._planner = None
@@ -216,7 +221,11 @@ class PlannerNode(ManagedNode):
             self._goals[ctx.goal_id] = ctx
             busy = self._active is not None
             queued = False
-            if self._shutting_down:
+            if ctx.goal_id in self._early_cancels:   # cancelled before this callback ran: it ends now
+                self._early_cancels.discard(ctx.goal_id)
+                ctx.cancel_asked = True
+                ctx.stop.cancel()
+            elif self._shutting_down:
                 ctx.stop.cancel(Shutdown("the planner is shutting down"))
             elif not self.serving or self._planner is None:
                 ctx.rejected = (f"the planner is not active (lifecycle); activate it: ros2 lifecycle set "
@@ -232,7 +241,7 @@ class PlannerNode(ManagedNode):
                 self._active = ctx
         self._publish_queue()
         if not queued:
-            goal_handle.execute()   # the active goal, or one that ends at once with its reason
+            self._start(goal_handle)   # the active goal, or one that ends at once with its reason
 
     def _on_cancel(self, goal_handle: ServerGoalHandle) -> CancelResponse:
         goal_id = bytes(goal_handle.goal_id.uuid).hex()
@@ -241,6 +250,10 @@ class PlannerNode(ManagedNode):
             queued = ctx is not None and ctx in self._queue
             if ctx is not None and queued:
                 self._queue.remove(ctx)
+            if ctx is not None:
+                ctx.cancel_asked = True
+            elif goal_handle.status == GoalStatus.STATUS_ACCEPTED:   # rclpy answered "accepted" and
+                self._early_cancels.add(goal_id)                     # has not called _on_accepted yet
         if queued:
             self._publish_queue()
         self.get_logger().info(f"cancel requested for goal {goal_id[:8]}" + (" (queued)" if queued else ""))
@@ -250,27 +263,62 @@ class PlannerNode(ManagedNode):
             threading.Thread(target=self._end_queued, args=(goal_handle,), daemon=True).start()
         return CancelResponse.ACCEPT
 
+    def _end_queued(self, goal_handle: ServerGoalHandle) -> None:
+        wait_cancel_recorded(goal_handle, 2.0)
+        self._start(goal_handle)
+
     @staticmethod
-    def _end_queued(goal_handle: ServerGoalHandle) -> None:
-        deadline = time.monotonic() + 2.0
-        while not goal_handle.is_cancel_requested and time.monotonic() < deadline:
-            time.sleep(0.005)   # rclpy records the cancel right after the cancel callback returns
-        goal_handle.execute()
+    def _start(goal_handle: ServerGoalHandle) -> None:
+        """``goal_handle.execute()``, which runs ``_execute``. rclpy's execute() asks whether a cancel
+        was recorded and then records EXECUTING: a cancel recorded in between makes that raise
+        (CANCELING cannot go to EXECUTING). The goal is CANCELING then, and execute() again runs it
+        without that step; its stop token is stopped, so it ends at once."""
+        try:
+            goal_handle.execute()
+        except RCLError:
+            if not goal_handle.is_cancel_requested:
+                raise
+            goal_handle.execute()
 
     def _start_next(self) -> None:
+        """The next queued goal runs; while the node is not active, the queued goals end rejected."""
+        while self.serving:
+            with self._lock:
+                self._active = self._queue.popleft() if self._queue else None
+                nxt = self._active
+            self._publish_queue()
+            if nxt is None:
+                return
+            try:
+                self._start(nxt.handle)
+                return
+            except Exception as exc:   # it cannot run: the queue moves on
+                self.get_logger().error(f"goal {nxt.goal_id[:8]} could not start: {type(exc).__name__}: {exc}")
+                with self._ended:
+                    self._goals.pop(nxt.goal_id, None)
+                    self._ended.notify_all()
         with self._lock:
-            self._active = self._queue.popleft() if self._queue else None
-            nxt = self._active
+            self._active = None
+        self._reject_queued()
+
+    def _reject_queued(self) -> None:
+        """End every queued goal ``rejected``: the node was deactivated."""
+        with self._lock:
+            queued, self._queue = list(self._queue), collections.deque()
+            for ctx in queued:
+                ctx.rejected = (f"the planner was deactivated (lifecycle) before its turn; activate it: "
+                                f"ros2 lifecycle set {self.get_fully_qualified_name()} activate")
         self._publish_queue()
-        if nxt is not None:
-            nxt.handle.execute()
+        for ctx in queued:
+            self._start(ctx.handle)   # it ends at once with that reason
 
     def _publish_queue(self) -> None:
-        with self._lock:
-            active, queued = self._active, list(self._queue)
-        goals = [active.summary(PlanState.STATUS_PLANNING)] if active is not None else []
-        self._queue_pub.publish(conversions.redacted(
-            GoalQueue(goals=goals + [ctx.summary(PlanState.STATUS_QUEUED) for ctx in queued])))
+        with self._queue_pub_lock:   # snapshot and publish in one step: the latched message is the latest
+            with self._lock:
+                active, queued = self._active, list(self._queue)
+            goals = [active.summary(PlanState.STATUS_PLANNING)] if active is not None else []
+            self._queue_pub.publish(conversions.redacted(
+                GoalQueue(goals=goals + [ctx.summary(PlanState.STATUS_QUEUED) for ctx in queued])))
 
     def shutdown_goals(self) -> None:
         """End the active goal and every queued one with ``shutdown``; wait, up to
@@ -283,7 +331,7 @@ class PlannerNode(ManagedNode):
             active.stop.cancel(Shutdown("the planner is shutting down"))
         for ctx in queued:
             ctx.stop.cancel(Shutdown("the planner is shutting down"))
-            ctx.handle.execute()
+            self._start(ctx.handle)
         with self._ended:
             if not self._ended.wait_for(lambda: not self._goals, self.params.shutdown_wait_s):
                 self.get_logger().error(f"{len(self._goals)} goal(s) did not end within "
@@ -303,10 +351,13 @@ class PlannerNode(ManagedNode):
             with self._ended:
                 self._goals.pop(goal_id, None)
                 self._ended.notify_all()
-            if self._active is ctx:
-                self._start_next()
-            else:
-                self._publish_queue()
+            try:   # whatever happens to the next goal, this one keeps its result
+                if self._active is ctx:
+                    self._start_next()
+                else:
+                    self._publish_queue()
+            except Exception as exc:
+                self.get_logger().error(f"after goal {goal_id[:8]}: {type(exc).__name__}: {exc}")
 
     def _run(self, ctx: GoalContext, start: float) -> PlanTask.Result:
         goal_handle = ctx.handle
@@ -324,9 +375,13 @@ class PlannerNode(ManagedNode):
                 record = getattr(self._planner, "record_unplanned", None)
                 if record is not None:
                     request = goal_handle.request
-                    record(ctx.goal_id, {"task": ctx.task, "method": request.method or None,
-                                         "scene_id": request.scene_id}, reason.value, detail)
-            canceled = goal_handle.is_cancel_requested and reason is TerminationReason.CANCELED
+                    try:
+                        record(ctx.goal_id, {"task": ctx.task, "method": request.method or None,
+                                             "scene_id": request.scene_id}, reason.value, detail)
+                    except Exception as exc:   # a trace that cannot be written does not change the result
+                        self.get_logger().error(f"the trace did not record goal {ctx.goal_id[:8]}: "
+                                                f"{type(exc).__name__}: {redact(str(exc))}")
+            canceled = reason is TerminationReason.CANCELED and cancel_recorded(ctx)
             if canceled:
                 goal_handle.canceled()
             else:
@@ -386,7 +441,8 @@ class PlannerNode(ManagedNode):
 
         result.wall_time_s = time.monotonic() - start
         msg = conversions.result_to_msg(result)   # redacted, with every string, when _run returns it
-        if result.termination_reason is TerminationReason.CANCELED and goal_handle.is_cancel_requested:
+        canceled = result.termination_reason is TerminationReason.CANCELED and cancel_recorded(ctx)
+        if canceled:
             goal_handle.canceled()
         elif result.success:
             goal_handle.succeed()
@@ -396,7 +452,7 @@ class PlannerNode(ManagedNode):
         state.subtasks, state.goal_conditions, state.detail = list(msg.subtasks), list(msg.goal_conditions), msg.detail
         state.confidence = msg.confidence
         state.hazards = list(msg.hazards)
-        self._publish_end(state, result.termination_reason, canceled=False, success=result.success)
+        self._publish_end(state, result.termination_reason, canceled=canceled, success=result.success)
         sure = "" if math.isnan(result.confidence) else f", confidence {result.confidence:.2f}"
         self.get_logger().info(
             f"goal ended: {result.termination_reason.value} after {len(result.steps)} steps "
@@ -424,6 +480,21 @@ class PlannerNode(ManagedNode):
             "method": request.method or self.params.default_method,
             "scene_id": request.scene_id or self.params.default_scene,
         })
+
+
+def wait_cancel_recorded(goal_handle: ServerGoalHandle, timeout_s: float) -> bool:
+    """Whether rclpy records the goal's cancel within ``timeout_s``: it does so only after the
+    cancel callback returns (which already stopped the goal)."""
+    deadline = time.monotonic() + timeout_s
+    while not goal_handle.is_cancel_requested and time.monotonic() < deadline:
+        time.sleep(0.005)   # rclpy gives no event for it
+    return goal_handle.is_cancel_requested
+
+
+def cancel_recorded(ctx: GoalContext) -> bool:
+    """Whether the goal ends ``canceled`` (else aborted): its cancel, when one was asked, is awaited
+    up to a second; ending first would make rclpy refuse the cancel it is about to record."""
+    return wait_cancel_recorded(ctx.handle, 1.0) if ctx.cancel_asked else ctx.handle.is_cancel_requested
 
 
 _LIBC_NAME = ctypes.util.find_library("c")

@@ -3,7 +3,8 @@
 Usage: ``ros2 run llm_planner_ros send_goal "make breakfast" [--namespace /robot1] [--method M] [--execute]``
 or, goal-directed: ``send_goal "Watch TV" --method pddl --goal "(on tv)" --action-goal "LOOKAT|WATCH" --execute``
 An interpreted goal that the planner asks to confirm (interpret_confirm) is shown with its
-alternatives; a terminal prompts for yes or no, ``--yes`` confirms it. Ctrl-C cancels the goal.
+alternatives; a terminal prompts for yes or no, ``--yes`` confirms it. Ctrl-C cancels the goal
+(before the planner accepted it: once it does); a second Ctrl-C quits at once.
 Exit codes: 0 the goal succeeded; 1 it did not; 2 a goal ROS cannot
 carry (a NUL character); 3 no action server; 4 the server rejected the goal; 5 the planner did not
 accept the goal or end it in time; 6 the planner went away before it answered.
@@ -14,13 +15,14 @@ import argparse
 import math
 import sys
 import threading
+from collections.abc import Callable
 from typing import Optional
 
 import rclpy
 
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import ApprovalRequest, MethodOptions
-from llm_planner_ros.ros.client import STATUS_NAMES, GoalRun, PlannerClient, PlannerGone
+from llm_planner_ros.ros.client import STATUS_NAMES, GoalRun, PlannerClient, PlannerGone, PlanOutcome
 from llm_planner_ros.ros.liveness import CONFIRM_S, LOST_AFTER_S
 
 
@@ -115,6 +117,36 @@ def confirm_when_asked(client: PlannerClient, run: GoalRun, yes: bool, timeout_s
     print(f"  {'confirmed' if approve else 'declined'}" + ("" if accepted else f" (refused: {message})"), flush=True)
 
 
+def send_interruptible(send_goal: Callable[[], GoalRun]) -> tuple[GoalRun, bool]:
+    """``send_goal()`` (the client's send, which waits for the planner's answer) in a thread: (the
+    run, whether Ctrl-C came meanwhile). A goal interrupted there may still be accepted and run, so
+    Ctrl-C waits for the answer, for the caller to cancel the goal; a second Ctrl-C is raised."""
+    sent: list = []   # the run, or what the send raised
+    done = threading.Event()
+
+    def target() -> None:
+        try:
+            sent.append(send_goal())
+        except BaseException as exc:   # raised again in the main thread
+            sent.append(exc)
+        finally:
+            done.set()
+    threading.Thread(target=target, daemon=True).start()
+    interrupted = False
+    while not done.is_set():
+        try:
+            done.wait(0.25)   # in slices: Ctrl-C reaches the main thread
+        except KeyboardInterrupt:
+            if interrupted:
+                raise
+            interrupted = True
+            print("interrupted: waiting for the planner to answer the goal, to cancel it "
+                  "(Ctrl-C again to quit; the goal may then still run)", file=sys.stderr, flush=True)
+    if isinstance(sent[0], BaseException):
+        raise sent[0]
+    return sent[0], interrupted
+
+
 def send(client: PlannerClient, goal: PlanTask.Goal, server_timeout: float, accept_timeout: float = 30.0,
          yes: bool = False) -> int:
     action = client.action_name
@@ -126,18 +158,25 @@ def send(client: PlannerClient, goal: PlanTask.Goal, server_timeout: float, acce
     fields = {name: getattr(goal, name) for name in ("description", "scene_id", "goal_conditions",
                                                       "action_goals", "objects")}
     try:
-        run = client.send(goal.task, goal.method, goal.execute, options=goal.options, timeout_s=accept_timeout,
-                          on_feedback=lambda fb: print(format_feedback(fb), flush=True), **fields)
+        run, interrupted = send_interruptible(lambda: client.send(
+            goal.task, goal.method, goal.execute, options=goal.options, timeout_s=accept_timeout,
+            on_feedback=lambda fb: print(format_feedback(fb), flush=True), **fields))
         if run.result_future is None:
             print("goal rejected by the server (see its log for the reason)", file=sys.stderr)
             return 4
-        threading.Thread(target=confirm_when_asked, args=(client, run, yes), daemon=True).start()
-        try:
-            outcome = client.result(run)
-        except KeyboardInterrupt:
-            print("cancelling...", file=sys.stderr)
+
+        def cancelled() -> PlanOutcome:
+            print(f"cancelling goal {bytes(run.handle.goal_id.uuid).hex()[:8]}...", file=sys.stderr, flush=True)
             client.cancel(run)
-            outcome = client.result(run)
+            return client.result(run)
+        if interrupted:
+            outcome = cancelled()
+        else:
+            threading.Thread(target=confirm_when_asked, args=(client, run, yes), daemon=True).start()
+            try:
+                outcome = client.result(run)
+            except KeyboardInterrupt:
+                outcome = cancelled()
     except PlannerGone as exc:
         print(f"{exc} (no heartbeat for {LOST_AFTER_S + CONFIRM_S:g}s); the goal has no result", file=sys.stderr)
         return 6
