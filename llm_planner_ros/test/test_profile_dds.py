@@ -319,3 +319,20 @@ def test_a_robot_whose_instances_keep_their_own_names_over_dds(tmp_path):
         assert result.termination_reason == PlanTask.Result.REASON_GOAL_REACHED, result.detail
         assert list(result.program) == ["[PICK] <book> (17)", "[NAVIGATE_TO] <bob_desk> (-1)",
                                         "[PLACE] <book> (17) <bob_desk> (-1)"], list(result.program)
+
+
+def test_the_bridge_holds_a_named_instance_to_its_classs_deny_list(tmp_path):
+    """``object_denylist: [desk]`` refuses a skill on Bob's desk (bob_desk, a desk by the robot's
+    profile) at the last hop, as on any desk; it reached the robot before."""
+    from helpers.generated_profiles import NAMED, named_profile
+    from llm_planner_ros.core.types import Skill
+
+    profile = named_profile(tmp_path, NAMED)
+    ns = f"/mm_{uuid.uuid4().hex[:6]}"
+    with ros_node("pddl_robot", f"{ns}/robot", ROBOT_READY, f"profile:={profile}") as robot, \
+            ros_node("executor_bridge", ns, BRIDGE_READY, "backend:=robot", "robot_action:=robot/execute_skill",
+                     "object_denylist:=[desk]"), RosTestClient(ns) as client:
+        result = execute_skill(client, Skill("NAVIGATE_TO", ("bob_desk",), (-1,)))
+        assert not result.success and "'bob_desk' (a desk) is not allowed" in result.failure.message, \
+            result.failure.message
+        assert "executing skill [NAVIGATE_TO]" not in robot.output

@@ -14,7 +14,10 @@ backend's own world (the simulator's graph; the robot's ``GetWorldState`` object
 whose effects on that world would make one of its declared hazards hold is refused
 (``PreconditionFailure.HAZARD``): the simulator says what the skill would do; a robot's reported
 facts and domain predict it (a robot that reports no facts: the policy's ``hazard_unknown``). One skill runs
-at a time, and a cancel of the bridge's goal cancels the robot's and waits, up to
+at a time, checked, sent and ended under one lock, so each is checked against the world the one
+before it left; one more may wait its turn, and a skill sent while two are there is refused at once
+(each waits on a thread of the node's executor, which the running one needs for the robot's
+answers). A cancel of the bridge's goal cancels the robot's and waits, up to
 ``cancel_wait_s``, for the robot to confirm. A bridge that starts reconciles with the robot
 first: a skill that a bridge before it left running on the robot is cancelled and waited for
 before the bridge serves anything.
@@ -27,10 +30,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Literal, Optional
+from typing import Any, ClassVar, Literal, Optional
 
-from pydantic import Field
-from rcl_interfaces.msg import ParameterDescriptor
+from pydantic import BaseModel, ConfigDict, Field
 from rclpy.action import ActionServer, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -52,12 +54,16 @@ from llm_planner_ros.ros.diagnostics import OK, WARN, publish_diagnostics
 from llm_planner_ros.ros.liveness import ask_until_answered, publish_heartbeat
 from llm_planner_ros.ros.managed import ManagedNode
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
-from llm_planner_ros.ros.skill_action import GoalStops, SkillActionClient
+from llm_planner_ros.ros.skill_action import GoalStops, SkillActionClient, StopAwareLock
 from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
 from llm_planner_ros.ros.wait import wait_for
 from llm_planner_ros.ros.world_versions import HeldWorld, WorldVersions
 from llm_planner_ros.safety.hazards import last_hop
 from llm_planner_ros.safety.policy import SkillPolicy
+
+# skills the bridge holds at once, the running one and those waiting their turn: each blocks one
+# of the executor's threads (spin_node's 4), and the running one needs the others
+AT_ONCE = 2
 
 
 class RobotWorldUnread(RuntimeError):
@@ -227,6 +233,9 @@ class ExecutorBridgeNode(ManagedNode):
         self._robot_domain = ""
         self._robot_held = HeldWorld({})   # the robot's world by version (for the hazard check)
         self._stops = GoalStops()
+        self._one_skill = StopAwareLock()   # held across a skill's check, send and end
+        self._at_once = 0
+        self._count_lock = threading.Lock()
         self._group = group
         self._server = ActionServer(self, ExecuteSkill, "execute_skill", execute_callback=self._execute,
                                     cancel_callback=self._stops.on_cancel, callback_group=group)
@@ -274,10 +283,33 @@ class ExecutorBridgeNode(ManagedNode):
         self.policy = policy
 
     def _execute(self, goal_handle: ServerGoalHandle) -> ExecuteSkill.Result:
-        with self._stops.running(goal_handle) as stop:
-            return self._run(goal_handle, stop)
+        skill = conversions.skill_from_msg(goal_handle.request.skill)
+        with self._count_lock:
+            full = self._at_once >= AT_ONCE
+            if not full:
+                self._at_once += 1
+        if full:
+            goal_handle.succeed()
+            return executor_error(f"the executor bridge already runs a skill and has one waiting; "
+                                  f"{skill.script() or skill.text!r} was not sent")
+        try:
+            with self._stops.running(goal_handle) as stop, self._one_skill.held(stop) as mine:
+                if not mine:
+                    return self._cancelled(goal_handle, skill)
+                return self._run(goal_handle, stop)
+        finally:
+            with self._count_lock:
+                self._at_once -= 1
+
+    def _cancelled(self, goal_handle: ServerGoalHandle, skill) -> ExecuteSkill.Result:
+        self.get_logger().info(f"cancelled {skill.script()} before it was sent")
+        goal_handle.canceled()
+        result = executor_error(f"{skill.script()} was cancelled before it was sent; nothing ran")
+        result.observation = "cancelled: nothing was sent"
+        return result
 
     def _run(self, goal_handle: ServerGoalHandle, stop: CancelToken) -> ExecuteSkill.Result:
+        """One skill, under the lock: checked against the world the skill before it left, then run."""
         skill = conversions.skill_from_msg(goal_handle.request.skill)
         if not self.serving:
             goal_handle.succeed()
@@ -298,12 +330,8 @@ class ExecutorBridgeNode(ManagedNode):
             self.get_logger().warning(f"stopped {skill.script() or skill.text!r}: {stopped.failure.message}")
             goal_handle.succeed()
             return stopped
-        if stop.cancelled:   # cancelled while it was checked: it never reaches the robot
-            self.get_logger().info(f"cancelled {skill.script()} before it was sent")
-            goal_handle.canceled()
-            result = executor_error(f"{skill.script()} was cancelled before it was sent; nothing ran")
-            result.observation = "cancelled: nothing was sent"
-            return result
+        if stop.cancelled:   # cancelled while it waited or was checked: it never reaches the robot
+            return self._cancelled(goal_handle, skill)
         if self._sim is not None:
             return self._sim.execute(goal_handle, stop)
         assert self._robot is not None
@@ -321,7 +349,10 @@ class ExecutorBridgeNode(ManagedNode):
             self._robot_held.skill_ran(outcome.result)
             return outcome.result
         self._robot_held.skill_ran(ExecuteSkill.Result())   # what it did is untold: read the world again
-        return executor_error(outcome.message)
+        result = executor_error(outcome.message)
+        if outcome.ended == "failed":   # it ran: it may have changed something
+            result.observation = outcome.message
+        return result
 
     def _refusal(self, skill) -> str:
         """The policy's refusal, instance ids checked in the backend's world. Raises
@@ -334,7 +365,9 @@ class ExecutorBridgeNode(ManagedNode):
             return f"not admissible: the robot's profile is invalid: {exc}"
         try:
             problem = profile.skill_problem if profile is not None else self._world().skill_problem
-            return self.policy.refusal(skill, problem, self._robot_instance_class)
+            # a named instance is held to its class's lists (a world given in code names classes)
+            return self.policy.refusal(skill, problem, self._robot_instance_class,
+                                       profile.class_of if profile is not None else None)
         except LookupError as exc:
             return f"not admissible: its instance ids cannot be checked: {exc}"
 
@@ -443,23 +476,33 @@ class ExecutorBridgeNode(ManagedNode):
         return answer
 
 
+class SimRobotParams(BaseModel):
+    """The reference simulated robot's parameters (read-only)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    LIVE: ClassVar[tuple[str, ...]] = ()
+
+    world: str = Field("", description="a world given in code ('' = the default)")
+    scene: str = Field("", description="its scene ('' = the world's first)")
+    skill_delay_s: float = Field(0.0, ge=0.0, le=600.0, description="how long each skill takes (fault injection, "
+                                                                     "demos)")
+    accept_delay_s: float = Field(0.0, ge=0.0, le=600.0, description="how long accepting a skill takes (fault "
+                                                                      "injection)")
+
+
 class SimRobotNode(Node):
     """Reference robot-side skill server: a world given in code behind the robot's ExecuteSkill action."""
 
     def __init__(self) -> None:
         super().__init__("sim_robot")
         adopt_package_logs(self)
-        fixed = ParameterDescriptor(read_only=True)
-        self.declare_parameter("world", "", fixed)            # a world given in code ('' = the default)
-        self.declare_parameter("scene", "", fixed)            # '' = the world's first scene
-        self.declare_parameter("skill_delay_s", 0.0, fixed)   # how long each skill takes (fault injection, demos)
-        self.declare_parameter("accept_delay_s", 0.0, fixed)  # how long accepting a skill takes (fault injection)
+        params = declare_and_validate(self, SimRobotParams)
+        refuse_unknown_parameters(self)
         group = ReentrantCallbackGroup()
-        world = load_world(self.get_parameter("world").value or DEFAULT_WORLD)
-        self.server = SimulatedSkillServer(self, world, self.get_parameter("scene").value, group,
-                                           float(self.get_parameter("skill_delay_s").value))
+        world = load_world(params.world or DEFAULT_WORLD)
+        self.server = SimulatedSkillServer(self, world, params.scene, group, params.skill_delay_s)
         self._stops = GoalStops()
-        accept_delay_s = float(self.get_parameter("accept_delay_s").value)
+        accept_delay_s = params.accept_delay_s
 
         def accept(_goal) -> GoalResponse:
             time.sleep(accept_delay_s)

@@ -3,7 +3,10 @@ bridge) and the bridge (to the robot) both use.
 
 As py_trees_ros's action clients do, it waits on futures, passes a stop (cancel, time limit,
 shutdown) on to the server at once, and cancels its goal whenever it stops waiting without a
-result. One skill runs at a time: a new one is not sent while the server may still run the last.
+result. One skill runs at a time: a new one is not sent while the server may still run the last
+(one it cancelled, or one whose acceptance it did not see in time: cancelled by its id and waited
+for, since the server may accept it late). A skill whose goal stops while it waits its turn is not
+sent. A skill the server aborted or cancelled on its own ends ``failed``, the server's status named.
 
 With ``reconcile``, the client owns the server (the bridge owns the robot): before it sends its
 first skill it cancels every goal the server still runs, left by a client before it (a bridge
@@ -38,6 +41,7 @@ from rclpy.task import Future
 from unique_identifier_msgs.msg import UUID
 
 from llm_planner_msgs.action import ExecuteSkill
+from llm_planner_msgs.msg import PreconditionFailure as FailureMsg
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.ros.action_goal import send_goal
 from llm_planner_ros.ros.liveness import ask_until_answered
@@ -48,7 +52,8 @@ from llm_planner_ros.ros.wait import wait_future
 ASK_AGAIN_S = 1.0
 RUNNING = (GoalStatus.STATUS_ACCEPTED, GoalStatus.STATUS_EXECUTING, GoalStatus.STATUS_CANCELING)
 
-Ended = Literal["done", "stopped", "timeout", "lost", "unavailable", "rejected", "busy"]
+Ended = Literal["done", "stopped", "timeout", "lost", "unavailable", "rejected", "busy", "failed"]
+ENDED_AS = {GoalStatus.STATUS_ABORTED: "aborted", GoalStatus.STATUS_CANCELED: "cancelled"}
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,37 @@ class GoalStatusWatch:
         key = bytes(goal_id.uuid)
         with self._changed:
             return self._changed.wait_for(lambda: key in self._seen, timeout_s)
+
+
+class StopAwareLock:
+    """A lock whose waiter gives up, woken at once, when its goal stops."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._held = False
+
+    def _wake(self) -> None:
+        with self._changed:
+            self._changed.notify_all()
+
+    @contextmanager
+    def held(self, stop: Optional[CancelToken] = None) -> Iterator[bool]:
+        """Within it the lock is held (True), or ``stop`` stopped while it waited (False)."""
+        remove = stop.on_stop(self._wake) if stop is not None else (lambda: None)
+        try:
+            with self._changed:
+                self._changed.wait_for(lambda: not self._held or (stop is not None and stop.cancelled))
+                mine = not self._held
+                self._held = True
+        finally:
+            remove()
+        try:
+            yield mine
+        finally:
+            if mine:
+                with self._changed:
+                    self._held = False
+                    self._changed.notify_all()
 
 
 class GoalStops:
@@ -151,8 +187,9 @@ class SkillActionClient:
         self._status = GoalStatusWatch(node, action_name, group)
         self._went_away = went_away or (lambda _asked_at: False)
         self._gone = gone or (lambda: False)
-        self._one_at_a_time = threading.Lock()
-        # a stopped skill the server has not ended, and until when it may run (its time limit)
+        self._one_at_a_time = StopAwareLock()
+        # a stopped skill the server has not ended (a future done when it has), what it is, and
+        # until when it may run (its time limit)
         self._unfinished: Optional[tuple[Future, str, float]] = None
 
     @property
@@ -167,12 +204,18 @@ class SkillActionClient:
     def run(self, goal: ExecuteSkill.Goal, script: str, timeout_s: float, wait_s: float,
             stop: Optional[CancelToken] = None, stop_wait_s: float = 5.0) -> SkillOutcome:
         """Execute ``goal`` (``script`` names it in messages) within ``timeout_s``; ``wait_s``
-        bounds discovery and acceptance; a stopped skill gets ``stop_wait_s`` to confirm."""
-        with self._one_at_a_time:
-            if not self._previous_ended(wait_s):
+        bounds discovery and acceptance; a stopped skill gets ``stop_wait_s`` to confirm. A
+        ``stop`` while it waits its turn ends it at once, nothing sent."""
+        not_sent = SkillOutcome("stopped", message=f"{script} was cancelled before it was sent; nothing was sent")
+        with self._one_at_a_time.held(stop) as mine:
+            if not mine or (stop is not None and stop.cancelled):
+                return not_sent
+            # the last skill was cancelled, so it gets the wait for a cancel too (a late acceptance)
+            if not self._previous_ended(max(wait_s, stop_wait_s), stop):
+                if stop is not None and stop.cancelled:
+                    return not_sent
                 running = self._unfinished[1] if self._unfinished is not None else "a skill"
-                return SkillOutcome("busy", message=f"{self.what} may still run {running}, "
-                                                    "which did not confirm its cancel; nothing was sent")
+                return SkillOutcome("busy", message=f"{self.what} may still run {running}; nothing was sent")
             if self._gone():
                 return SkillOutcome("unavailable", message=f"{self.what} is not running (its heartbeat stopped)")
             if not self.client.wait_for_server(timeout_sec=wait_s):
@@ -182,19 +225,32 @@ class SkillActionClient:
                 left = self._end_leftovers(stop_wait_s)
                 if left:
                     return SkillOutcome("busy", message=left)
+            if stop is not None and stop.cancelled:
+                return not_sent
             asked_at = time.monotonic()
-            handle = self._send(goal, wait_s, asked_at)
+            handle = self._send(goal, wait_s, asked_at, script, timeout_s)
             if handle is None and self._lost(asked_at)():
                 return SkillOutcome("lost", message=f"{self.what} went away before it accepted {script}")
-            if handle is None or not handle.accepted:
-                return SkillOutcome("rejected", message=f"{self.what} rejected {script}" if handle
-                                    else f"{self.what} did not accept {script} within {wait_s:g}s")
+            if handle is None:
+                return SkillOutcome("rejected", message=f"{self.what} did not accept {script} within {wait_s:g}s; "
+                                                        "it was cancelled, but may have started (the next skill "
+                                                        "waits for it to end)")
+            if not handle.accepted:
+                return SkillOutcome("rejected", message=f"{self.what} rejected {script}")
             future = handle.get_result_async()
             waited = ""
             try:
                 waited = wait_future(future, timeout_s, stop, self._lost(asked_at))
                 response = future.result() if future.done() else None
+                if waited == "done" and response is not None and response.status == GoalStatus.STATUS_CANCELED \
+                        and stop is not None and stop.cancelled:   # its cancel came from here
+                    return SkillOutcome("stopped", result=response.result,
+                                        message=f"{self.what} confirmed that {script} stopped")
                 if waited == "done":
+                    why = self._unexplained(response, script)
+                    if why:
+                        return SkillOutcome("failed", result=response.result if response is not None else None,
+                                            message=why)
                     return SkillOutcome("done", result=response.result if response is not None else None)
                 if waited == "lost":
                     return SkillOutcome("lost", message=f"{self.what} went away while it ran {script}")
@@ -213,7 +269,20 @@ class SkillActionClient:
                 if not future.done():   # stopped waiting without an end: never leave it running
                     handle.cancel_goal_async()
                     if waited != "lost":   # a server that went away took its goals with it
-                        self._unfinished = (future, script, time.monotonic() + timeout_s)
+                        self._unfinished = (future, f"{script}, which did not confirm its cancel",
+                                            time.monotonic() + timeout_s)
+
+    def _unexplained(self, response: Any, script: str) -> str:
+        """Why a result is not the skill's own answer: the server aborted or cancelled it, or
+        said it failed without saying why; "" when it is."""
+        if response is None:
+            return f"{self.what} gave no result for {script}"
+        result = response.result
+        reason = result.failure.message or result.failure.cause or result.observation
+        said = f"{self.what} {ENDED_AS[response.status]} {script}" if response.status in ENDED_AS else ""
+        if not said and not result.success and result.failure.type == FailureMsg.NONE and not result.failure.message:
+            said = f"{self.what} said that {script} failed"
+        return said and said + (f": {reason}" if reason else "; it gave no reason")
 
     def _end_leftovers(self, stop_wait_s: float) -> str:
         """Cancel every goal the server runs and wait for each to end, each step within
@@ -240,17 +309,18 @@ class SkillActionClient:
             self.node.get_logger().info(f"{self.what} ended the {len(left)} skill(s) left running; sending")
         return ""
 
-    def _previous_ended(self, wait_s: float) -> bool:
+    def _previous_ended(self, wait_s: float, stop: Optional[CancelToken] = None) -> bool:
         """Whether the last skill is over: ended, its server gone, or past its own time limit."""
         if self._unfinished is None:
             return True
-        future, script, until = self._unfinished
-        if wait_future(future, wait_s, lost=self._lost()) in ("done", "lost") or time.monotonic() > until:
+        future, _, until = self._unfinished
+        if wait_future(future, wait_s, stop, lost=self._lost()) in ("done", "lost") or time.monotonic() > until:
             self._unfinished = None
             return True
         return False
 
-    def _send(self, goal: ExecuteSkill.Goal, wait_s: float, asked_at: float) -> Optional[ClientGoalHandle]:
+    def _send(self, goal: ExecuteSkill.Goal, wait_s: float, asked_at: float, script: str,
+              timeout_s: float) -> Optional[ClientGoalHandle]:
         # sent once, unlike the planner's goals (client.py): rcl refuses a goal id it already has,
         # which an rclcpp_action server, a robot's, raises from its executor ("Failed to accept new
         # goal"); and a new id could run the skill twice
@@ -268,6 +338,22 @@ class SkillActionClient:
             self.node.get_logger().warning(f"no acceptance from {self.what} within {wait_s:g}s, but its status "
                                            "lists the skill: fetching its result (the skill is not sent again)")
             return ClientGoalHandle(self.client, goal_id, ExecuteSkill.Impl.SendGoalService.Response(accepted=True))
+        if sent.done():
+            return sent.result()
+        # given up, but the request may still be accepted: cancel it by its id now (the server may
+        # hold it), and once an acceptance comes, cancel that goal; the next skill waits for its end
+        self._cancel_all.call_async(CancelGoal.Request(goal_info=GoalInfo(goal_id=goal_id)))
+        ended: Future = Future()
+
+        def answered(_: Future) -> None:
+            handle = sent.result()
+            if handle is None or not handle.accepted:
+                ended.set_result(None)
+                return
+            handle.cancel_goal_async()
+            handle.get_result_async().add_done_callback(lambda _: ended.set_result(None))
+        sent.add_done_callback(answered)
+        self._unfinished = (ended, f"{script}, whose acceptance it did not see in time", time.monotonic() + timeout_s)
         return None
 
     def _cancel(self, handle: ClientGoalHandle, future: Future, stop_wait_s: float) -> bool:
