@@ -10,27 +10,35 @@ action's ``get_result`` service and records the answer on ``<action>/result``
 
 A record is a folder, as rosbag2 writes one: ``run/run_0.mcap``, ``run/run_1.mcap``, ... Each file
 is closed, with its summary and footer, right after a goal's result is written, and the next file
-takes what follows. So a recorder that is killed leaves every file but the last complete and
-readable by any MCAP reader (``mcap.reader.make_reader``, Foxglove): at most the goals that had not
-ended are in the open file, which a streaming reader still reads up to the kill. Closing a file
+takes what follows. A recorder started again on the same folder goes on after its highest
+number and never overwrites a file. Each message is flushed as it is written. So a recorder that is
+killed leaves every goal that ended in complete files, readable by any MCAP reader
+(``mcap.reader.make_reader``, Foxglove): only the goals that had not ended are in the file it had
+open, which a streaming reader still reads up to the kill. Closing a file
 per goal was chosen over chunking with a summary per rotation because a summary is only written
 when a file ends, so both need the rotation, and a rotation per result bounds the loss to the goals
 still running.
 
 Each subscription logs ``matched <topic>: N publisher(s)`` when a publisher is matched at the DDS
 level (not only seen in the ROS graph): from then on nothing that publisher sends is missed.
+
+On SIGINT/SIGTERM (``shutdown_goals``) the recorder waits, up to ``SHUTDOWN_WAIT_S``, until every
+goal it saw running has its result written or the planner is gone, so the goals a planner ends
+because it is stopped too are in the record.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Optional
 
 from action_msgs.msg import GoalStatus, GoalStatusArray
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.client import Client
 from rclpy.event_handler import SubscriptionEventCallbacks
@@ -42,6 +50,8 @@ from llm_planner_msgs.action import PlanTask
 from llm_planner_ros.ros.liveness import RESEND_S
 from llm_planner_ros.ros.qos import LATCHED_EVERY
 from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
+
+SHUTDOWN_WAIT_S = 5.0   # on shutdown, the longest wait for the results of the goals seen running
 
 # type ids of type_description_interfaces/FieldType; +48 fixed array, +96 bounded and +144
 # unbounded sequence
@@ -117,26 +127,30 @@ def records_home() -> str:
     return f"{os.environ.get('ROS_HOME') or '~/.ros'}/llm_planner_ros/records"
 
 
+def record_files(folder: Path) -> list[tuple[int, Path]]:
+    """The record's files ``<folder name>_<N>.mcap``, as (N, path), by N."""
+    pattern = re.compile(rf"{re.escape(folder.name)}_(\d+)\.mcap")
+    found = [(int(m.group(1)), p) for p in folder.glob(f"{folder.name}_*.mcap") if (m := pattern.fullmatch(p.name))]
+    return sorted(found)
+
+
 def read_record(folder: Path | str):
     """Every message of a record, file by file in the order written, as
-    ``(schema, channel, message, decoded)``. Every file but the last is complete; the last may be
-    the open file of a killed recorder, read by streaming up to where it was cut."""
+    ``(schema, channel, message, decoded)``, each file read by streaming. A file a killed recorder
+    had open (the last, or any before a restart) is read up to where it was cut, with a warning
+    that names it."""
     from mcap.exceptions import McapError
-    from mcap.reader import NonSeekingReader, make_reader
+    from mcap.reader import NonSeekingReader
     from mcap_ros2.decoder import DecoderFactory
 
-    folder = Path(folder)
-    files = sorted(folder.glob(f"{folder.name}_*.mcap"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
-    for path in files:
+    for _, path in record_files(Path(folder)):
         with open(path, "rb") as f:
-            if path != files[-1]:
-                yield from make_reader(f, decoder_factories=[DecoderFactory()]).iter_decoded_messages()
-                continue
             try:
                 yield from NonSeekingReader(f, decoder_factories=[DecoderFactory()]).iter_decoded_messages(
                     log_time_order=False)
-            except McapError:   # cut where the recorder was killed
-                pass
+            except McapError as exc:   # no footer: its recorder was killed
+                warnings.warn(f"{path} is cut (its recorder was killed): read up to the cut "
+                              f"({type(exc).__name__}{f': {exc}' if str(exc) else ''})", stacklevel=2)
 
 
 class RecorderParams(BaseModel):
@@ -144,10 +158,17 @@ class RecorderParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    path: str = Field("", pattern=r"^$|.*([^p]|[^a]p|[^c]ap|[^m]cap|[^.]mcap)$",
-                      description="the record's folder (one MCAP file per ended goal inside it); empty = "
-                                  "~/.ros/llm_planner_ros/records/<namespace>.<date-time>")
+    path: str = Field("", description="the record's folder (one MCAP file per ended goal inside it); empty = "
+                                      "~/.ros/llm_planner_ros/records/<namespace>.<date-time>")
     action: str = Field("plan_task", min_length=1, description="the planner's action (relative name)")
+
+    @field_validator("path")
+    @classmethod
+    def _a_folder(cls, path: str) -> str:
+        if path.endswith(".mcap"):
+            raise ValueError(f"{path!r} names a file: give the record's folder (its files are "
+                             "<folder>/<folder name>_0.mcap, _1.mcap, ...)")
+        return path
 
 
 class McapRecorder(Node):
@@ -170,10 +191,15 @@ class McapRecorder(Node):
         self._closed = False
         self._file: Any = None
         self._writer: Any = None
+        # a restarted recorder goes on after the files already there
+        self._number = max((n for n, _ in record_files(self.folder)), default=-1) + 1
         self._open_next()
         self._fetched: set[bytes] = set()   # goals whose result was asked for (answered or not)
         self._asked: dict[bytes, tuple[Any, float]] = {}   # of those, not answered: goal id, when asked
+        self._running: dict[bytes, Any] = {}   # goals the last status listed as not ended: their ids
+        self._planners = 0   # status publishers matched (0: the planner is gone)
         self._fetching = threading.Lock()   # status messages may arrive on two threads at once
+        self._settled = threading.Condition(self._fetching)   # notified when a goal or the planner goes
         group = ReentrantCallbackGroup()
         from llm_planner_msgs.msg import ApprovalRequest, GoalQueue, PlanState, PlanStep, TrackerState
 
@@ -188,7 +214,9 @@ class McapRecorder(Node):
         status_topic = self.resolve_topic_name(f"{action}/_action/status")
         self._channel(status_topic, GoalStatusArray)
         self.create_subscription(GoalStatusArray, f"{action}/_action/status",
-                                 lambda m: self._on_status(status_topic, m), LATCHED_EVERY, callback_group=group)
+                                 lambda m: self._on_status(status_topic, m), LATCHED_EVERY, callback_group=group,
+                                 event_callbacks=SubscriptionEventCallbacks(
+                                     matched=lambda info: self._on_planners(status_topic, info)))
         self._result_topic = self.resolve_topic_name(f"{action}/result")
         self._channel(self._result_topic, PlanTask.Impl.GetResultService.Response)
         self._get_result: Client[Any, Any] = self.create_client(PlanTask.Impl.GetResultService,
@@ -201,15 +229,24 @@ class McapRecorder(Node):
         """Start the next file of the record (under ``_lock``, or before any callback runs)."""
         from mcap.writer import Writer
 
-        path = self.folder / f"{self.folder.name}_{len(self.files)}.mcap"
-        self._file = open(path, "wb")  # noqa: SIM115 (open until the next rotation or destroy_node)
+        while True:   # "x": never over a file already there (another recorder's on the same folder)
+            path = self.folder / f"{self.folder.name}_{self._number}.mcap"
+            self._number += 1
+            try:
+                self._file = open(path, "xb")  # noqa: SIM115 (open until the next rotation or destroy_node)
+                break
+            except FileExistsError:
+                continue
         self._writer = Writer(self._file, use_chunking=False)
         self._writer.start(profile="ros2", library="llm_planner_ros mcap_recorder")
+        self._file.flush()
         self._schemas, self._channels = {}, {}
         self.files.append(path)
 
     def _close_file(self) -> None:
         self._writer.finish()   # summary and footer: the file is complete
+        self._file.flush()
+        os.fsync(self._file.fileno())
         self._file.close()
 
     def _channel_id(self, topic: str) -> int:
@@ -248,6 +285,7 @@ class McapRecorder(Node):
             self.counts[topic] += 1
             self._writer.add_message(self._channel_id(topic), log_time=now, publish_time=now, data=data,
                                      sequence=self.counts[topic])
+            self._file.flush()   # a killed recorder's file holds everything written before the kill
             if end_of_goal:
                 self._close_file()
                 self._open_next()
@@ -261,27 +299,59 @@ class McapRecorder(Node):
             listed = {bytes(s.goal_info.goal_id.uuid) for s in msg.status_list}
             self._fetched &= listed
             self._asked = {k: v for k, v in self._asked.items() if k in listed}
+            self._running = {}
             for status in msg.status_list:
                 goal_id = bytes(status.goal_info.goal_id.uuid)
-                if status.status in ended and goal_id not in self._fetched:
+                if status.status not in ended:
+                    self._running[goal_id] = status.goal_info.goal_id
+                elif goal_id not in self._fetched:
                     self._fetched.add(goal_id)
+                    self._asked[goal_id] = (status.goal_info.goal_id, time.monotonic())
                     asks.append(status.goal_info.goal_id)
+            self._settled.notify_all()
         for goal_id in asks:
             self._ask(goal_id)
 
+    def _on_planners(self, topic: str, info) -> None:
+        self._on_matched(topic, info)
+        with self._fetching:
+            self._planners = info.current_count
+            self._settled.notify_all()
+
+    def _pending(self) -> set[bytes]:
+        """Goals seen running or ended whose result is not written yet (under ``_fetching``)."""
+        return (set(self._running) - self._fetched) | set(self._asked)
+
+    def shutdown_goals(self) -> None:
+        """On SIGINT/SIGTERM, while the executor still spins (``spin_node``): wait, up to
+        ``SHUTDOWN_WAIT_S``, until every goal seen running has its result written or the planner
+        is gone. Their results are asked for now: the planner answers as soon as each ends (a
+        request sent only once the status shows the end may come after the planner is gone)."""
+        with self._fetching:
+            early = {k: g for k, g in self._running.items() if k not in self._fetched}
+            self._fetched |= set(early)
+            self._asked.update({k: (g, time.monotonic()) for k, g in early.items()})
+        for goal_id in early.values():
+            self._ask(goal_id)
+        with self._fetching:
+            if not self._settled.wait_for(lambda: not self._pending() or self._planners == 0, SHUTDOWN_WAIT_S):
+                self.get_logger().warning(f"stopping without the results of {len(self._pending())} goal(s), "
+                                          f"not written within {SHUTDOWN_WAIT_S:g}s")
+
     def _ask(self, goal_id) -> None:
-        """Ask for a goal's result; asked again every ``RESEND_S`` until it is answered (a request
-        sent before the planner's service has matched this node is lost), written once."""
+        """Ask for a goal's result (the caller has put it in ``_asked``); asked again every
+        ``RESEND_S`` until it is answered (a request sent before the planner's service has matched
+        this node is lost), written once."""
         key = bytes(goal_id.uuid)
         request = PlanTask.Impl.GetResultService.Request()
         request.goal_id = goal_id
-        with self._fetching:
-            self._asked[key] = (goal_id, time.monotonic())
         self._get_result.call_async(request).add_done_callback(lambda f: self._on_result(key, f))
 
     def _ask_again(self) -> None:
+        now = time.monotonic()
         with self._fetching:
-            late = [goal_id for goal_id, sent in self._asked.values() if time.monotonic() - sent > RESEND_S]
+            late = [goal_id for goal_id, sent in self._asked.values() if now - sent > RESEND_S]
+            self._asked.update({bytes(goal_id.uuid): (goal_id, now) for goal_id in late})
         for goal_id in late:
             self._ask(goal_id)
 
@@ -292,7 +362,9 @@ class McapRecorder(Node):
         with self._fetching:
             if self._asked.pop(key, None) is None:   # answered already (or no longer listed)
                 return
-        self._write(self._result_topic, serialize_message(response), end_of_goal=True)
+            # written under the lock: shutdown_goals counts the goal until its result is in the file
+            self._write(self._result_topic, serialize_message(response), end_of_goal=True)
+            self._settled.notify_all()
         self.get_logger().info(f"recorded a result ({response.result.termination_reason})")
 
     def destroy_node(self) -> None:
