@@ -23,10 +23,11 @@ def test_approvals_are_shown_for_the_active_goal_until_answered_or_expired():
     view = ConsoleView()
     changes = []
     view.listen(lambda: changes.append(view.version))
-    view.on_queue([{"goal_id": "g1", "status": "planning", "task": "t", "method": ""}])
+    view.on_queue([{"goal_id": "g1", "status": "awaiting_approval", "task": "t", "method": ""}])
     view.on_approval_request(request("r0", "g0", ["[WALK] <kitchen> (1)"]))   # a goal that is not active
-    view.on_approval_request(request("r1", "g1", ["[GRAB] <cup> (12)"]))
     view.on_approval_request(request("r2", "g1", ["[OPEN] <fridge> (3)"], timeout_s=0.0))   # expired
+    assert view.snapshot()["approvals"] == []
+    view.on_approval_request(request("r1", "g1", ["[GRAB] <cup> (12)"]))
     shown = view.snapshot()["approvals"]
     assert [a["request_id"] for a in shown] == ["r1"] and shown[0]["content_matches_digest"]
     assert changes == [1, 2, 3, 4]
@@ -45,6 +46,29 @@ def test_approvals_are_shown_for_the_active_goal_until_answered_or_expired():
     # the goal ends: nothing of it is left to approve
     view.on_plan({"goal_id": "g1", "status": "aborted", "steps": []})
     assert view.snapshot()["approvals"] == []
+
+
+def test_only_the_goals_newest_request_is_shown_while_the_planner_waits_for_it():
+    """A request answered elsewhere (the CLI, another console) is not shown once the goal's plan
+    status leaves awaiting_approval, a newer request of the goal replaces it, and a console
+    started late does not show the latched request of a goal no longer waiting."""
+    view = ConsoleView()
+    view.on_queue([{"goal_id": "g1", "status": "awaiting_approval", "task": "t", "method": ""}])
+    view.on_plan({"goal_id": "g1", "status": "awaiting_approval", "steps": []})
+    view.on_approval_request(request("r1", "g1", ["[WALK] <kitchen> (1)"]))
+    assert [a["request_id"] for a in view.snapshot()["approvals"]] == ["r1"]
+    view.on_plan({"goal_id": "g1", "status": "planning", "steps": []})   # r1 answered on /approve by another
+    assert view.snapshot()["approvals"] == []
+    view.on_approval_request(request("r2", "g1", ["[GRAB] <knife> (2)"]))
+    view.on_plan({"goal_id": "g1", "status": "awaiting_approval", "steps": []})
+    assert [a["request_id"] for a in view.snapshot()["approvals"]] == ["r2"]
+
+    late = ConsoleView()   # started after r2 was answered: the latched topics, all at once
+    late.on_approval_request(request("r2", "g1", ["[GRAB] <knife> (2)"]))
+    late.on_queue([{"goal_id": "g1", "status": "planning", "task": "t", "method": ""}])
+    assert late.snapshot()["approvals"] == []
+    late.on_plan({"goal_id": "g1", "status": "planning", "steps": []})
+    assert late.snapshot()["approvals"] == []
 
 
 def test_goals_are_kept_newest_first_and_bounded():
@@ -76,6 +100,8 @@ class StandInStack:
         self.answers: list = []
 
     def send_goal(self, task, method, execute):
+        if "\0" in task:   # as PlannerClient.send_goal refuses it
+            raise ValueError("task contains a NUL character (U+0000), which a ROS string cannot carry; remove it")
         self.sent.append(task)
         return "0" * 32
 
@@ -136,7 +162,7 @@ def test_an_approval_answers_only_the_content_the_page_showed():
     showed. Now the page sends the digest of the card it drew, a request seen with two contents
     is flagged and cannot be approved, and a changed content is drawn anew."""
     view, stack = ConsoleView(), StandInStack()
-    view.on_queue([{"goal_id": "g1", "status": "planning", "task": "t", "method": "pddl"}])
+    view.on_queue([{"goal_id": "g1", "status": "awaiting_approval", "task": "t", "method": "pddl"}])
     walk, lookat = ["[WALK] <floor> (208)"], ["[LOOKAT] <television> (248)"]
     view.on_approval_request(request("r1", "g1", walk))
     [first] = view.snapshot()["approvals"]
@@ -188,6 +214,32 @@ def test_the_web_app_refuses_other_hosts_and_cross_origin_posts():
         assert stack.sent == ["Watch TV"]
 
 
+def test_a_task_with_a_nul_is_refused_and_infinite_numbers_reach_the_page_as_null():
+    """A task ROS cannot carry is answered 422 with why (not a 500); an infinite number in the
+    state (a step's score) is null in /api/state and /events, which the browser's JSON.parse reads."""
+    def strict(text):
+        return json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+    view, stack = ConsoleView(), StandInStack()
+    view.on_plan({"goal_id": "g1", "task": "t", "status": "planning", "steps": [{"score": float("-inf")}],
+                  "confidence": float("inf")})
+    with serving(view, stack) as call:
+        nul = urllib.request.Request(call.url + "/api/goals", data=json.dumps({"task": "Watch\u0000TV"}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(nul, timeout=10)
+            raise AssertionError("a task with a NUL was accepted")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 422 and "NUL character" in json.loads(exc.read())["detail"]
+        assert stack.sent == []
+        with urllib.request.urlopen(call.url + "/api/state", timeout=10) as response:
+            [goal] = strict(response.read())["goals"]
+        assert goal["steps"][0]["score"] is None and goal["confidence"] is None
+        with urllib.request.urlopen(call.url + "/events", timeout=10) as events:
+            data = next(line for line in events if line.startswith(b"data:"))
+        [goal] = strict(data[5:])["goals"]
+        assert goal["steps"][0]["score"] is None and goal["confidence"] is None
+
+
 def test_no_other_page_may_frame_the_console():
     """A page on another origin must not frame the console and take the operator's click on
     Approve (clickjacking): every answer, the page, the API and a refusal, forbids framing."""
@@ -219,7 +271,7 @@ def test_a_long_running_console_remembers_a_bounded_number_of_requests():
     from llm_planner_ros.console.view import KEEP_APPROVALS
 
     view = ConsoleView()
-    view.on_queue([{"goal_id": "g", "status": "planning", "task": "t", "method": ""}])
+    view.on_queue([{"goal_id": "g", "status": "awaiting_approval", "task": "t", "method": ""}])
     for i in range(3 * KEEP_APPROVALS):
         view.on_approval_request(request(f"r{i}", "g", ["[WALK] <kitchen> (1)"]))
         view.answered(f"r{i}")

@@ -11,7 +11,6 @@ from typing import Any, Optional
 
 from llm_planner_ros.safety.policy import approval_digest
 
-ENDED = ("succeeded", "aborted", "canceled")
 RUNNING = ("planning", "awaiting_approval")
 KEEP_APPROVALS = 100   # requests remembered (one waits at a time per goal)
 
@@ -88,10 +87,14 @@ class ConsoleView:
         now = time.time()
         with self._lock:
             active = self._queue[0]["goal_id"] if self._queue and self._queue[0]["status"] in RUNNING else ""
-            approvals = [a for a in self._approvals.values()
-                         if a["goal_id"] == active and a["request_id"] not in self._answered
-                         and now - a["received"] < a["timeout_s"]
-                         and self._goals.get(active, {}).get("status", "planning") not in ENDED]
+            # only the goal's newest request, and only while the planner says the goal waits for
+            # an answer (its plan status; the queue's until its plan is heard): one answered
+            # elsewhere, or latched from before this console started, is not shown
+            status = self._goals.get(active, self._queue[0] if active else {}).get("status")
+            newest = [a for a in self._approvals.values() if a["goal_id"] == active][-1:]
+            approvals = [a for a in newest
+                         if status == "awaiting_approval" and a["request_id"] not in self._answered
+                         and now - a["received"] < a["timeout_s"]]
             return {"version": self.version, "namespace": self.namespace, "planner_up": self._planner_up,
                     "active": active,
                     "queue": list(self._queue), "goals": list(reversed(self._goals.values())),

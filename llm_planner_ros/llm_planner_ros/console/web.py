@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from collections.abc import AsyncIterator, Sequence
 from importlib import resources
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, HTTPException, Request
@@ -59,6 +60,18 @@ class Answer(BaseModel):
 
 
 _NOT_FRAMED = {"X-Frame-Options": "DENY", "Content-Security-Policy": "frame-ancestors 'none'"}
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every float that is not finite as None: JSON has no inf or NaN, and the
+    browser's JSON.parse refuses the ``Infinity`` that Python writes."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _same_origin(origin, request: Request) -> bool:
@@ -107,7 +120,7 @@ def create_app(view: ConsoleView, stack: StackActions,
             try:
                 while True:
                     changed.clear()
-                    yield {"event": "state", "data": json.dumps(view.snapshot())}
+                    yield {"event": "state", "data": json.dumps(_finite(view.snapshot()), allow_nan=False)}
                     try:   # approvals count down: refresh at least every second
                         await asyncio.wait_for(changed.wait(), 1.0)
                     except TimeoutError:
@@ -120,6 +133,8 @@ def create_app(view: ConsoleView, stack: StackActions,
     def send_goal(form: GoalForm) -> dict:
         try:
             return {"goal_id": stack.send_goal(form.task, form.method, form.execute)}
+        except ValueError as exc:   # a task the goal message cannot carry (a NUL character)
+            raise HTTPException(422, str(exc)) from None
         except (RuntimeError, TimeoutError) as exc:
             raise HTTPException(503, str(exc)) from None
 

@@ -4,10 +4,14 @@
 A question about the whole task is answered from the goal conditions the executor bridge
 reports. A question about a subtask is PET's "Did you finish the task of X?" over the given
 observations, answered by the judge ``pet_judge`` names (the LLM's p(yes) > p(no), or embedding
-similarity); the pointer moves past the subtask when the answer is yes.
+similarity); the pointer moves past the subtask when the answer is yes. A question about another
+text than the subtask at ``pointer`` is PET's reopen check (the opposite of that finished subtask,
+e.g. "close the fridge"): a yes moves the pointer back to it, a no leaves the pointer where it was.
 """
 from __future__ import annotations
 
+import threading
+from concurrent.futures import Future
 from typing import Optional
 
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -16,7 +20,7 @@ from llm_planner_msgs.msg import TrackerState
 from llm_planner_msgs.srv import CheckSubtask
 from llm_planner_ros.core.errors import ExecutorError
 from llm_planner_ros.core.settings import ManagedNodeParams
-from llm_planner_ros.pet.judges import SubtaskJudge
+from llm_planner_ros.pet.judges import Answer, SubtaskJudge
 from llm_planner_ros.ros.conversions import redacted
 from llm_planner_ros.ros.diagnostics import OK, WARN, publish_diagnostics
 from llm_planner_ros.ros.executor_client import BridgeWorld
@@ -48,6 +52,8 @@ class TrackerNode(ManagedNode):
         self.judge: Optional[SubtaskJudge] = None
         self.bridge = BridgeWorld(self, timeout_s=30.0, wait_s=5.0)
         self.state = TrackerState(pointer=-1)
+        self._asking: dict[tuple, Future] = {}   # the judge's questions being answered, by content
+        self._asking_lock = threading.Lock()
         self._pub = self.create_publisher(TrackerState, "tracker_state", LATCHED)
         self._pub.publish(self.state)
         self.create_service(CheckSubtask, "check_subtask", self._check, callback_group=ReentrantCallbackGroup())
@@ -102,7 +108,7 @@ class TrackerNode(ManagedNode):
             response.detail = "the executor reports the goal conditions " + ("met" if goal else "not met")
         elif not whole_task:
             try:
-                answer = judge.ask(request.task, request.subtask, list(request.observations))
+                answer = self._ask_once(judge, request)
                 response.done, response.probability, response.source = answer.done, answer.probability, answer.source
                 response.detail = (f"asked 'Did you finish the task of {request.subtask}?' over "
                                    f"{len(request.observations)} observation(s)")
@@ -116,7 +122,12 @@ class TrackerNode(ManagedNode):
             self.state.goal_met = False
         self.state.task = request.task
         self.state.subtasks = list(request.subtasks)
-        self.state.pointer = request.pointer + 1 if response.done and request.pointer >= 0 else request.pointer
+        if 0 <= request.pointer < len(request.subtasks) and \
+                normalise(request.subtask) != normalise(request.subtasks[request.pointer]):
+            if response.done:   # a reopen check said yes: the planner moves its pointer back to that subtask
+                self.state.pointer = request.pointer
+        else:
+            self.state.pointer = request.pointer + 1 if response.done and request.pointer >= 0 else request.pointer
         if goal is not None:
             self.state.goal_met = goal
         self.state.source = response.source
@@ -124,6 +135,29 @@ class TrackerNode(ManagedNode):
         self.state.last_answer = response.done
         self._pub.publish(redacted(self.state))
         return redacted(response)
+
+    def _ask_once(self, judge: SubtaskJudge, request: CheckSubtask.Request) -> Answer:
+        """The judge's answer. A copy of a question still being answered (the client sends an
+        unanswered request again every few seconds) waits for that answer: a slow judge is not
+        asked again, and the copies do not queue up ahead of the next question."""
+        key = (request.task, request.subtask, tuple(request.observations))
+        with self._asking_lock:
+            pending = self._asking.get(key)
+            first = pending is None
+            if pending is None:
+                pending = self._asking[key] = Future()
+        if not first:
+            return pending.result()
+        try:
+            answer = judge.ask(request.task, request.subtask, list(request.observations))
+            pending.set_result(answer)
+            return answer
+        except BaseException as exc:
+            pending.set_exception(exc)
+            raise
+        finally:
+            with self._asking_lock:
+                del self._asking[key]
 
 
 def main(args: Optional[list[str]] = None) -> None:
