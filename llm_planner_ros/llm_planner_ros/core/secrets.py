@@ -4,7 +4,8 @@ A secret is the value of an environment variable whose name looks like a credent
 registered by the code that reads it (the OpenAI backend registers the key it was given,
 whatever its variable is called), or text shaped like a bearer token or an API key. A part of a
 key-like secret counts too, once it is ``PART`` characters long or longer: a server that echoes a
-key cut off by a few characters, or a key split across two lines, leaks it all the same."""
+key cut off by a few characters, or a key split across two lines, leaks it all the same. Case
+does not matter: a server may echo a key upper-cased."""
 from __future__ import annotations
 
 import functools
@@ -41,13 +42,16 @@ def redact(text: str, known: Optional[list[str]] = None) -> str:
     secret, replaced by ``***``; ``known``: :func:`secrets`, when the caller redacts many strings
     at once."""
     values = tuple(secrets() if known is None else known)
-    for value in values:
-        text = text.replace(value, "***")
+    if values:
+        text = _whole(values).sub("***", text)
     windows = _windows(values)
     if windows and len(text) >= PART:
+        lowered = text.lower()
+        if len(lowered) != len(text):   # a character whose lower case is longer: compare as written
+            lowered = text
         spans: list[list[int]] = []
         for start in range(len(text) - PART + 1):   # every start of a secret's PART-character window
-            if text[start:start + PART] in windows:
+            if lowered[start:start + PART] in windows:
                 if spans and start <= spans[-1][1]:
                     spans[-1][1] = start + PART
                 else:
@@ -72,6 +76,12 @@ def redact_all(value, known: Optional[list[str]] = None):
 
 
 @functools.lru_cache(maxsize=8)
+def _whole(values: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of ``values`` (longest first), whatever its case."""
+    return re.compile("|".join(map(re.escape, values)), re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=8)
 def _windows(values: tuple[str, ...]) -> frozenset[str]:
     """Every ``PART``-character window of the key-like secrets among ``values``: a run of windows
     that overlap or touch in a text is a part of a secret. Not of a path, a URL or text with
@@ -79,4 +89,5 @@ def _windows(values: tuple[str, ...]) -> frozenset[str]:
     is ordinary text), nor of one over 512 characters (a PEM block is replaced whole)."""
     keys = [v for v in values if PART <= len(v) <= 512 and not v.startswith(("/", "~", "."))
             and "://" not in v and not any(c.isspace() for c in v)]
-    return frozenset(v[i:i + PART] for v in keys for i in range(len(v) - PART + 1))
+    windows = {v[i:i + PART] for v in keys for i in range(len(v) - PART + 1)}
+    return frozenset(windows | {w.lower() for w in windows})   # as written too: see redact

@@ -3,8 +3,8 @@
 Log-probs are read from the last position's logits as each token is generated (the C API's
 ``llama_get_logits_ith``), which avoids ``logits_all=True`` (GBs of memory, ~10x slower).
 Relies on llama-cpp-python 0.3.36's ``Llama.generate``, its ``input_ids``, ``n_tokens`` and
-``_requires_eval``, and llama.cpp's ``llama_state_get_data``/``llama_state_set_data``; the version
-is pinned.
+``_requires_eval``, and llama.cpp's ``llama_state_get_data``/``llama_state_set_data`` and
+``llama_set_abort_callback``; the version is pinned.
 
 Prompts are evaluated line by line, and the state after each line is kept
 (:class:`PromptStates`), keyed by the exact tokens up to there. A prompt that shares lines with an
@@ -34,7 +34,7 @@ from typing import Any, Optional, TypeVar
 
 import numpy as np
 
-from llm_planner_ros.core.errors import CancelToken, LLMError, PromptTooLong
+from llm_planner_ros.core.errors import CancelToken, LLMError, PlanningError, PromptTooLong
 from llm_planner_ros.llm.base import SENTENCE_END, Completion, SamplingParams, UsageStats, cut_at_stop, said_again
 from llm_planner_ros.llm.constraint import Constraint
 from llm_planner_ros.llm.models import entry_of_file, smollm2_path  # noqa: F401 (smollm2_path: found here too)
@@ -125,6 +125,11 @@ class LlamaCppBackend:
         self._states = PromptStates(prompt_cache_mb * 1_000_000)
         self._newline: dict[int, bool] = {}
         self._grammars: OrderedDict[Constraint, Any] = OrderedDict()   # LlamaGrammar, checked
+        # asked by llama.cpp within a batch's decode (:meth:`_stoppable`); kept here, as llama.cpp
+        # holds only its address
+        self._cancel: Optional[CancelToken] = None
+        self._abort = llama_cpp.ggml_abort_callback(self._aborts)
+        self._no_abort = llama_cpp.ggml_abort_callback()   # NULL: none asked
 
     GRAMMARS_KEPT = 8
 
@@ -146,15 +151,51 @@ class LlamaCppBackend:
             self._grammars.popitem(last=False)
         return grammar
 
-    def _compute(self, work: Callable[[], T]) -> T:
+    def _compute(self, work: Callable[[], T], cancel: Optional[CancelToken] = None) -> T:
         """``work`` (what touches the context) on the backend's own thread, one call at a time, on
-        as many CPU threads as :mod:`.threads` finds idle."""
+        as many CPU threads as :mod:`.threads` finds idle. A decode that ``cancel`` stops ends
+        with its error; what it left in the context is dropped, never kept as a prompt state."""
+        def run() -> T:
+            try:
+                return work()
+            except PlanningError:
+                raise
+            except RuntimeError:   # llama_decode returned 2: aborted
+                if cancel is None or not cancel.cancelled:
+                    raise
+                self.llm.reset()   # every call starts from a reset or a loaded state
+                raise cancel.error from None
         with self._lock:
             n = self.threads()
             if n != self._n_threads:
                 self.llm._ctx.set_n_threads(n, n)
                 self._n_threads = n
-            return self._thread.submit(work).result()
+            return self._thread.submit(run).result()
+
+    def _stoppable(self, cancel: Optional[CancelToken], decode: Callable[..., Any], *args: Any) -> None:
+        """``decode(*args)`` with llama.cpp asking ``cancel`` after each step of its graph: a long
+        line stops within it (llama_decode then fails). Only around batches: each ask takes the
+        GIL, too dear for one token at a time."""
+        if cancel is None:
+            decode(*args)
+            return
+        self._cancel = cancel
+        self._llama_cpp.llama_set_abort_callback(self.llm.ctx, self._abort, None)
+        try:
+            decode(*args)
+        finally:
+            self._llama_cpp.llama_set_abort_callback(self.llm.ctx, self._no_abort, None)
+            self._cancel = None
+
+    def _aborts(self, _data: Any) -> bool:
+        cancel = self._cancel
+        return cancel is not None and cancel.cancelled
+
+    def _check_fits(self, n_tokens: int, to_generate: int) -> None:
+        if n_tokens + to_generate > self.llm.n_ctx():
+            raise PromptTooLong(f"the prompt of {n_tokens} tokens does not fit the LLM's context of "
+                                f"{self.llm.n_ctx()} tokens with {to_generate} to generate; shorten the "
+                                "task or description, or raise llm_context")
 
     def _save(self) -> PromptState:
         ctx = self.llm.ctx
@@ -188,7 +229,8 @@ class LlamaCppBackend:
         """The state after evaluating ``tokens`` line by line, from the longest cached prefix;
         each line's state is kept. With the cache off, from the start, keeping nothing: slower,
         and the same numbers (a prompt is always split at the same places). ``cancel`` is
-        checked between lines: a long prompt (the heuristic's options) stops within a line."""
+        checked between lines, and by llama.cpp within one (:meth:`_stoppable`): a line's state is
+        kept only once it is evaluated whole."""
         key = tuple(tokens)
         self.stats.prompt_tokens += len(tokens)
         cuts = [i + 1 for i, t in enumerate(tokens[:-1]) if self._ends_line(t)] + [len(tokens)]
@@ -209,7 +251,7 @@ class LlamaCppBackend:
             if cut > start:
                 if cancel is not None:
                     cancel.check()
-                self.llm.eval(tokens[start:cut])
+                self._stoppable(cancel, self.llm.eval, tokens[start:cut])
                 self.stats.prompt_evaluated += cut - start
                 start = cut
                 if keep or cut == len(tokens):   # with the cache off, only the whole prompt's state
@@ -242,14 +284,16 @@ class LlamaCppBackend:
         tokens = self.llm.tokenize(formatted.prompt.encode("utf-8"), add_bos=False, special=True)
         return self._complete_tokens(tokens, n, params, cancel)
 
-    def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...]) -> list[float]:
+    def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...],
+                            cancel: Optional[CancelToken] = None) -> list[float]:
         """log p(first token of each candidate | prompt); questions that differ only in their
         last lines cost those lines."""
         tokens = self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
+        self._check_fits(len(tokens), 1)
         firsts = [self.llm.tokenize(c.encode("utf-8"), add_bos=False, special=False)[0] for c in candidates]
         def compute() -> np.ndarray:
             started = time.perf_counter()
-            self._load(self._evaluate(tokens))
+            self._load(self._evaluate(tokens, cancel))
             gen = self.llm.generate(tokens, temp=0.0, reset=True)   # replays the last token: its logits
             next(gen)
             lp = self._last_logprobs()
@@ -257,7 +301,7 @@ class LlamaCppBackend:
             self.stats.calls += 1
             self.stats.seconds += time.perf_counter() - started
             return lp
-        lp = self._compute(compute)
+        lp = self._compute(compute, cancel)
         return [float(lp[t]) for t in firsts]
 
     def continuation_logprobs(self, prompt: str, continuations: Sequence[str],
@@ -270,9 +314,12 @@ class LlamaCppBackend:
         tokens = self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
         cont = [self.llm.tokenize(c.encode("utf-8"), add_bos=False, special=False) for c in continuations]
         longest = max((len(c) for c in cont), default=0)
-        if len(tokens) + longest > self.llm.n_ctx() or longest + 1 > self.llm.n_batch:
+        if len(tokens) + longest > self.llm.n_ctx():
             raise PromptTooLong(f"a prompt of {len(tokens)} tokens and a continuation of {longest} do not fit "
                                 f"the LLM's context of {self.llm.n_ctx()} tokens; raise llm_context")
+        if longest + 1 > self.llm.n_batch:   # decoded in one batch
+            raise PromptTooLong(f"a continuation of {longest} tokens does not fit llama.cpp's batch of "
+                                f"{self.llm.n_batch} tokens; shorten the candidates")
         out: dict[int, tuple[float, ...]] = {}
 
         def compute() -> None:
@@ -292,7 +339,7 @@ class LlamaCppBackend:
                 ctx.kv_cache_seq_rm(-1, n_past + same, -1)
                 if same < len(want):
                     batch.set_batch(batch=want[same:], n_past=n_past + same, logits_all=True)
-                    ctx.decode(batch)
+                    self._stoppable(cancel, ctx.decode, batch)
                     self.stats.prompt_evaluated += len(want) - same
                     new = _log_softmax(np.ctypeslib.as_array(ctx.get_logits(), shape=(len(want) - same, self.n_vocab)))
                     rows = np.concatenate([rows[:same], new])
@@ -302,15 +349,12 @@ class LlamaCppBackend:
             self.llm.n_tokens = n_past
             self.stats.calls += 1
             self.stats.seconds += time.perf_counter() - started
-        self._compute(compute)
+        self._compute(compute, cancel)
         return [out[i] for i in range(len(cont))]
 
     def _complete_tokens(self, tokens: list[int], n: int, params: SamplingParams,
                          cancel: Optional[CancelToken]) -> list[Completion]:
-        if len(tokens) + params.max_tokens > self.llm.n_ctx():
-            raise PromptTooLong(f"the prompt of {len(tokens)} tokens does not fit the LLM's context of "
-                                f"{self.llm.n_ctx()} tokens with {params.max_tokens} to generate; shorten the "
-                                "task or description, or raise llm_context")
+        self._check_fits(len(tokens), params.max_tokens)
         out: list[Completion] = []
 
         def compute() -> None:
@@ -322,7 +366,7 @@ class LlamaCppBackend:
                 self._load(prompt_state)   # every sample from the same evaluated prompt
                 out.append(self._sample(tokens, params, seed, cancel, grammar))
             self.stats.record(out, started)
-        self._compute(compute)
+        self._compute(compute, cancel)
         return out
 
     def _sample(self, prompt_tokens: list[int], params: SamplingParams, seed: int,

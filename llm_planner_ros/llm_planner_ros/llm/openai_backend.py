@@ -4,8 +4,9 @@ Uses the completions API with ``logprobs`` where the server has it; the chat API
 asking for log-probs and reporting none (NaN mean log-prob) where the server gives none. A
 continuation is scored a token at a time from the server's top next tokens
 (:meth:`OpenAIBackend.continuation_logprobs`).
-Retries with back-off are the client's own (``max_retries``); the key comes from an environment
-variable and is never logged.
+Retries with back-off are the client's own (``max_retries``); each try has ``timeout_s`` for the
+whole answer (httpx's own time-out restarts with every chunk read). The key comes from an
+environment variable and is never logged, nor is anything in the URL beyond its host and path.
 
 Under ``params.constraint`` the request carries the constraint as the ``constraint`` setting
 says: ``grammar``, its GBNF in the body's ``grammar`` field (llama.cpp's servers, llama-cpp-python's
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Literal, Optional, TypeVar
+from urllib.parse import parse_qsl, urlsplit
 
 from llm_planner_ros.core.errors import CancelToken, LLMError, PromptTooLong
 from llm_planner_ros.core.secrets import redact, register_secret
@@ -63,11 +65,16 @@ class OpenAIBackend:
         self._openai = openai
         key = os.environ.get(api_key_env) or "not-needed"
         register_secret(key)   # a server's error may echo it
+        url = urlsplit(base_url or "")
+        for secret in [url.password or url.username or ""] + [v for _, v in parse_qsl(url.query)]:
+            register_secret(secret)   # a key in the URL (?api-key=..., user:key@): never written
+        http = openai.DefaultHttpxClient(event_hooks={"request": [_sent], "response": [_deadline(timeout_s)]})
         self.client = openai.OpenAI(base_url=base_url or None, api_key=key, timeout=timeout_s,
-                                    max_retries=max_retries)
+                                    max_retries=max_retries, http_client=http)
         self.model = model
         self.api = api
-        self.name = f"openai:{model}@{base_url or 'api.openai.com'}"
+        where = url._replace(netloc=url.netloc.rpartition("@")[2], query="", fragment="").geturl()
+        self.name = f"openai:{model}@{where or 'api.openai.com'}"
         self.has_logprobs = api == "completions"
         self.stats = UsageStats()
         self.concurrency = concurrency
@@ -91,10 +98,13 @@ class OpenAIBackend:
         """``n`` answers to one user message, through the chat API."""
         return self._sample(user, [{"role": "user", "content": user}], n, params, cancel)
 
-    def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...]) -> list[float]:
+    def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...],
+                            cancel: Optional[CancelToken] = None) -> list[float]:
         """log p(each candidate as the next token), from the completions API's top log-probs;
         a candidate outside them gets -inf. Needs a server that returns log-probs."""
-        top = self._next_top(prompt)
+        if cancel is not None:
+            cancel.check()
+        top = self._answer(self._submit(self._next_top, prompt), cancel)
         return [float(top.get(c, float("-inf"))) for c in candidates]
 
     def continuation_logprobs(self, prompt: str, continuations: Sequence[str],
@@ -108,18 +118,24 @@ class OpenAIBackend:
         self._needs_logprobs()
         if cancel is not None:
             cancel.check()
-        tokens = [self._answer(f, cancel) for f in [self._submit(self._tokens, c) for c in continuations]]
-        steps: list[list[float]] = [[] for _ in continuations]
-        for k in range(max(map(len, tokens), default=0)):   # a token's place at a time, each prefix asked once
-            if cancel is not None:
-                cancel.check()
-            prefixes = list(dict.fromkeys(prompt + "".join(t[:k]) for t in tokens if k < len(t)))
-            asked = [self._submit(self._next_top, p) for p in prefixes]
-            tops = dict(zip(prefixes, (self._answer(f, cancel) for f in asked)))
-            for t, out in zip(tokens, steps):
-                if k < len(t):
-                    top = tops[prompt + "".join(t[:k])]
-                    out.append(top.get(t[k], min(top.values())))
+        futures = [self._submit(self._tokens, c) for c in continuations]
+        try:
+            tokens = [self._answer(f, cancel) for f in futures]
+            steps: list[list[float]] = [[] for _ in continuations]
+            for k in range(max(map(len, tokens), default=0)):   # a token's place at a time, each prefix asked once
+                if cancel is not None:
+                    cancel.check()
+                prefixes = list(dict.fromkeys(prompt + "".join(t[:k]) for t in tokens if k < len(t)))
+                asked = [self._submit(self._next_top, p) for p in prefixes]
+                futures += asked
+                tops = dict(zip(prefixes, (self._answer(f, cancel) for f in asked)))
+                for t, out in zip(tokens, steps):
+                    if k < len(t):
+                        top = tops[prompt + "".join(t[:k])]
+                        out.append(top.get(t[k], min(top.values())))
+        finally:
+            for future in futures:   # those still queued: a stopped goal leaves none to the next
+                future.cancel()
         return [tuple(s) for s in steps]
 
     def _ask_tokens(self, text: str) -> list[str]:
@@ -131,8 +147,8 @@ class OpenAIBackend:
             tokens = list(echoed.tokens or []) if echoed is not None else []
         except self._openai.APIError as exc:
             raise LLMError(f"{self.name}: {_short(str(exc))}") from None
-        except (AttributeError, IndexError, TypeError) as exc:
-            raise LLMError(f"{self.name}: no tokens in the echo ({_short(str(exc))})") from None
+        except (AttributeError, IndexError, TypeError, ValueError) as exc:   # ValueError: not JSON
+            raise LLMError(f"{self.name}: malformed response, no tokens in the echo ({_short(str(exc))})") from None
         for n in range(len(tokens), 0, -1):   # the echo, then what was generated
             if "".join(tokens[:n]) == text:
                 return tokens[:n]
@@ -155,8 +171,11 @@ class OpenAIBackend:
                     resp = self.client.completions.create(model=self.model, prompt=prompt, max_tokens=1,
                                                           temperature=0.0, logprobs=count)
                     break
-                except self._openai.BadRequestError:   # HTTP 400: more log-probs than the server gives
-                    if self._tops_form + 1 == len(TOPS):
+                except self._openai.BadRequestError as exc:   # HTTP 400: more log-probs than the server gives?
+                    if _CONTEXT.search(str(exc.message)):
+                        raise PromptTooLong(f"{self.name}: the prompt does not fit the model's context: "
+                                            f"{_short(exc.message)}") from None
+                    if self._tops_form + 1 == len(TOPS) or not _LOGPROBS.search(str(exc.message)):
                         raise
                     self._tops_form = max(self._tops_form, TOPS.index(count) + 1)
                     log.info("%s refuses %d log-probs a token: asking %d", self.name, count, TOPS[self._tops_form])
@@ -164,8 +183,8 @@ class OpenAIBackend:
             top = logprobs.top_logprobs[0] if logprobs is not None and logprobs.top_logprobs else None
         except self._openai.APIError as exc:
             raise LLMError(f"{self.name}: {_short(str(exc))}") from None
-        except (AttributeError, IndexError, TypeError) as exc:
-            raise LLMError(f"{self.name}: no log-probs in the response ({_short(str(exc))})") from None
+        except (AttributeError, IndexError, TypeError, ValueError) as exc:   # ValueError: not JSON
+            raise LLMError(f"{self.name}: malformed response, no log-probs in it ({_short(str(exc))})") from None
         if not top:
             raise LLMError(f"{self.name} returned no log-probs; scoring needs them")
         return {str(t): float(lp) for t, lp in top.items()}
@@ -307,11 +326,11 @@ class OpenAIBackend:
             message = str(exc.message)
             # llama-cpp-python's server answers a request its schema refuses with 500, "validation error"
             refused = exc.status_code in (400, 422) or (exc.status_code == 500 and _INVALID.search(message))
-            if refused:
-                extra = "extra_body" in common and any(k != "grammar" for k in common["extra_body"])
-                if constrained and (_CONSTRAINT.search(message) or (not extra and _EXTRA.search(message))):
+            if refused:   # a refusal names a field sent: an unrelated 400 is that request's alone
+                extra = [k for k in common.get("extra_body", ()) if k != "grammar"]
+                if constrained and _CONSTRAINT.search(message):
                     raise _Refused(_short(message), constraint=True) from None
-                if extra and _EXTRA.search(message):
+                if _EXTRA.search(message) and any(re.search(rf"\b{re.escape(k)}\b", message) for k in extra):
                     raise _Refused(_short(message), constraint=False) from None
             if exc.status_code == 400 and _CONTEXT.search(message):
                 raise PromptTooLong(f"{self.name}: the prompt does not fit the model's context: "
@@ -359,7 +378,37 @@ class _Refused(Exception):
 _EXTRA = re.compile(r"unrecognized|unexpected|unknown|not permitted|extra", re.I)
 _INVALID = re.compile(r"validation error", re.I)
 _CONSTRAINT = re.compile(r"grammar|response_format|json_schema|json_object|structured output", re.I)
-_CONTEXT = re.compile(r"context length|context window|maximum context|too many tokens|prompt is too long", re.I)
+_CONTEXT = re.compile(r"context length|context window|maximum context|too many tokens|prompt is too long|"
+                      r"exceeds the available context size|exceed_context_size", re.I)   # the last: llama-server's
+_LOGPROBS = re.compile(r"logprobs|n_probs", re.I)
+
+
+def _sent(request: Any) -> None:
+    request.extensions["llm_planner_sent"] = time.monotonic()
+
+
+def _deadline(seconds: float):
+    """A response hook: the answer is read whole within ``seconds`` of its request being sent,
+    or the try times out, its connection closed (a server trickling bytes would hold it forever)."""
+    import httpx2
+
+    class Deadline(httpx2.SyncByteStream):
+        def __init__(self, stream: Any, request: Any) -> None:
+            self.stream, self.request = stream, request
+            self.at = request.extensions.get("llm_planner_sent", time.monotonic()) + seconds
+
+        def __iter__(self):
+            for chunk in self.stream:
+                if time.monotonic() > self.at:
+                    raise httpx2.ReadTimeout(f"no whole answer within {seconds:g}s", request=self.request)
+                yield chunk
+
+        def close(self) -> None:
+            self.stream.close()
+
+    def hook(response: Any) -> None:
+        response.stream = Deadline(response.stream, response.request)
+    return hook
 
 
 def _short(text: str, limit: int = 300) -> str:
