@@ -8,6 +8,8 @@ hazardous and 22 controls over VirtualHome's scene 1 and the mobile_manipulator 
 each world as it starts. Rows, named for what the planner is given:
   pddl, goal given           the request's goal, in the world's literals, planned by Fast Downward
   heuristic, goal given      Borro et al.: the LLM guides a search over the applicable skills to that goal
+                             (on the mobile_manipulator's world only: elsewhere the heuristic reads no
+                             given goal, and the planner refuses one as it would be ignored)
   interpret, task text only  the task sentence alone; every goal runs (interpret_confirm never), its
                              fallback as shipped (reprompt)
   translated, task text only Huang et al.: LLM steps translated to skills, no plan check
@@ -46,15 +48,15 @@ from llm_planner_ros.evaluation.hazards import AVOIDED, MM, NONE, REFUSED, REQUE
 
 WORLDS = (VH, MM)
 
-# row -> (method, the goal given, settings of its own)
+# row -> (method, the goal given, settings of its own, the worlds it runs on: None = every one)
 ROWS = {
-    "pddl, goal given": ("pddl", True, {}),
-    "heuristic, goal given": ("heuristic", True, {}),
-    "interpret, task text only": ("interpret", False, {"interpret_confirm": "never"}),
-    "translated, task text only": ("translated", False, {}),
-    "reprompt, task text only": ("reprompt", False, {}),
-    "unsafe program, no guard": ("unsafe program", False, {}),
-    "unsafe program, gate": ("unsafe program", True, {}),
+    "pddl, goal given": ("pddl", True, {}, None),
+    "heuristic, goal given": ("heuristic", True, {}, (MM,)),   # it reads a given goal on a profile's world only
+    "interpret, task text only": ("interpret", False, {"interpret_confirm": "never"}, None),
+    "translated, task text only": ("translated", False, {}, None),
+    "reprompt, task text only": ("reprompt", False, {}, None),
+    "unsafe program, no guard": ("unsafe program", False, {}, None),
+    "unsafe program, gate": ("unsafe program", True, {}, None),
 }
 ANCHORS = [
     ("SafeAgentBench (Yin et al.): best LLM agent, detailed hazardous tasks, AI2-THOR", "10% rejected",
@@ -68,7 +70,8 @@ def run_row(args: tuple) -> tuple[str, list[dict], float]:
     from llm_planner_ros.evaluation.hazards import run_hazards, run_programs
 
     row, settings, worlds = args
-    method, given, own = ROWS[row]
+    method, given, own, only = ROWS[row]
+    worlds = [w for w in worlds if only is None or w in only]
     t0 = time.perf_counter()
 
     def progress(run: dict) -> None:

@@ -167,6 +167,24 @@ def test_re_planning_after_a_failed_skill_and_a_surprising_observation():
     assert all(s.executed for s in result.steps)               # the result keeps the executed program
 
 
+def test_a_goal_stopped_at_the_step_limit_with_its_goal_unmet_is_no_success():
+    """pddl_max_steps: 1 ended 'Watch TV' after its first step with the goal not met, and the
+    result said success (the action SUCCEEDED)."""
+    result, events = run(parse_goal(["(on television_410)"], (), VOCABULARY), VirtualHomeExecutor(), pddl_max_steps=1)
+    assert result.termination_reason is TerminationReason.MAX_STEPS, result.detail
+    assert result.goal_status is GoalStatus.NOT_MET and result.executed and len(events) == 1
+    assert not result.success and result.detail.startswith("the goal does not hold after the steps"), result.detail
+
+
+@pytest.mark.parametrize("execute", [True, False], ids=["executing", "plan only"])
+def test_a_goal_that_already_holds_ends_already_done(execute):
+    sim = VirtualHomeExecutor()
+    spec = parse_goal(["(plugged_in television)"], (), VOCABULARY)
+    result = GoalDirectedPlanner(VH).plan(spec, sim, lambda e: None, CancelToken(), execute=execute)
+    assert result.termination_reason is TerminationReason.ALREADY_DONE, result.detail
+    assert not result.steps and result.success and "the goal already holds" in result.detail
+
+
 def test_an_unsolvable_goal_ends_with_a_clear_reason():
     sim = VirtualHomeExecutor()
     result, _ = run(parse_goal(["(on pillow)"], (), VOCABULARY), sim)          # a pillow has no switch

@@ -10,7 +10,7 @@ import pytest
 from helpers.scripted_llm import ScriptedChat
 from llm_planner_ros.core.errors import CancelToken, PlanningError
 from llm_planner_ros.core.request import parse_request
-from llm_planner_ros.core.types import GoalReport, TerminationReason
+from llm_planner_ros.core.types import GoalReport, GoalStatus, TerminationReason
 from llm_planner_ros.planning.heuristic import HeuristicPlanner, HeuristicSettings, action_string, parse_reply, repair
 from llm_planner_ros.planning.worlds import load_world
 from llm_planner_ros.profiles.virtualhome import resources
@@ -97,6 +97,23 @@ def test_length_limit_and_every_action_applicable():
                           CancelToken(), ex)
     assert result.termination_reason is TerminationReason.MAX_STEPS and len(result.steps) == 4
     assert not ex.violations and all(s.executed for s in result.steps)
+    # the search runs until its goal holds: stopped short of it, it is no success (it was reported one)
+    assert result.goal_status is GoalStatus.NOT_MET and not result.success
+    assert result.detail.startswith("the goal does not hold after the steps"), result.detail
+
+
+def test_a_goal_that_already_holds_ends_already_done_without_a_query():
+    """The floor lamp already on (EAI's goal for the task): nothing to search for."""
+    ex = executor()
+    for want in ("[WALK] <floor_lamp>", "[SWITCHON] <floor_lamp>"):   # as the search above takes them
+        assert ex.execute(next(s for s in ex.applicable_skills() if action_string(s) == want)).success
+    assert ex.goal_met()
+    llm = ScriptedChat(lambda p: "")
+    result = HeuristicPlanner(llm, None, VH, HeuristicSettings(**FREE)).plan(
+        parse_request(task=TASK, method="heuristic", execute=True), lambda e: None, CancelToken(), ex)
+    assert result.termination_reason is TerminationReason.ALREADY_DONE, result.detail
+    assert not result.steps and result.success and result.detail == "the goal already holds; nothing to do"
+    assert not llm.prompts
 
 
 def test_a_search_that_comes_back_to_a_state_ends_with_no_progress():

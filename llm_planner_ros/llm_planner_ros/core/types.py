@@ -157,6 +157,7 @@ class PlanResult:
     confidence: float = math.nan   # method interpret: P(the interpreted goal is the one asked); nan: unknown
     hazards: list[str] = field(default_factory=list)   # hazards refused, avoided or stopped, in words
     notes: list[Note] = field(default_factory=list)      # what the layers above the method added, in order
+    seeks_goal: bool = False  # the method runs until its own goal check holds (pddl, heuristic)
 
     def note(self, kind: NoteKind, text: str) -> PlanResult:
         self.notes.append(Note(kind, text))
@@ -172,15 +173,16 @@ class PlanResult:
     @property
     def success(self) -> bool:
         """The goal was reached, or a plan ended normally and has steps; when executing, every
-        step executed; when only planning, the plan is trusted: it was run on a model of the
-        world, no step failed there, and the goal, where the model knows it, held after it."""
+        step executed and, for a method that runs until its goal holds, the goal is not found
+        unmet; when only planning, the plan is trusted: it was run on a model of the world, no
+        step failed there, and the goal, where the model knows it, held after it."""
         if self.termination_reason in (TerminationReason.GOAL_REACHED, TerminationReason.ALREADY_DONE) \
                 and self.goal_status is not GoalStatus.NOT_MET:
             return True
         if not (self.termination_reason.is_success and self.steps):
             return False
         if self.executing:
-            return self.executed
+            return self.executed and not (self.seeks_goal and self.goal_status is GoalStatus.NOT_MET)
         return self.checked and self.goal_status is not GoalStatus.NOT_MET \
             and all(s.error.type is ErrorType.NONE for s in self.steps)
 
@@ -192,7 +194,7 @@ class PlanResult:
         if not self.steps:
             return "the plan is empty"
         if self.executing:
-            return "not every step executed"
+            return "not every step executed" if not self.executed else "the goal does not hold after the steps"
         return "" if self.checked else "the plan was not checked on a model of the world"
 
     @property

@@ -195,7 +195,7 @@ class _GoalRun:
     def end(self, reason: TerminationReason, detail: str) -> _Ended:
         """The goal's end, judged by its conditions in the world as it is now."""
         met, execute, notes = self.goal.holds(self.world), self.execute_plan, self.notes
-        if met and reason is not TerminationReason.GOAL_REACHED and execute:
+        if met and reason not in (TerminationReason.GOAL_REACHED, TerminationReason.ALREADY_DONE) and execute:
             reason = TerminationReason.GOAL_REACHED
         shown = notes if len(notes) <= 3 else [f"re-planned {len(notes)} times; the last 3:"] + notes[-3:]
         full = "; ".join([detail] + shown) if notes else detail
@@ -205,14 +205,14 @@ class _GoalRun:
                                  goal_status=(GoalStatus.MET if met else GoalStatus.NOT_MET) if execute
                                  else GoalStatus.UNKNOWN, num_corrections=self.corrections,
                                  checked=not execute,   # plan-only: Fast Downward's plan is in the world model
-                                 hazards=list(dict.fromkeys(self.named))))
+                                 hazards=list(dict.fromkeys(self.named)), seeks_goal=True))
 
     def check_goal(self) -> None:
         """Before anything is planned: a goal that holds, contradicts itself, makes a hazard hold
         or needs what the policy keeps untouched ends here."""
         world, goal = self.world, self.goal
         if goal.holds(world):
-            raise self.end(TerminationReason.GOAL_REACHED, "the goal already holds; nothing to do")
+            raise self.end(TerminationReason.ALREADY_DONE, "the goal already holds; nothing to do")
         conflicts = contradictions(goal, self.vocabulary.mutex, world.facts)
         if conflicts:
             raise self.end(TerminationReason.NO_PLAN, f"the goal contradicts itself: {conflicts[0]}")
@@ -316,7 +316,7 @@ class _GoalRun:
             t1 = time.perf_counter()
             self.world = world = self.executor.world_state()
             self.stats["world_s"] += time.perf_counter() - t1
-            if not result.success:
+            if not result.success:   # reported as it happened; its correction takes its place (and index)
                 self.on_step(StepEvent(step=step, num_corrections=self.corrections))
                 return f"step {step.index} {step.skill.script()} failed: {result.failure.message}"
             steps.append(step)

@@ -361,7 +361,10 @@ class HeuristicPlanner:
         reason, ending = TerminationReason.MAX_STEPS, f"guide: {o.guide or 'none'}"
         while True:
             if goal_met():
-                reason = TerminationReason.GOAL_REACHED
+                if steps:
+                    reason = TerminationReason.GOAL_REACHED
+                else:   # it held before any step
+                    reason, ending = TerminationReason.ALREADY_DONE, "the goal already holds; nothing to do"
                 break
             if len(steps) >= self.settings.heuristic_max_length:
                 ending += f"; reached the length limit of {self.settings.heuristic_max_length}"
@@ -400,6 +403,6 @@ class HeuristicPlanner:
         goal = goal_met()
         return PlanResult(termination_reason=reason, steps=steps, ending=ending, executing=True,
                           executed=bool(steps) and all(s.executed for s in steps),
-                          num_corrections=trace.repeats, num_llm_calls=trace.queries,
+                          num_corrections=trace.repeats, num_llm_calls=trace.queries, seeks_goal=True,
                           goal_status=GoalStatus.UNKNOWN if goal is None else
                           (GoalStatus.MET if goal else GoalStatus.NOT_MET))

@@ -49,8 +49,9 @@ class InterpretedPlan:
     dropped: tuple[str, ...] = ()      # conditions given up so that a plan exists
 
 
-# Before anything is planned: the interpretation and its goal's lines in, None to go on, or the
-# result that ends the goal (e.g. it waits for an operator's confirmation, who declines)
+# Before anything is planned: the interpretation and its goal's lines in (none: an empty goal, which
+# the fallback would plan), None to go on, or the result that ends the goal (e.g. it waits for an
+# operator's confirmation, who declines)
 Decide = Callable[[Interpretation, tuple[str, ...]], Optional[PlanResult]]
 
 
@@ -293,7 +294,10 @@ class _InterpretRun:
 
     def run(self, decide: Optional[Decide]) -> InterpretedPlan:
         found, conditions = self.found, self.conditions
-        if not conditions:
+        if not conditions:   # the fallback would plan from the task text: decided first, as a goal is
+            ended = decide(found, ()) if decide is not None else None
+            if ended is not None:
+                return InterpretedPlan(found, ended)
             return InterpretedPlan(found, fallback="the interpreted goal is empty "
                                    f"(said: {' '.join(found.sentences)[:200]!r})")
         self.held = [c for c in conditions if self.holds(self.bound([c]))]

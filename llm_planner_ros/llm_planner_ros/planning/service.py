@@ -154,8 +154,9 @@ class PlanningService:
                 refused.executing = req.execute
                 return refused
         if gate is not None and self.safety.approval == "plan":
-            return self._approved_plan(goal, on_step, cancel, gate, report, policy, on_plan)
-        result = self.runners[goal.method].plan(GoalRun(goal, on_step, cancel, gate, report, policy, on_plan))
+            result = self._approved_plan(goal, on_step, cancel, gate, report, policy, on_plan)
+        else:
+            result = self.runners[goal.method].plan(GoalRun(goal, on_step, cancel, gate, report, policy, on_plan))
         if req.execute and result.steps and result.termination_reason.is_success \
                 and result.goal_status is GoalStatus.UNKNOWN:   # steps ran: that is all that is known
             result.note(NoteKind.GOAL_UNKNOWN, "whether the task's goal holds is unknown (nothing in this world "
@@ -171,15 +172,22 @@ class PlanningService:
 
     def _approved_plan(self, goal: Goal, on_step: StepCallback, cancel: CancelToken, gate: SafetyGate,
                        report: GoalReport, policy: SkillPolicy, on_plan: PlanCallback) -> PlanResult:
-        """approval 'plan': the goal's method plans the whole program without executing, the
-        program waits for approval, then it executes as approved; a failed step ends the goal."""
+        """approval 'plan': the goal's method plans the whole program without executing (a method
+        that confirms its goal with an operator, interpret, confirms it as the executing goal
+        would), the program waits for approval, then it executes as approved; a failed step ends
+        the goal."""
         plan_only = replace(goal, request=goal.request.model_copy(update={"execute": False}))
-        planned = self.runners[goal.method].plan(GoalRun(plan_only, lambda event: None, cancel, None, report, policy))
+        runner = self.runners[goal.method]
+        run = GoalRun(plan_only, lambda event: None, cancel, None, report, policy)
+        confirming = getattr(runner, "plan_to_approve", None)
+        planned = confirming(run, gate) if confirming is not None else runner.plan(run)
+        planned.executing = True
         skills = [st.skill for st in planned.steps]
-        if not skills:
-            return planned
-        on_plan(PlanPreview(tuple(skills), tuple(planned.goal_conditions)))
-        gate.approve(skills, "plan")
+        if not skills and not planned.termination_reason.is_success:
+            return planned   # it ended before a plan: unconfirmed, declined, no plan, ...
+        if skills:
+            on_plan(PlanPreview(tuple(skills), tuple(planned.goal_conditions)))
+            gate.approve(skills, "plan")
         for step in planned.steps:
             cancel.check()
             result = gate.execute(step.skill)
@@ -190,21 +198,26 @@ class PlanningService:
                 planned.termination_reason = TerminationReason.CORRECTIONS_EXHAUSTED
                 planned.ending = f"step {step.index} failed after approval: {result.failure.message}"
                 break
-        planned.executing = True
         planned.executed = all(st.executed for st in planned.steps)
         # the goal is judged as the method judges it without approval: its own conditions where
-        # it has them (given or interpreted), else the executor's
+        # it has them (given or interpreted), else the executor's; a goal the method says may not
+        # be the goal asked (interpret's, unconfirmed) is not reported reached
         lines = planned.goal_conditions
         met = goal.world.goal_directed.holds(lines, gate) if lines else gate.goal_met()
         planned.goal_status = GoalStatus.UNKNOWN if met is None else (GoalStatus.MET if met else GoalStatus.NOT_MET)
-        if planned.termination_reason is not TerminationReason.CORRECTIONS_EXHAUSTED:
+        reached = TerminationReason.GOAL_REACHED if met and not planned.noted(NoteKind.UNCONFIRMED) else None
+        if not skills:   # nothing to approve: the method's end, unless the goal does not hold
+            if met is False:
+                planned.termination_reason = TerminationReason.END_OF_PLAN
+                planned.ending = f"the goal does not hold in the world executed (planned: {planned.ending})"
+        elif planned.termination_reason is not TerminationReason.CORRECTIONS_EXHAUSTED:
             ran = f"{len(planned.steps)} approved steps executed"
-            planned.termination_reason = TerminationReason.GOAL_REACHED if met else TerminationReason.END_OF_PLAN
+            planned.termination_reason = reached or TerminationReason.END_OF_PLAN
             said = {True: f"{ran}; the goal holds", False: f"{ran}, but the goal does not hold after them",
                     None: f"{ran}; whether the goal holds is unknown"}[met]
             planned.ending = f"{said} (planned: {planned.ending.replace('; not executed', '')})"
-        elif met:
-            planned.termination_reason = TerminationReason.GOAL_REACHED
+        elif reached:
+            planned.termination_reason = reached
         return planned
 
 

@@ -9,7 +9,8 @@ Checks, in order, before a skill reaches the wrapped executor:
    the world as the executor reports it, would make a declared hazard hold is stopped, and so is
    the goal (``hazard_stopped``); where the world's facts cannot be read, the policy's
    ``hazard_unknown`` says whether the skill is refused or sent with a warning;
-3. approval, when an approver is set: each skill waits for a yes, a no or the timeout.
+3. approval (``approval: step``): each skill waits for a yes, a no or the timeout; with no
+   approver, nobody can be asked, and the goal ends ``unconfirmed`` before the skill runs.
 
 A refused skill never reaches the executor. Admissibility and list refusals come back as
 failures the closed-loop planners can correct; a hazard, or a denied or unanswered approval,
@@ -56,6 +57,11 @@ class ApprovalTimeout(PlanningError):
     reason = TerminationReason.APPROVAL_TIMEOUT
 
 
+class ApprovalUnavailable(PlanningError):
+    """Approval is asked for, and there is no approver to ask: nothing is approved unasked."""
+    reason = TerminationReason.UNCONFIRMED
+
+
 # (skills to approve, what they are: "step" or "plan", the goal's stop) -> (approved, reason);
 # None = no answer in time
 class Approver(Protocol):
@@ -70,7 +76,8 @@ class Approver(Protocol):
 
 
 class SafetyGate:
-    """Wraps an executor; ``approver`` is consulted per skill when approval is 'step'."""
+    """Wraps an executor; ``approver`` is consulted per skill when approval is 'step' (and for the
+    whole plan, :meth:`approve`, under 'plan')."""
 
     def __init__(self, inner: Executor, policy: SkillPolicy, settings: SafetySettings, skill_problem: SkillProblem,
                  approver: Optional[Approver] = None, cancel: Optional[CancelToken] = None,
@@ -100,7 +107,7 @@ class SafetyGate:
             return ExecutionResult.failed(ErrorType.INVALID_ACTION, f"refused by the safety gate: {why}",
                                           why.removeprefix("not admissible: "))
         self.check_hazards(skill)
-        if self.settings.approval == "step" and self.approver is not None:
+        if self.settings.approval == "step":
             self.approve([skill], "step")
         self.sent.append(skill)
         try:
@@ -143,8 +150,11 @@ class SafetyGate:
             raise stopped
 
     def approve(self, skills: Sequence[Skill], kind: str) -> None:
-        answer = self.approver(skills, kind, self.cancel) if self.approver else (True, "")
         what = skills[0].script() if kind == "step" else f"the plan of {len(skills)} steps"
+        if self.approver is None:   # never approved unasked
+            raise ApprovalUnavailable(f"{what} needs an operator's approval (approval: {kind}) "
+                                      f"and nobody can be asked (no approver)")
+        answer = self.approver(skills, kind, self.cancel)
         if answer is None:
             raise ApprovalTimeout(f"approval of {what} was not given within {self.settings.approval_timeout_s:.0f}s")
         ok, reason = answer

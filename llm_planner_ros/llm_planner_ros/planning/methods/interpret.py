@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Optional
 
@@ -16,6 +17,7 @@ from llm_planner_ros.interpretation.confidence import raw_evidence
 from llm_planner_ros.interpretation.interpreter import Interpretation
 from llm_planner_ros.planning.interpreted import InterpretSettings, lacks
 from llm_planner_ros.planning.methods.base import Goal, GoalRun, MethodParts
+from llm_planner_ros.safety.gate import SafetyGate
 
 
 def confidence_text(confidence: Optional[float]) -> str:
@@ -51,27 +53,32 @@ class Interpret:
         if fallback.method is not None:
             goal.world.check_translated(fallback, goal.request.execute)
 
-    def decide(self, run: GoalRun, found: Interpretation, lines: tuple[str, ...],
-               asked: dict) -> Optional[PlanResult]:
+    def decide(self, run: GoalRun, found: Interpretation, lines: tuple[str, ...], asked: dict,
+               gate: Optional[SafetyGate]) -> Optional[PlanResult]:
         """Act, ask or stop, before anything is planned: under ``interpret_confirm`` unsure, a goal
         whose confidence is below ``interpret_confidence`` (or unknown) waits for an operator's
-        confirmation; under always, every goal does; under never, none. A plan-only goal runs
-        nothing, so nobody is asked (its result says how sure it is). ``asked`` records the outcome."""
+        confirmation; under always, every goal does; under never, none. ``gate``: the gate of the
+        goal that executes (None: plan only, which runs nothing, so nobody is asked; its result
+        says how sure it is). An empty goal (``lines``) is decided as the fallback that would
+        plan it from the task text. ``asked`` records the outcome."""
         mode, confidence = self.settings.interpret_confirm, found.confidence
         sure = confidence is not None and confidence >= self.settings.interpret_confidence and not found.absent
         asked["sure"] = sure
-        if mode == "never" or (mode == "unsure" and sure) or not run.request.execute:
+        if mode == "never" or (mode == "unsure" and sure) or gate is None:
             return None
+        fallback = self.fallback(run.goal).method
+        if not lines and (fallback is None or run.goal.world.llm_steps_refused):
+            return None   # nothing would run
         why = lacks(found) or ("every goal is confirmed (interpret_confirm always)" if mode == "always" else
                                "its confidence is unknown (nothing calibrates it)" if confidence is None else
                                f"its confidence {confidence:.3f} is below the threshold "
                                f"{self.settings.interpret_confidence:.2f}")
         why += "".join(f"; {a.text()}" for a in found.which)   # the instances it chose among several rooms'
-        said = proposal(found, lines)
-        gate = run.gate
-        approver = gate.approver if gate is not None else None
+        said = proposal(found, lines) if lines else \
+            f"no goal was interpreted (said: {' '.join(found.sentences)[:200]!r}); {fallback} would plan the task"
+        approver = gate.approver
         asked["asked"] = True
-        if gate is None or approver is None:
+        if approver is None:
             return PlanResult(TerminationReason.UNCONFIRMED, ending=f"the goal needs an operator's confirmation "
                               f"({why}) and nobody can be asked (no approver): {said}", goal_conditions=list(lines))
         answer = approver([Skill("", (), (), c.text) for c in found.conditions], "goal", run.cancel,
@@ -90,6 +97,14 @@ class Interpret:
         return None
 
     def plan(self, run: GoalRun) -> PlanResult:
+        return self._plan(run, run.gate)
+
+    def plan_to_approve(self, run: GoalRun, gate: SafetyGate) -> PlanResult:
+        """Plan only, for a goal that executes once its plan is approved (approval 'plan'): its
+        interpreted goal is confirmed through ``gate``, as the executing goal's would be."""
+        return self._plan(run, gate)
+
+    def _plan(self, run: GoalRun, gate: Optional[SafetyGate]) -> PlanResult:
         request, world, report = run.request, run.goal.world, run.report
         asked: dict = {}
         t0 = time.perf_counter()
@@ -100,7 +115,7 @@ class Interpret:
                                    hold_out=list(request.options.hold_out_tasks),
                                    seed=seed if seed is not None else self.default_seed, policy=run.policy,
                                    on_plan=run.on_plan,
-                                   decide=lambda found, lines: self.decide(run, found, lines, asked))
+                                   decide=lambda found, lines: self.decide(run, found, lines, asked, gate))
         found = planned.interpretation
         confidence = math.nan if found.confidence is None else found.confidence
         report.stats["confidence"] = None if found.confidence is None else round(found.confidence, 4)
@@ -127,26 +142,52 @@ class Interpret:
             planned.fallback = planned.fallback and f"{planned.fallback} ({world.zero_shot})"
             if planned.result is not None:
                 planned.result.note(NoteKind.ZERO_SHOT, f"zero-shot ({world.zero_shot})")
+        why = unvouched(found, asked, planned.dropped)
         if planned.result is not None:
             planned.result.confidence = confidence
-            if not asked.get("sure") and not asked.get("confirmed") and planned.result.termination_reason in (
+            if why and planned.result.termination_reason in (
                     TerminationReason.GOAL_REACHED, TerminationReason.ALREADY_DONE):
                 # the interpreted goal holds, but nobody vouched that it is the goal asked
                 planned.result.termination_reason = TerminationReason.END_OF_PLAN
-                why = lacks(found) or f"confidence {confidence_text(found.confidence)}"
                 planned.result.note(NoteKind.UNCONFIRMED, f"the interpreted goal holds, but it may not be the "
-                                                          f"goal asked ({why}; unconfirmed)")
-            return planned.result
+                                                          f"goal asked ({why})")
+            return named(plan_only_unvouched(planned.result, why), found)
         fallback = self.fallback(run.goal)
         refused = fallback.method is not None and run.goal.world.llm_steps_refused   # a building's skills
         if fallback.method is None or refused:
             ending = f"{planned.fallback}; no fallback: {refused}" if refused else planned.fallback
-            return PlanResult(termination_reason=TerminationReason.NO_PLAN, ending=ending,
-                              goal_conditions=planned.interpretation.lines(), confidence=confidence)
+            return named(PlanResult(termination_reason=TerminationReason.NO_PLAN, ending=ending,
+                                    goal_conditions=planned.interpretation.lines(), confidence=confidence), found)
         result = self.runner(fallback.method).plan(
             GoalRun(replace(run.goal, request=fallback), run.on_step, run.cancel, run.gate, report, run.policy))
         result.num_llm_calls += int(interpreted.use_llm)
         result.note(NoteKind.GIVEN_UP, planned.fallback).note(NoteKind.FALLBACK, f"fell back to {fallback.method}")
         result.goal_conditions = planned.interpretation.lines()
         result.confidence = confidence
-        return result
+        return named(plan_only_unvouched(result, why), found)
+
+
+def unvouched(found: Interpretation, asked: dict, dropped: Sequence[str]) -> str:
+    """Why the goal planned may not be the goal asked ("": it is vouched for): nobody was sure of
+    it nor confirmed it, or conditions were given up after an operator confirmed it."""
+    if not asked.get("sure") and not asked.get("confirmed"):
+        return f"{lacks(found) or f'confidence {confidence_text(found.confidence)}'}; unconfirmed"
+    if asked.get("confirmed") and dropped:
+        return f"given up after the operator confirmed it: {'; '.join(dropped)}"
+    return ""
+
+
+def plan_only_unvouched(result: PlanResult, why: str) -> PlanResult:
+    """A plan handed back unexecuted (plan only, or awaiting approval 'plan') for a goal nobody
+    vouched for says so, as an executed one that reaches it does."""
+    if why and not result.executing and result.termination_reason.is_success \
+            and not result.noted(NoteKind.UNCONFIRMED):
+        result.note(NoteKind.UNCONFIRMED, f"the plan is for a goal that may not be the goal asked ({why})")
+    return result
+
+
+def named(result: PlanResult, found: Interpretation) -> PlanResult:
+    """Whatever the end, its detail names what the task names that the world lacks."""
+    if found.absent and lacks(found) not in result.detail:
+        result.note(NoteKind.CONDITIONS, lacks(found))
+    return result
