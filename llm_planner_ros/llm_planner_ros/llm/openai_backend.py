@@ -21,6 +21,7 @@ cannot be told apart: the caller reads every answer with the constraint's ``pars
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
 import os
 import re
@@ -389,25 +390,24 @@ def _sent(request: Any) -> None:
 
 def _deadline(seconds: float):
     """A response hook: the answer is read whole within ``seconds`` of its request being sent,
-    or the try times out, its connection closed (a server trickling bytes would hold it forever)."""
-    import httpx2
-
-    class Deadline(httpx2.SyncByteStream):
-        def __init__(self, stream: Any, request: Any) -> None:
-            self.stream, self.request = stream, request
-            self.at = request.extensions.get("llm_planner_sent", time.monotonic()) + seconds
-
-        def __iter__(self):
-            for chunk in self.stream:
-                if time.monotonic() > self.at:
-                    raise httpx2.ReadTimeout(f"no whole answer within {seconds:g}s", request=self.request)
-                yield chunk
-
-        def close(self) -> None:
-            self.stream.close()
-
+    or the try times out, its connection closed (a server trickling bytes would hold it forever).
+    Built on the HTTP library the openai client itself uses (httpx, or a fork of it)."""
     def hook(response: Any) -> None:
-        response.stream = Deadline(response.stream, response.request)
+        http = importlib.import_module(type(response).__module__.split(".")[0])
+        at = response.request.extensions.get("llm_planner_sent", time.monotonic()) + seconds
+        stream, request = response.stream, response.request
+        byte_stream: Any = http.SyncByteStream
+
+        class Deadline(byte_stream):
+            def __iter__(self):
+                for chunk in stream:
+                    if time.monotonic() > at:
+                        raise http.ReadTimeout(f"no whole answer within {seconds:g}s", request=request)
+                    yield chunk
+
+            def close(self) -> None:
+                stream.close()
+        response.stream = Deadline()
     return hook
 
 
