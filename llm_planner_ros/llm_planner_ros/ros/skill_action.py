@@ -274,10 +274,13 @@ class SkillActionClient:
 
     def _unexplained(self, response: Any, script: str) -> str:
         """Why a result is not the skill's own answer: the server aborted or cancelled it, or
-        said it failed without saying why; "" when it is."""
+        said it failed, without saying why; "" when it is (a failure it names, e.g. a precondition,
+        is its answer, whether the goal ended aborted or succeeded: robots do both)."""
         if response is None:
             return f"{self.what} gave no result for {script}"
         result = response.result
+        if not result.success and result.failure.type != FailureMsg.NONE:
+            return ""
         reason = result.failure.message or result.failure.cause or result.observation
         said = f"{self.what} {ENDED_AS[response.status]} {script}" if response.status in ENDED_AS else ""
         if not said and not result.success and result.failure.type == FailureMsg.NONE and not result.failure.message:
