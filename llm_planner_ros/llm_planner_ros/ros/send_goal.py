@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -192,6 +193,9 @@ def send(client: PlannerClient, goal: PlanTask.Goal, server_timeout: float, acce
 
 
 def main(argv: Optional[list[str]] = None) -> None:
+    # Ctrl-C cancels the goal, even where this was started with SIGINT ignored (a script's
+    # background job inherits that, and Python then raises no KeyboardInterrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     args_all = sys.argv[1:] if argv is None else argv
     ros_args = rclpy.utilities.remove_ros_args(["send_goal", *args_all])[1:]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
