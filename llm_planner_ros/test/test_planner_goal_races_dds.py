@@ -112,6 +112,17 @@ def make_stack() -> Iterator[Callable[..., Stack]]:
     rclpy.try_shutdown()
 
 
+def first_running(make_stack: Callable[..., Stack], node_class: type[PlannerNode]) -> tuple[Any, ...]:
+    """A stack of ``node_class`` whose goal "first" is planning, held there: (node, planner,
+    client, namespace, its run)."""
+    planner = ScriptedPlanner()
+    planner.hold("first")
+    node, planner, client, ns = make_stack(planner, node_class)
+    first = client.send("first")
+    assert wait_until(lambda: planner.ran == ["first"], WAIT_S)
+    return node, planner, client, ns, first
+
+
 def test_a_cancel_while_a_queued_goal_starts_ends_it_and_the_queue_moves_on(make_stack, monkeypatch):
     """ServerGoalHandle.execute() asks for a cancel, then records EXECUTING: a cancel recorded in
     between made that raise inside the ended goal's `finally`; that goal lost its result, the
@@ -191,11 +202,7 @@ def test_a_cancel_that_comes_before_the_goal_is_registered_ends_it_at_once(make_
             finally:
                 if goal_handle.request.task == "second":
                     cancelled.set()
-    planner = ScriptedPlanner()
-    planner.hold("first")
-    node, planner, client, ns = make_stack(planner, LateAccept)
-    first = client.send("first")
-    assert wait_until(lambda: planner.ran == ["first"], WAIT_S)
+    node, planner, client, ns, first = first_running(make_stack, LateAccept)
     second = client.send("second")
     assert client.cancel(second, timeout_s=WAIT_S)
     outcome = client.result(second, WAIT_S)
@@ -300,11 +307,7 @@ def test_the_latched_goal_queue_is_the_latest_of_racing_publishes(make_stack, mo
             super()._on_accepted(goal_handle)
             if goal_handle.request.task == "second":
                 accepted.set()
-    planner = ScriptedPlanner()
-    planner.hold("first")
-    node, planner, client, ns = make_stack(planner, Accepted)
-    first = client.send("first")
-    assert wait_until(lambda: planner.ran == ["first"], WAIT_S)
+    node, planner, client, ns, first = first_running(make_stack, Accepted)
     second = client.send("second")
     assert snapshot_taken.wait(WAIT_S)
     assert client.cancel(second, timeout_s=WAIT_S)
