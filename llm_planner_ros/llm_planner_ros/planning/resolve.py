@@ -11,13 +11,6 @@ from llm_planner_ros.pddl.goals import parse_goal
 from llm_planner_ros.planning.methods import DEFAULT_METHOD, Goal, MethodRunner, method_entry
 from llm_planner_ros.planning.worlds import WorldMethods
 
-# The fields of a goal besides its task that each method reads (a method not named reads none): a
-# goal that sets another is refused when it is resolved, as an option is, not planned without it.
-GOAL_FIELDS = {"pddl": frozenset({"goal_conditions", "action_goals", "objects"})}
-# ... and those it reads on a profile's world only: there the heuristic search stops when the given
-# goal holds (elsewhere, when the executor's own goal check says so)
-PROFILE_GOAL_FIELDS = {"heuristic": frozenset({"goal_conditions", "action_goals"})}
-
 
 def resolve(request: PlanRequest, world: WorldMethods, runners: Mapping[str, MethodRunner],
             approval: str) -> Goal:
@@ -44,8 +37,8 @@ def resolve(request: PlanRequest, world: WorldMethods, runners: Mapping[str, Met
     if unread:
         raise InvalidGoal(f"options: {', '.join(unread)} {'does' if len(unread) == 1 else 'do'} not apply to method "
                           f"'{method}'; it reads: {', '.join(sorted(entry.options))}")
-    on_profiles = PROFILE_GOAL_FIELDS.get(method, frozenset())
-    reads = GOAL_FIELDS.get(method, frozenset()) | (on_profiles if profile is not None else frozenset())
+    on_profiles = entry.profile_goal_fields   # its registry line says which goal fields it reads
+    reads = entry.goal_fields | (on_profiles if profile is not None else frozenset())
     ignored = [k for k in ("goal_conditions", "action_goals", "objects") if getattr(request, k) and k not in reads]
     if ignored:
         it, they = ("it", "it") if len(ignored) == 1 else ("them", "they")

@@ -36,8 +36,10 @@ METHODS: dict[str, MethodEntry] = {
     "translated": MethodEntry(llm_steps(), LLM_STEPS, LLM_SETTINGS, plans_first=True),
     "resample": MethodEntry(llm_steps(LlmLoop(on_failure="resample")), CORRECTING, LLM_SETTINGS, closed_loop=True),
     "reprompt": MethodEntry(llm_steps(LlmLoop(on_failure="reprompt")), REPROMPTING, LLM_SETTINGS, closed_loop=True),
-    "heuristic": MethodEntry(HeuristicSearch, ANY_METHOD | {"guide", "guide_info"}, (HeuristicSettings,)),
-    "pddl": MethodEntry(GivenGoal, settings=(GoalDirectedSettings,), plans_first=True),
+    "heuristic": MethodEntry(HeuristicSearch, ANY_METHOD | {"guide", "guide_info"}, (HeuristicSettings,),
+                             profile_goal_fields=frozenset({"goal_conditions", "action_goals"})),
+    "pddl": MethodEntry(GivenGoal, settings=(GoalDirectedSettings,), plans_first=True,
+                        goal_fields=frozenset({"goal_conditions", "action_goals", "objects"})),
     # and its fallback's options and settings
     "interpret": MethodEntry(Interpret, REPROMPTING, (InterpretSettings, GoalDirectedSettings, *LLM_SETTINGS),
                              plans_first=True),

@@ -97,3 +97,7 @@ class MethodEntry:
     closed_loop: bool = False       # corrects executed steps: needs execute=true
     plans_first: bool = False       # plans the whole program before it executes (approval 'plan' can wait)
     not_on_profiles: str = ""       # why it cannot plan over a profile's world ("": it can)
+    # the goal's fields besides its task that it reads (goal_conditions, action_goals, objects), and
+    # those it reads on a profile's world only; a goal that sets another is refused, not ignored
+    goal_fields: frozenset[str] = frozenset()
+    profile_goal_fields: frozenset[str] = frozenset()
