@@ -75,12 +75,40 @@ def test_a_world_file_that_is_not_pddl_is_refused_naming_the_file(tmp_path):
         load_profile(tmp_path / "profile.yaml")
 
 
+@pytest.mark.parametrize("fact,problem", [
+    ("(hand_free robot_1 robot_1)", "world: the fact (hand_free robot_1 robot_1): hand_free takes 1 argument(s)"),
+    ("(flying robot_1)", "world: the fact (flying robot_1): flying is no predicate of the domain"),
+])
+def test_a_world_fact_the_domain_cannot_state_is_refused_when_the_profile_loads(tmp_path, fact, problem):
+    source = shipped("mobile_manipulator").parent
+    for f in source.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    world = tmp_path / "world.pddl"
+    world.write_text(world.read_text().replace("(:init", f"(:init {fact}", 1))
+    with pytest.raises(ProfileError, match=re.escape(problem)):
+        load_profile(tmp_path / "profile.yaml")
+
+
+def test_a_fact_marked_unobserved_in_the_profile_is_not_checked_after_a_skill(tmp_path):
+    source = shipped("mobile_manipulator").parent
+    for f in source.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    path = tmp_path / "profile.yaml"
+    text = path.read_text()
+    assert 'hand_free: {words: "my hand is free", negated: "my hand is not free"}' in text
+    path.write_text(text.replace('negated: "my hand is not free"}', 'negated: "my hand is not free", observed: false}'))
+    assert load_profile(path).planning_domain().unobserved == {"hand_free"}
+    assert load_profile(shipped("mobile_manipulator")).planning_domain().unobserved == frozenset()
+
+
 def test_skills_run_on_the_pddl_world_and_failures_come_back_in_the_profiles_words():
     executor = PddlWorldExecutor(load_profile(shipped("mobile_manipulator")))
     assert "cup" in executor.objects and "robot" in executor.objects
     failed = executor.execute(Skill("PLACE", ("cup", "dining_table")))
     assert not failed.success and failed.failure.type is ErrorType.OTHER_PRECONDITION
     assert failed.failure.cause == "I am not at the dining table", failed.failure
+    absent = executor.execute(Skill("PLACE", ("cup", "unicorn"))).failure.cause
+    assert absent == "I cannot put the cup on the unicorn: there is no unicorn here", absent
     assert executor.execute(Skill("NAVIGATE_TO", ("kitchen_counter",))).success
     picked = executor.execute(Skill("PICK", ("cup",)))
     assert picked.success and "I am holding the cup" in picked.observation

@@ -101,6 +101,24 @@ def test_allow_and_deny_lists():
     assert [s.action for s in inner.received] == ["WALK"]
 
 
+def test_a_policy_naming_what_the_world_lacks_is_refused(smollm2, embedder, demos):
+    """A misspelt deny entry (PLUGOTU) would deny nothing: no goal runs under it, and the
+    refusal names the entry; object lists are checked where the world declares every class."""
+    actions = {name for name, _ in VH.actions()}
+    assert SkillPolicy(skill_denylist=["plugout"], skill_allowlist=["WALK"]).unknown_names(actions) == ""
+    assert "skill_allowlist names 'FLY'" in SkillPolicy(skill_allowlist=["WALK", "FLY"]).unknown_names(actions)
+    assert SkillPolicy(object_denylist=["knfie"]).unknown_names(actions) == ""   # classes not declared
+    assert "object_denylist names 'knfie'" in SkillPolicy(object_denylist=["knfie"]).unknown_names(
+        actions, {"knife", "cup"})
+    made = []
+    service = compose(ServiceConfig.of(SkillPolicy(skill_denylist=["PLUGOTU"])), llm=smollm2, embedder=embedder,
+                      demos=demos, executor_factory=lambda scene, task: made.append(scene) or RecordingExecutor())
+    with pytest.raises(InvalidGoal, match="the policy's skill_denylist names 'PLUGOTU', which is no skill"):
+        service.plan(parse_request(task="Turn on light", method="pddl", goal_conditions=["(on light)"],
+                                   execute=True), lambda e: None, CancelToken())
+    assert made == []   # refused before the world was reset or anything planned
+
+
 def test_approval_per_step_denied_and_timed_out():
     asked = []
     gate = SafetyGate(RecordingExecutor(), SkillPolicy(), SafetySettings(approval="step"), VH.skill_problem,

@@ -132,7 +132,7 @@ def test_an_unusable_vector_cache_is_removed_and_rebuilt_never_a_fault(embedder,
         np.savez(folder / f"{name}.npz", texts=np.array(texts), vectors=vectors.astype(np.float32),
                  model=np.array(model))
     # a shard written before shards named their model: used, as its dimension fits this model's
-    legacy = np.ones((1, embedder.dimension), np.float32) / np.sqrt(embedder.dimension)
+    legacy = (np.ones((1, embedder.dimension)) / np.sqrt(embedder.dimension)).astype(np.float32)   # as written then
     np.savez(folder / "legacy.npz", texts=np.array(["an old sentence"]), vectors=legacy)
     again = SentenceVectors.for_embedder(embedder, tmp_path)
     assert len(again.discarded) == 4 and [p.name for p in folder.glob("*.npz")] == ["legacy.npz"], again.discarded

@@ -14,7 +14,7 @@ from typing import Optional
 
 from llm_planner_ros.core.executor import ExecutionResult
 from llm_planner_ros.core.types import ErrorType, Skill
-from llm_planner_ros.core.world import WorldState, fact_line, parse_fact
+from llm_planner_ros.core.world import WorldState, fact_line, fill, parse_fact
 from llm_planner_ros.pddl.semantics import Atom, PddlError, PddlWorld
 from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, class_of, profile_from_texts
 
@@ -26,7 +26,10 @@ class PddlWorldExecutor:
         self._start_facts: Optional[frozenset[Atom]] = None   # the facts a start state gave, if any
         self._by_id: Optional[tuple[PddlWorld, dict[int, str]]] = None
         self.history: list[str] = []
-        self.reset()
+        try:
+            self.reset()
+        except PddlError as exc:
+            raise ProfileError(f"{profile.name}: its world: {exc}") from None
 
     # -- Executor API -----------------------------------------------------------------------
     def reset(self, scene_id: str = "", graph: Optional[dict] = None) -> list[str]:
@@ -47,7 +50,10 @@ class PddlWorldExecutor:
         if world_text:
             profile_from_texts(self.profile.text, self.profile.domain_text, world_text, where="the start world",
                                worlds=self.profile.worlds)
-        world, _ = PddlWorld.from_texts(self.profile.domain_text, text)
+        try:
+            world, _ = PddlWorld.from_texts(self.profile.domain_text, text)
+        except PddlError as exc:
+            raise ProfileError(f"the start world: {exc}") from None
         state: set[Atom] = set()
         if facts:
             state = {parse_fact(f) for f in facts if f.strip()}
@@ -81,6 +87,14 @@ class PddlWorldExecutor:
         if not actions:
             return ExecutionResult.failed(ErrorType.PARSE_ERROR, f"unknown skill {skill.action!r}",
                                           f"I cannot {skill.action.lower().replace('_', ' ') or skill.text!r}")
+        wanted = {len(self.profile.spec.actions[a].args) for a in actions}
+        if len(skill.objects) not in wanted or (skill.object_ids and len(skill.object_ids) != len(skill.objects)):
+            takes = " or ".join(map(str, sorted(wanted)))
+            return ExecutionResult.failed(ErrorType.PARSE_ERROR,
+                                          f"{skill.action} takes {takes} object(s), given {len(skill.objects)} "
+                                          f"({', '.join(skill.objects) or 'none'}) with {len(skill.object_ids)} id(s)",
+                                          f"I cannot {skill.action.lower().replace('_', ' ')} "
+                                          f"{' and '.join(skill.objects) or 'nothing'}: it takes {takes} object(s)")
         best: Optional[tuple[Atom, list[str]]] = None
         for ground in self._groundings(actions, skill):
             missing = self.world.missing(ground)
@@ -94,9 +108,12 @@ class PddlWorldExecutor:
                 best = (ground, missing)
         if best is None:
             names = ", ".join(skill.objects) or "nothing"
+            absent = [o for o in skill.objects if not any(x == o or self.profile.class_of(x) == o
+                                                          for x in self.world.objects)]
+            doing = fill(self.profile.spec.actions[actions[0]].words, [self.profile.phrase(o) for o in skill.objects])
             return ExecutionResult.failed(ErrorType.OTHER_PRECONDITION, f"no object fits {skill.action} {names}",
-                                          f"there is no {' and '.join(skill.objects)} here I can "
-                                          f"{self.profile.spec.actions[actions[0]].words.split(' {')[0]}")
+                                          f"I cannot {doing}: " + (f"there is no {' or '.join(absent)} here" if absent
+                                                                   else "nothing here fits it"))
         ground, missing = best
         because = self.world.why(missing[0])   # a quantified precondition: what makes it false
         cause = "; ".join(self.profile.say(lit) for lit in because) if because else self.profile.why_not(missing[0])

@@ -30,6 +30,7 @@ from llm_planner_ros.core.errors import PlanningError, stop_point
 Status = Literal["solved", "unsolvable", "timeout", "out_of_memory", "error"]
 
 # Exit codes of the Fast Downward driver (driver/returncodes.py)
+_PLAN_FOUND = {0, 1, 2, 3}   # 1-3: a plan, then out of memory or time (an anytime search)
 _UNSOLVABLE = {10, 11, 12}   # 12: search space exhausted by an incomplete search
 _TIMEOUT = {21, 23}
 _OVER_MEMORY = 99               # not Fast Downward's: the child was ended here at the memory limit
@@ -114,15 +115,42 @@ def solve(domain_text: str, problem_text: str, time_limit_s: float = 10.0, alias
                 done = _run_limited([str(bin_dir / "downward"), *search_options(alias), "--internal-plan-file", plan],
                                     tmp, max(0.1, time_limit_s - translated), memory, stdin=f)
         except subprocess.TimeoutExpired:
+            found = _best_plan(plan, numbered_only=True)   # an anytime search (lama) ended at the limit
+            if found is not None:
+                return SolveOutcome("solved", found, time.perf_counter() - t0,
+                                    stats={"translate_s": round(translated, 4)})
             return SolveOutcome("timeout", seconds=time.perf_counter() - t0, detail=f"no plan within {time_limit_s:g}s")
         seconds = time.perf_counter() - t0
         stats = {"translate_s": round(translated, 4), "expanded": _stat(done.stdout, "Expanded ")}
-        if done.returncode == 0 and os.path.exists(plan):
-            with open(plan) as f:
-                actions = tuple(tuple(line.strip().strip("()").split()) for line in f
-                                if line.strip() and not line.startswith(";"))
-            return SolveOutcome("solved", actions, seconds, stats=stats)
+        found = _best_plan(plan) if done.returncode in _PLAN_FOUND else None
+        if found is not None:
+            return SolveOutcome("solved", found, seconds, stats=stats)
         return _failed(done, seconds, "search", time_limit_s, memory_limit_mb, stats)
+
+
+def _best_plan(plan: str, numbered_only: bool = False) -> Optional[tuple[tuple[str, ...], ...]]:
+    """The plan the search wrote at ``plan``, else an anytime search's last whole one (``plan.1``,
+    ``plan.2``, ...: each better than the one before); None when there is none."""
+    if os.path.exists(plan) and not numbered_only:
+        return _read_plan(plan)
+    numbered: list[str] = []
+    while os.path.exists(f"{plan}.{len(numbered) + 1}"):
+        numbered.append(f"{plan}.{len(numbered) + 1}")
+    for path in reversed(numbered):
+        actions = _read_plan(path, whole=True)
+        if actions is not None:
+            return actions
+    return None
+
+
+def _read_plan(path: str, whole: bool = False) -> Optional[tuple[tuple[str, ...], ...]]:
+    """A plan file's actions; ``whole``: None unless it ends with the cost line the search writes last
+    (a search ended at its time limit may have been writing it)."""
+    with open(path) as f:
+        lines = [line.strip() for line in f if line.strip()]
+    if whole and not (lines and lines[-1].startswith("; cost")):
+        return None
+    return tuple(tuple(line.strip("()").split()) for line in lines if not line.startswith(";"))
 
 
 def _resident(pid: int) -> int:

@@ -102,9 +102,99 @@ def read_domain(text: str) -> DomainDef:
         if not (isinstance(part, list) and part[:1] == [":action"]):
             continue
         fields = {part[i]: part[i + 1] for i in range(2, len(part) - 1, 2)}
+        precondition = fields.get(":precondition", ["and"])
         actions[part[1]] = ActionDef(part[1], tuple(typed_list(fields.get(":parameters", []))),
-                                     fields.get(":precondition", ["and"]), fields.get(":effect", ["and"]))
-    return DomainDef(name, parents, constants, predicates, actions, predicate_types)
+                                     precondition if precondition != [] else ["and"],   # "()": no condition
+                                     fields.get(":effect", ["and"]))
+    domain = DomainDef(name, parents, constants, predicates, actions, predicate_types)
+    for action in actions.values():
+        _check_action(domain, action)
+    return domain
+
+
+_CONNECTIVES = {"and": None, "or": None, "not": 1, "imply": 2, "exists": 2, "forall": 2}   # arguments (None: any)
+
+
+def _check_action(domain: DomainDef, action: ActionDef) -> None:
+    """What Fast Downward's translator refuses in an action, refused here too, naming it: a predicate
+    the domain does not declare, or with another number of arguments, a variable no parameter or
+    quantifier binds, a name that is no constant, a connective with a wrong number of parts."""
+    def term(x: object, scope: set[str], where: str) -> None:
+        if not isinstance(x, str):
+            raise PddlError(f"{where}: {render(x)} where a variable or constant must be")
+        if x.startswith("?") and x not in scope:
+            raise PddlError(f"{where}: the variable {x} is not a parameter of {action.name} or bound by a quantifier")
+        if not x.startswith("?") and x not in domain.constants:
+            raise PddlError(f"{where}: {x!r} is neither a variable nor a constant of the domain")
+
+    def atom(cond: list, scope: set[str], where: str) -> None:
+        pred = cond[0]
+        if not isinstance(pred, str) or pred not in domain.predicates:
+            raise PddlError(f"{where}: {render(cond)} names no predicate of the domain")
+        if len(cond) - 1 != domain.predicates[pred]:
+            raise PddlError(f"{where}: {render(cond)}: {pred} takes {domain.predicates[pred]} argument(s)")
+        for x in cond[1:]:
+            term(x, scope, where)
+
+    def bound(variables: object, scope: set[str], where: str) -> set[str]:
+        if not isinstance(variables, list):
+            raise PddlError(f"{where}: {render(variables)} is not a list of variables")
+        typed = typed_list(variables)
+        for v, t in typed:
+            if not v.startswith("?"):
+                raise PddlError(f"{where}: {v!r} where a variable (?name) must be")
+            if t not in types:
+                raise PddlError(f"{where}: {v} is of type {t!r}, which the domain does not declare")
+        return scope | {v for v, _ in typed}
+
+    def condition(cond: object, scope: set[str], where: str) -> None:
+        if not isinstance(cond, list) or not cond:
+            raise PddlError(f"{where}: {render(cond)} is not a condition")
+        head = cond[0]
+        if head == "=":
+            if len(cond) != 3:
+                raise PddlError(f"{where}: {render(cond)}: '=' takes 2 arguments")
+            for x in cond[1:]:
+                term(x, scope, where)
+        elif isinstance(head, str) and head in _CONNECTIVES:
+            wanted = _CONNECTIVES[head]
+            if wanted is not None and len(cond) - 1 != wanted:
+                raise PddlError(f"{where}: {render(cond)}: {head} takes {wanted} part(s)")
+            if head in ("exists", "forall"):
+                condition(cond[2], bound(cond[1], scope, where), where)
+            else:
+                for part in cond[1:]:
+                    condition(part, scope, where)
+        else:
+            atom(cond, scope, where)
+
+    def effect(eff: object, scope: set[str], where: str) -> None:
+        if not isinstance(eff, list) or not eff:
+            return
+        head = eff[0]
+        if head == "and":
+            for part in eff[1:]:
+                effect(part, scope, where)
+        elif head == "not":
+            if len(eff) != 2 or not isinstance(eff[1], list) or not eff[1]:
+                raise PddlError(f"{where}: {render(eff)}: not takes one atom")
+            atom(eff[1], scope, where)
+        elif head in ("forall", "when"):
+            if len(eff) != 3:
+                raise PddlError(f"{where}: {render(eff)}: {head} takes 2 parts")
+            if head == "forall":
+                effect(eff[2], bound(eff[1], scope, where), where)
+            else:
+                condition(eff[1], scope, where)
+                effect(eff[2], scope, where)
+        elif all(isinstance(x, str) for x in eff):
+            atom(eff, scope, where)
+        # anything else (numeric effects such as action costs): an error where it is applied
+
+    types = {"object", *domain.parents, *domain.parents.values()}
+    params = bound([x for v, t in action.parameters for x in (v, "-", t)], set(), f"the parameters of {action.name}")
+    condition(action.precondition, params, f"the precondition of {action.name}")
+    effect(action.effect, params, f"the effect of {action.name}")
 
 
 @dataclass(frozen=True)
@@ -150,7 +240,18 @@ class PddlWorld:
     @classmethod
     def from_texts(cls, domain_text: str, problem_text: str) -> tuple[PddlWorld, ProblemDef]:
         domain, problem = read_domain(domain_text), read_problem(problem_text)
-        return cls(domain, {**domain.constants, **problem.objects}, set(problem.init)), problem
+        objects = {**domain.constants, **problem.objects}
+        types = {"object", *domain.parents, *domain.parents.values()}
+        for name, type_ in objects.items():
+            if type_ not in types:
+                raise PddlError(f"the object {name} is of type {type_!r}, which the domain does not declare")
+        # a fact over an undeclared object is kept (one of EAI's BEHAVIOR problems has one)
+        for atom in sorted(problem.init):
+            if domain.predicates.get(atom[0]) != len(atom) - 1:
+                raise PddlError(f"the initial fact {render(list(atom))}: " + (
+                    f"{atom[0]} takes {domain.predicates[atom[0]]} argument(s)" if atom[0] in domain.predicates
+                    else f"{atom[0]} is no predicate of the domain"))
+        return cls(domain, objects, set(problem.init)), problem
 
     def of_type(self, type_: str) -> Iterator[str]:
         """The objects of ``type_`` (or a subtype), listed once per type: a world's objects are

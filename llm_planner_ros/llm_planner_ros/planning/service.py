@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Optional
 
-from llm_planner_ros.core.errors import CancelToken, ExecutorError, HazardStopped, PlanningError
+from llm_planner_ros.core.errors import CancelToken, ExecutorError, HazardStopped, InvalidGoal, PlanningError
 from llm_planner_ros.core.executor import Executor
 from llm_planner_ros.core.planner import PlanCallback, StepCallback, no_preview
 from llm_planner_ros.core.request import PlanRequest
@@ -134,6 +134,10 @@ class PlanningService:
         world = self.parts.world_for(robot.profile if robot is not None else None, robot)
         goal = resolve(request, world, self.runners, self.safety.approval)
         req = goal.request
+        policy = self.policy   # one policy for the whole goal: its gate and what its plan may use
+        misfit = policy.unknown_names(world.skill_names, world.object_names)
+        if misfit:   # a misspelt entry would silently allow or deny nothing
+            raise InvalidGoal(misfit)
         executor = given
         if req.execute and executor is None:
             t0 = time.perf_counter()
@@ -144,7 +148,6 @@ class PlanningService:
             except Exception as exc:
                 raise ExecutorError(f"cannot start the executor for scene {req.scene_id!r}: {exc}") from exc
             report.times.extra["reset_s"] = time.perf_counter() - t0
-        policy = self.policy   # one policy for the whole goal: its gate and what its plan may use
         gate = SafetyGate(executor, policy, self.safety, world.skill_problem, self.approver, cancel,
                           world.hazards, world.class_of) if executor is not None else None
         if goal.spec.literals and goal.method != "pddl":   # pddl checks it as it plans

@@ -120,6 +120,15 @@ class WorldMethods(Protocol):
         """Why ``skill`` is not admissible here, or "" (the safety gate asks)."""
 
     @property
+    def skill_names(self) -> frozenset[str]:
+        """Every skill (action) of this world, for the policy's lists."""
+
+    @property
+    def object_names(self) -> Optional[frozenset[str]]:
+        """Every object class and named instance, where the world declares them all (a profile);
+        None: a world given in code, whose classes are its scenes'."""
+
+    @property
     def class_of(self) -> Optional[ClassOf]:
         """The class of an object a skill names (a named instance's), for the policy's lists;
         None: a skill names classes."""
@@ -167,6 +176,8 @@ class BuiltinWorld:
         self.vocabulary = plugin.goal_vocabulary()
         self.hazards = plugin.hazards
         self.skill_problem = plugin.skill_problem
+        self.skill_names = frozenset(name for name, _ in plugin.actions())
+        self.object_names: Optional[frozenset[str]] = None
         self.class_of: Optional[ClassOf] = None   # a skill names classes
         self._translated, self._interpreted = translated, interpreted
 
@@ -203,6 +214,8 @@ class ProfileWorld:
         self.vocabulary = profile.goal_vocabulary()
         self.hazards = profile.hazards
         self.skill_problem = profile.skill_problem
+        self.skill_names = profile.skill_names
+        self.object_names: Optional[frozenset[str]] = profile.object_names
         self.class_of: Optional[ClassOf] = profile.class_of
         self.has_demonstrations = bool(profile.spec.examples)
         self.zero_shot = "" if self.has_demonstrations else f"the {profile.name} profile has no example goals"

@@ -135,7 +135,8 @@ class WorldProfile:
         return _planning_domain(self.domain_text, tuple(
             (name, (a.skill, a.args, a.words)) for name, a in self.spec.actions.items()), tuple(
             (cls, self.phrase(cls)) for cls in (*self.spec.objects, *self.spec.instances)
-            if self.phrase(cls) != cls.replace("_", " ")))
+            if self.phrase(cls) != cls.replace("_", " ")),
+            frozenset(name for name, fact in self.spec.predicates.items() if not fact.observed))
 
     def goal_vocabulary(self) -> GoalVocabulary:
         return GoalVocabulary(dict(self.domain.predicates), self.spec.agent or "",
@@ -159,6 +160,16 @@ class WorldProfile:
     def hazards(self) -> Hazards:
         """The states its ``never:`` entries forbid."""
         return Hazards(self.spec.never, self.domain)
+
+    @cached_property
+    def skill_names(self) -> frozenset[str]:
+        """Every skill of this robot (the policy's lists name them)."""
+        return frozenset(a.skill for a in self.spec.actions.values())
+
+    @cached_property
+    def object_names(self) -> frozenset[str]:
+        """Every object class and named instance (the policy's lists name them)."""
+        return frozenset(self.spec.objects) | frozenset(self.spec.instances)
 
     @cached_property
     def declared_classes(self) -> dict[str, str]:
@@ -304,6 +315,10 @@ def _check(spec: ProfileFile, domain: DomainDef, world_text: str, where: str) ->
                 problems.append(f"objects: no entry for the world's class(es) {', '.join(unknown)}")
             if spec.agent is not None and spec.agent not in world.objects:
                 problems.append(f"agent: {spec.agent!r} is not an object of the world")
+            problems += [f"world: the fact ({' '.join(atom)}): " + (
+                f"{atom[0]} takes {domain.predicates[atom[0]]} argument(s)" if atom[0] in domain.predicates
+                else f"{atom[0]} is no predicate of the domain")
+                for atom in sorted(world.init) if domain.predicates.get(atom[0]) != len(atom) - 1]
     for name, named in spec.instances.items():
         if named.class_ not in spec.objects:
             problems.append(f"instances.{name}: its class {named.class_!r} is not an entry of objects")
@@ -343,8 +358,11 @@ def _literal_problems(literal: str, spec: ProfileFile, domain: DomainDef) -> lis
 
 
 @lru_cache(maxsize=16)
-def _planning_domain(domain_text: str, skills: tuple, phrases: tuple) -> Domain:
-    return replace(parse_domain(domain_text, dict(skills)), phrases=dict(phrases))
+def _planning_domain(domain_text: str, skills: tuple, phrases: tuple, unobserved: frozenset[str]) -> Domain:
+    """``unobserved``: the predicates the profile marks ``observed: false``, beside the domain's
+    ``; unobserved:`` comment."""
+    domain = parse_domain(domain_text, dict(skills))
+    return replace(domain, phrases=dict(phrases), unobserved=domain.unobserved | unobserved)
 
 
 def _spec(text: str, where: str) -> ProfileFile:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import ClassVar, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -61,6 +61,21 @@ class SkillPolicy(BaseModel):
             kind = class_of(name) if class_of is not None else name
             if not self.object_allowed(name) or not self.object_allowed(kind):
                 return f"the object {name!r}{f' (a {kind})' if kind != name else ''} is not allowed on this robot"
+        return ""
+
+    def unknown_names(self, skills: Collection[str], objects: Optional[Collection[str]] = None) -> str:
+        """Why the lists do not fit a world whose skills are ``skills`` and, where it declares them
+        all, whose object classes and named instances are ``objects`` (None: not checked): a name
+        that is none of them (a misspelt deny entry denies nothing), or ""."""
+        known = {"skill": {x.upper() for x in skills}, "object": {x.lower() for x in (objects or ())}}
+        for field in ("skill_denylist", "skill_allowlist", "object_denylist", "object_allowlist"):
+            kind = field.split("_")[0]
+            if kind == "object" and objects is None:
+                continue
+            unknown = sorted(self.names(field) - known[kind])
+            if unknown:
+                return (f"the policy's {field} names {', '.join(map(repr, unknown))}, which is no {kind} of this "
+                        f"world (its {kind}s: {', '.join(sorted(known[kind]))[:300]}); correct the policy")
         return ""
 
     def action_allowed(self, action: str) -> bool:

@@ -58,12 +58,15 @@ def export_onnx(model_dir: Path, target: Path) -> None:
     model.eval()
     dummy = torch.ones(1, 8, dtype=torch.long)
     tmp = _atomic_target(target)
-    with torch.no_grad():
-        torch.onnx.export(model, (dummy, dummy, torch.zeros_like(dummy)), str(tmp),
-                          input_names=list(_INPUTS), output_names=["last_hidden_state"],
-                          dynamic_axes={n: {0: "batch", 1: "tokens"} for n in (*_INPUTS, "last_hidden_state")},
-                          opset_version=17, dynamo=False)
-    tmp.replace(target)
+    try:
+        with torch.no_grad():
+            torch.onnx.export(model, (dummy, dummy, torch.zeros_like(dummy)), str(tmp),
+                              input_names=list(_INPUTS), output_names=["last_hidden_state"],
+                              dynamic_axes={n: {0: "batch", 1: "tokens"} for n in (*_INPUTS, "last_hidden_state")},
+                              opset_version=17, dynamo=False)
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def quantize_int8(source: Path, target: Path) -> None:
@@ -71,8 +74,11 @@ def quantize_int8(source: Path, target: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     tmp = _atomic_target(target)
-    quantize_dynamic(str(source), str(tmp), per_channel=True, weight_type=QuantType.QInt8)
-    tmp.replace(target)
+    try:
+        quantize_dynamic(str(source), str(tmp), per_channel=True, weight_type=QuantType.QInt8)
+        tmp.replace(target)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 class OnnxSentenceEmbedder:
@@ -87,21 +93,26 @@ class OnnxSentenceEmbedder:
         self.digest = model_digest(self.model_dir)
         folder = (cache_dir or cache_root()) / "onnx" / self.digest
         fp32 = folder / "model.onnx"
-        if not fp32.exists():
-            log.info("exporting %s to ONNX at %s", self.model_dir, fp32)
-            export_onnx(self.model_dir, fp32)
-        self.path = fp32
-        if int8:
-            self.path = folder / "model.int8.onnx"
-            if not self.path.exists():
-                quantize_int8(fp32, self.path)
+        self.path = folder / "model.int8.onnx" if int8 else fp32
         self.precision = "int8" if int8 else "fp32"
 
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self.session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
+        for attempt in range(2):   # a cached model that ONNX Runtime cannot load is made again, once
+            if attempt or not fp32.exists():
+                log.info("exporting %s to ONNX at %s", self.model_dir, fp32)
+                export_onnx(self.model_dir, fp32)
+            if int8 and (attempt or not self.path.exists()):
+                quantize_int8(fp32, self.path)
+            try:
+                self.session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
+                break
+            except Exception as exc:   # onnxruntime's own error classes (InvalidProtobuf, ...)
+                if attempt:
+                    raise RuntimeError(f"the ONNX model cached at {self.path} cannot be loaded: {exc}") from exc
+                log.warning("the ONNX model cached at %s cannot be loaded (%s); exporting it again", self.path, exc)
         self._input_names = {i.name for i in self.session.get_inputs()}
 
         max_len = json.loads((self.model_dir / "sentence_bert_config.json").read_text())["max_seq_length"]

@@ -1,6 +1,7 @@
 """Nearest admissible skill by cosine similarity (Huang et al. 3.2), over a cached bank index."""
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -88,26 +89,30 @@ class Int8Search:
 def bank_vectors(bank: SkillBank, embedder: Embedder, use_cache: bool = True, mapped: bool = False) -> np.ndarray:
     """The bank's embedding matrix, one row per skill: from the cache (``mapped``: mapped from the
     file, so that only the rows used are read), else embedded a chunk at a time with the active
-    goal's stop point between chunks, and cached. A damaged cached file (truncated, another shape
-    or dimension) is logged, removed and embedded again; a cache that cannot be read or written
+    goal's stop point between chunks, and cached. A damaged cached file (truncated, another shape,
+    dimension or type) is logged, removed (where it can be) and embedded again; a cache that cannot be read or written
     costs time, never a goal."""
     path = cache_root() / "banks" / f"{embedder.key}-{bank.digest}.npy"
     if use_cache and path.exists():
         try:
             matrix = np.load(path, mmap_mode="r" if mapped else None)
             dimension = getattr(embedder, "dimension", None)
-            if matrix.ndim != 2 or matrix.shape[0] != len(bank) or (dimension and matrix.shape[1] != dimension):
-                raise ValueError(f"it holds {matrix.shape} vectors for {len(bank)} skills of dimension {dimension}")
+            if matrix.ndim != 2 or matrix.shape[0] != len(bank) or (dimension and matrix.shape[1] != dimension) \
+                    or matrix.dtype != np.float32:
+                raise ValueError(f"it holds {matrix.shape} {matrix.dtype} vectors for {len(bank)} skills of "
+                                 f"dimension {dimension} (float32)")
             return matrix
         except (ValueError, EOFError) as exc:   # damaged
-            log.warning("bank embeddings %s are unusable and were removed (%s: %s); embedding the bank again",
+            log.warning("bank embeddings %s are unusable (%s: %s); embedding the bank again",
                         path, type(exc).__name__, exc)
-            path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):   # a read-only cache keeps it (and the new vectors are not cached)
+                path.unlink(missing_ok=True)
         except OSError as exc:
             log.warning("bank embeddings %s cannot be read (%s); embedding the bank", path, exc)
     log.info("embedding %d skills (cached at %s)", len(bank), path)
     parts = [vectors for _, vectors in embed_in_chunks(embedder, bank.texts)]
-    matrix = np.concatenate(parts) if parts else np.zeros((0, getattr(embedder, "dimension", None) or 1), np.float32)
+    matrix = np.concatenate(parts).astype(np.float32, copy=False) if parts else \
+        np.zeros((0, getattr(embedder, "dimension", None) or 1), np.float32)   # float32, as the cache is read
     if use_cache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -10,8 +10,9 @@ file mapped into memory: only the rows asked for are read); at most
 read from its shard again).
 
 The cache is a speed-up, never a fault: a shard that is damaged (truncated, not a zip), that
-holds another model's vectors or vectors of another dimension, or whose rows do not match its
-sentences, is logged once, removed, and its sentences are embedded again when asked for; one
+holds another model's vectors or vectors of another dimension or type, or whose rows do not match
+its sentences, is logged once, removed (passed over in a read-only cache), and its sentences are
+embedded again when asked for; one
 that cannot be read for another reason (no memory, too many open files) is skipped, not removed.
 A shard names its model; one written before shards did is used when its dimension fits.
 Embedding many new sentences goes in chunks (:func:`embed_in_chunks`) with the active goal's
@@ -153,9 +154,10 @@ class SentenceVectors:
             raise ForeignShard(f"it holds the vectors of model {model!r}, not {self.key!r}")
         vectors = _map_vectors(shard)
         dimension = getattr(self.embedder, "dimension", None)
-        if vectors.ndim != 2 or len(vectors) != len(texts) or (dimension and vectors.shape[1] != dimension):
-            raise ForeignShard(f"its vectors are {vectors.shape} for {len(texts)} sentences of dimension "
-                               f"{dimension}")
+        if vectors.ndim != 2 or len(vectors) != len(texts) or (dimension and vectors.shape[1] != dimension) \
+                or vectors.dtype != np.float32:
+            raise ForeignShard(f"its vectors are {vectors.shape} {vectors.dtype} for {len(texts)} sentences of "
+                               f"dimension {dimension} (float32)")
         return texts, vectors
 
     def _unusable(self, shard: Path, why: Exception) -> None:
@@ -165,12 +167,17 @@ class SentenceVectors:
         self._forget(shard)
         if isinstance(why, FileNotFoundError):
             return
-        damaged = isinstance(why, _DAMAGED)
+        damaged, done = isinstance(why, _DAMAGED), "skipped"
         if damaged:
             self.discarded.append(f"{shard.name}: {type(why).__name__}: {why}")
-            shard.unlink(missing_ok=True)
+            try:
+                shard.unlink(missing_ok=True)
+                done = "removed"
+            except OSError as exc:   # a read-only cache: never read again by this store
+                self._seen.add(shard)
+                done = f"kept, not removable ({exc.strerror})"
         log.warning("sentence vectors %s are unusable and were %s (%s: %s); they are embedded again when needed",
-                    shard, "removed" if damaged else "skipped", type(why).__name__, why)
+                    shard, done, type(why).__name__, why)
 
     def _merge(self) -> None:
         """Many shards into one, the others removed (unusable ones too)."""
