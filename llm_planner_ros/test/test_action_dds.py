@@ -444,7 +444,8 @@ def test_the_planner_is_a_managed_node():
 
         assert state() == "unconfigured"
         status, result = outcome()
-        assert result.termination_reason == "rejected" and "not active (lifecycle)" in result.detail
+        assert result.termination_reason == "rejected" and "not configured (lifecycle)" in result.detail
+        assert "configure, then activate" in result.detail   # activate alone is refused while unconfigured
         assert result.error_code == PlanTask.Result.REJECTED
         move(Transition.TRANSITION_CONFIGURE, "inactive")
         move(Transition.TRANSITION_ACTIVATE, "active")

@@ -126,6 +126,29 @@ def test_more_skills_at_once_than_the_bridge_holds_are_refused_not_starved(robot
                if m not in refused), said   # no false timeout among those that ran
 
 
+def test_a_lifecycle_shutdown_of_the_bridge_stops_the_skill_the_robot_runs(tmp_path):
+    """``ros2 lifecycle set <bridge> shutdown`` while the robot runs a skill: the skill is
+    cancelled on the robot at once (before, it ran to its end beside a finalized bridge)."""
+    from lifecycle_msgs.msg import Transition
+    from lifecycle_msgs.srv import ChangeState
+
+    world = tmp_path / "at_the_lamp.pddl"
+    world.write_text(AT_THE_LAMP)
+    ns = f"/shutdown_{uuid.uuid4().hex[:6]}"
+    with ros_node("pddl_robot", f"{ns}/robot", READY, "profile:=mobile_manipulator", f"world:={world}",
+                  "skill_delay_s:=600.0") as robot, \
+            ros_node("executor_bridge", ns, READY, "backend:=robot", "robot_timeout_s:=900.0") as bridge, \
+            RosTestClient(ns) as client:
+        walk = BridgeGoal(client, Skill("NAVIGATE_TO", ("sofa",), (4,)))
+        assert wait_until(lambda: executed(robot, "[NAVIGATE_TO]") == 1, 120), robot.output[-3000:]
+        change = ChangeState.Request(transition=Transition(id=Transition.TRANSITION_ACTIVE_SHUTDOWN))
+        client.call(ChangeState, "executor_bridge/change_state", change)   # judged by what it stops
+        ended = wait_future(walk.result, 60)   # not the robot's 600 s
+        assert ended.status == GoalStatus.STATUS_ABORTED and not ended.result.success, bridge.output[-3000:]
+        assert ended.result.observation.startswith("stopped: the robot confirmed"), ended.result
+        assert "cancelled [NAVIGATE_TO] <sofa> (4) while it ran" in robot.output, robot.output[-3000:]
+
+
 ABORTING_ROBOT = """
 import sys
 from llm_planner_msgs.action import ExecuteSkill

@@ -240,6 +240,10 @@ def test_the_bridge_enforces_the_policy_whoever_sends_the_skill():
             [ok] = set_params(client, "executor_bridge", skill_denylist=["WALK"])
             assert ok.successful
             assert "the action WALK is not allowed" in execute(client, "WALK", "freezer").failure.message
+            [ok] = set_params(client, "executor_bridge", skill_denylist=["GRBA"])   # misspelt: denies nothing
+            assert ok.successful
+            assert "the policy's skill_denylist names 'GRBA', which is no skill of this world" in \
+                execute(client, "GRAB", "knife").failure.message
             [refused] = set_params(client, "executor_bridge", robot_timeout_s=1.0)
             assert not refused.successful and "read-only" in refused.reason
             assert robot.output.count("executing skill") == 1

@@ -54,7 +54,7 @@ from llm_planner_ros.ros.diagnostics import OK, WARN, publish_diagnostics
 from llm_planner_ros.ros.liveness import ask_until_answered, publish_heartbeat
 from llm_planner_ros.ros.managed import ManagedNode
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
-from llm_planner_ros.ros.skill_action import GoalStops, SkillActionClient, StopAwareLock
+from llm_planner_ros.ros.skill_action import GoalStops, SkillActionClient, StopAwareLock, end_stopped
 from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
 from llm_planner_ros.ros.wait import wait_for
 from llm_planner_ros.ros.world_versions import HeldWorld, WorldVersions
@@ -134,9 +134,10 @@ def run_skill(node: Node, goal_handle: ServerGoalHandle, stop: CancelToken, exec
     skill = conversions.skill_from_msg(goal_handle.request.skill)
     node.get_logger().info(f"executing skill {skill.script()}")
     if skill_delay_s and stop.wait(skill_delay_s):   # a robot's skill takes time
-        goal_handle.canceled()
-        node.get_logger().info(f"cancelled {skill.script()} while it ran")
-        return executor_error(f"{skill.script()} was cancelled while it ran; it stopped")
+        how = end_stopped(goal_handle, stop)
+        node.get_logger().info(f"{how} {skill.script()} while it ran")
+        why = "" if how == "cancelled" else f" ({stop.error})"
+        return executor_error(f"{skill.script()} was {how} while it ran{why}; it stopped")
     with lock:
         try:
             result = result_msg(executor.execute(skill))
@@ -261,6 +262,10 @@ class ExecutorBridgeNode(ManagedNode):
     def activate(self) -> None:
         self.get_logger().info(f"serving action 'execute_skill' with backend '{self.params.backend}'")
 
+    def shutdown(self) -> None:
+        """A finalized bridge runs nothing: the skill running now is stopped (on the robot, cancelled)."""
+        self._stops.stop_all("the executor bridge is shutting down")
+
     def _health(self) -> tuple[bytes, str, dict[str, object]]:
         """/diagnostics: the backend and, for a robot, whether its skill server is up."""
         values: dict[str, object] = {"backend": self.params.backend}
@@ -295,17 +300,18 @@ class ExecutorBridgeNode(ManagedNode):
         try:
             with self._stops.running(goal_handle) as stop, self._one_skill.held(stop) as mine:
                 if not mine:
-                    return self._cancelled(goal_handle, skill)
+                    return self._cancelled(goal_handle, skill, stop)
                 return self._run(goal_handle, stop)
         finally:
             with self._count_lock:
                 self._at_once -= 1
 
-    def _cancelled(self, goal_handle: ServerGoalHandle, skill) -> ExecuteSkill.Result:
-        self.get_logger().info(f"cancelled {skill.script()} before it was sent")
-        goal_handle.canceled()
-        result = executor_error(f"{skill.script()} was cancelled before it was sent; nothing ran")
-        result.observation = "cancelled: nothing was sent"
+    def _cancelled(self, goal_handle: ServerGoalHandle, skill, stop: CancelToken) -> ExecuteSkill.Result:
+        how = end_stopped(goal_handle, stop)
+        self.get_logger().info(f"{how} {skill.script()} before it was sent")
+        result = executor_error(f"{skill.script()} was {how} before it was sent"
+                                f"{'' if how == 'cancelled' else f' ({stop.error})'}; nothing ran")
+        result.observation = f"{how}: nothing was sent"
         return result
 
     def _run(self, goal_handle: ServerGoalHandle, stop: CancelToken) -> ExecuteSkill.Result:
@@ -331,7 +337,7 @@ class ExecutorBridgeNode(ManagedNode):
             goal_handle.succeed()
             return stopped
         if stop.cancelled:   # cancelled while it waited or was checked: it never reaches the robot
-            return self._cancelled(goal_handle, skill)
+            return self._cancelled(goal_handle, skill, stop)
         if self._sim is not None:
             return self._sim.execute(goal_handle, stop)
         assert self._robot is not None
@@ -339,10 +345,10 @@ class ExecutorBridgeNode(ManagedNode):
         outcome = self._robot.run(goal_handle.request, skill.script(), p.robot_timeout_s, p.robot_wait_s, stop,
                                   p.cancel_wait_s)
         if outcome.ended == "stopped":
-            self.get_logger().info(f"cancelled {skill.script()}: {outcome.message}")
-            goal_handle.canceled()
+            how = end_stopped(goal_handle, stop)
+            self.get_logger().info(f"{how} {skill.script()}: {outcome.message}")
             result = executor_error(outcome.message)
-            result.observation = f"cancelled: {outcome.message}"
+            result.observation = f"{how}: {outcome.message}"
             return result
         goal_handle.succeed()
         if outcome.ended == "done" and outcome.result is not None:
@@ -358,11 +364,17 @@ class ExecutorBridgeNode(ManagedNode):
         """The policy's refusal, instance ids checked in the backend's world. Raises
         :class:`RobotWorldUnread` when the robot's world cannot be read."""
         if self._sim is not None:
-            return self.policy.refusal(skill, self._world().skill_problem, self._sim.instance_class)
+            world = self._world()
+            return self.policy.unknown_names({name for name, _ in world.actions()}) \
+                or self.policy.refusal(skill, world.skill_problem, self._sim.instance_class)
         try:
             profile = self._robot_profile()
         except ProfileError as exc:
             return f"not admissible: the robot's profile is invalid: {exc}"
+        misfit = self.policy.unknown_names(profile.skill_names, profile.object_names) if profile is not None \
+            else self.policy.unknown_names({name for name, _ in self._world().actions()})
+        if misfit:   # a misspelt entry would silently allow or deny nothing
+            return misfit
         try:
             problem = profile.skill_problem if profile is not None else self._world().skill_problem
             # a named instance is held to its class's lists (a world given in code names classes)

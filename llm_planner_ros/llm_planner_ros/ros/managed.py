@@ -1,8 +1,9 @@
 """Managed (lifecycle) nodes, as nav2's: ``configure`` loads what the node needs (models, the
 world), ``activate`` serves, ``deactivate`` stops serving, ``cleanup`` lets go of what configure
-loaded. With ``autostart`` (the default) a node configures and activates itself at start, as
-nav2's lifecycle manager would, so ``ros2 run``, the launch files and ``llm_planner_stack`` need
-no manager; ``ros2 lifecycle set <node> deactivate`` and the rest move it afterwards.
+loaded, ``shutdown`` (from any state) ends what still runs. With ``autostart`` (the default) a
+node configures and activates itself at start, as nav2's lifecycle manager would, so ``ros2
+run``, the launch files and ``llm_planner_stack`` need no manager; ``ros2 lifecycle set <node>
+deactivate`` and the rest move it afterwards.
 
 Bond (nav2's link from the manager to each node) is not on PyPI; the stack's heartbeats
 (``ros/liveness.py``) tell its nodes that a peer went away."""
@@ -17,8 +18,8 @@ from llm_planner_ros.core.errors import PlanningError
 
 class ManagedNode(LifecycleNode):
     """A lifecycle node whose subclass implements :meth:`configure` (it may raise: the transition
-    fails, and at start the node exits with that error), :meth:`activate`, :meth:`deactivate`
-    and :meth:`cleanup`. ``serving`` is true while the node is active."""
+    fails, and at start the node exits with that error), :meth:`activate`, :meth:`deactivate`,
+    :meth:`cleanup` and :meth:`shutdown`. ``serving`` is true while the node is active."""
 
     serving = False
     _failure: Optional[BaseException] = None
@@ -44,6 +45,8 @@ class ManagedNode(LifecycleNode):
     def deactivate(self) -> None: ...
 
     def cleanup(self) -> None: ...
+
+    def shutdown(self) -> None: ...
 
     def _step(self, action) -> TransitionCallbackReturn:   # noqa: ANN001
         try:
@@ -72,4 +75,4 @@ class ManagedNode(LifecycleNode):
 
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
         self.serving = False
-        return TransitionCallbackReturn.SUCCESS
+        return self._step(self.shutdown)

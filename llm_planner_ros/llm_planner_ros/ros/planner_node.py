@@ -44,6 +44,7 @@ from llm_planner_ros.ros.liveness import publish_heartbeat
 from llm_planner_ros.ros.managed import ManagedNode
 from llm_planner_ros.ros.params import LiveParameters, declare_and_validate, refuse_unknown_parameters
 from llm_planner_ros.ros.qos import EVENTS, LATCHED
+from llm_planner_ros.ros.skill_action import wait_cancel_recorded
 from llm_planner_ros.ros.spin import adopt_package_logs, spin_node
 from llm_planner_ros.safety.gate import SafetySettings
 from llm_planner_ros.wiring import PlannerNodeParams
@@ -160,6 +161,11 @@ class PlannerNode(ManagedNode):
     def cleanup(self) -> None:
         self._planner = None
 
+    def shutdown(self) -> None:
+        """A finalized node runs no goal: the active and queued ones end ``shutdown``, as on SIGINT,
+        and so does any goal sent later."""
+        self.shutdown_goals()
+
     def _set_params(self, params: PlannerNodeParams) -> None:
         self.params = params
 
@@ -227,7 +233,10 @@ class PlannerNode(ManagedNode):
                 ctx.stop.cancel()
             elif self._shutting_down:
                 ctx.stop.cancel(Shutdown("the planner is shutting down"))
-            elif not self.serving or self._planner is None:
+            elif self._planner is None:   # unconfigured: activate alone is refused
+                ctx.rejected = (f"the planner is not configured (lifecycle); configure and activate it: ros2 "
+                                f"lifecycle set {self.get_fully_qualified_name()} configure, then activate")
+            elif not self.serving:
                 ctx.rejected = (f"the planner is not active (lifecycle); activate it: ros2 lifecycle set "
                                 f"{self.get_fully_qualified_name()} activate")
             elif busy and p.goal_policy == "reject":
@@ -480,15 +489,6 @@ class PlannerNode(ManagedNode):
             "method": request.method or self.params.default_method,
             "scene_id": request.scene_id or self.params.default_scene,
         })
-
-
-def wait_cancel_recorded(goal_handle: ServerGoalHandle, timeout_s: float) -> bool:
-    """Whether rclpy records the goal's cancel within ``timeout_s``: it does so only after the
-    cancel callback returns (which already stopped the goal)."""
-    deadline = time.monotonic() + timeout_s
-    while not goal_handle.is_cancel_requested and time.monotonic() < deadline:
-        time.sleep(0.005)   # rclpy gives no event for it
-    return goal_handle.is_cancel_requested
 
 
 def cancel_recorded(ctx: GoalContext) -> bool:

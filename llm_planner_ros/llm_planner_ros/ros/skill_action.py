@@ -42,7 +42,7 @@ from unique_identifier_msgs.msg import UUID
 
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.msg import PreconditionFailure as FailureMsg
-from llm_planner_ros.core.errors import CancelToken
+from llm_planner_ros.core.errors import CancelToken, Shutdown
 from llm_planner_ros.ros.action_goal import send_goal
 from llm_planner_ros.ros.liveness import ask_until_answered
 from llm_planner_ros.ros.wait import wait_future
@@ -134,6 +134,26 @@ class StopAwareLock:
                     self._changed.notify_all()
 
 
+def wait_cancel_recorded(goal_handle: ServerGoalHandle, timeout_s: float) -> bool:
+    """Whether rclpy records the goal's cancel within ``timeout_s``: it does so only after the
+    cancel callback returns (which already stopped the goal)."""
+    deadline = time.monotonic() + timeout_s
+    while not goal_handle.is_cancel_requested and time.monotonic() < deadline:
+        time.sleep(0.005)   # rclpy gives no event for it
+    return goal_handle.is_cancel_requested
+
+
+def end_stopped(goal_handle: ServerGoalHandle, stop: CancelToken) -> str:
+    """End a goal that ``stop`` stopped: canceled where its client's cancel stopped it (ending
+    first would make rclpy refuse the cancel it is about to record), else aborted (the node,
+    shutting down, stopped it). Returns how it ended."""
+    if not isinstance(stop.error, Shutdown) and wait_cancel_recorded(goal_handle, 1.0):
+        goal_handle.canceled()
+        return "cancelled"
+    goal_handle.abort()
+    return "stopped"
+
+
 class GoalStops:
     """An action server's per-goal stop tokens: its cancel callback stops the goal's token at
     once, so an execute callback waits on events instead of polling ``is_cancel_requested``."""
@@ -148,6 +168,13 @@ class GoalStops:
         if stop is not None:
             stop.cancel()
         return CancelResponse.ACCEPT
+
+    def stop_all(self, why: str) -> None:
+        """Stop every goal that runs now: the node is shutting down (``why``)."""
+        with self._lock:
+            stops = list(self._stops.values())
+        for stop in stops:
+            stop.cancel(Shutdown(why))
 
     @contextmanager
     def running(self, goal_handle: ServerGoalHandle) -> Iterator[CancelToken]:
