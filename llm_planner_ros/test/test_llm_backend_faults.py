@@ -131,6 +131,20 @@ def backend(server: MisbehavingServer, **kw):
     return OpenAIBackend(server.url, "m", **{"max_retries": 0, "timeout_s": 5, **kw})
 
 
+def test_llama_cpp_a_context_llama_cpp_pads_still_refuses_what_does_not_fit():
+    """llama.cpp pads a context of 1000 to 1024; a prompt of 1000-1023 tokens passed the check and
+    crashed in llama-cpp-python's token buffers, which keep the size asked for."""
+    from llm_planner_ros.llm.llama_cpp_backend import LlamaCppBackend
+    from llm_planner_ros.llm.models import smollm2_path
+
+    backend = LlamaCppBackend(smollm2_path(), n_ctx=1000, prompt_cache_mb=0)
+    assert backend.llm.n_ctx() == 1024 and backend.n_ctx == 1000
+    prompt = " ".join(["apple"] * 1003)
+    assert 1000 < len(backend.llm.tokenize(prompt.encode(), add_bos=True)) < 1024
+    with pytest.raises(PromptTooLong, match="does not fit the LLM's context of 1000 tokens"):
+        backend.complete(prompt, 1, SamplingParams(max_tokens=4))
+
+
 def test_openai_yes_no_scoring_is_cancelled():
     """Yes/no scoring goes through the cancellable path (it ran on the caller's thread, deaf to a
     cancel, however long the server took)."""

@@ -42,6 +42,18 @@ def test_a_goal_field_the_method_does_not_read_is_refused_before_anything_runs(e
     assert resets == []
 
 
+@pytest.mark.parametrize("options", [{"eliminate_objects": True}, {"plan_subtasks": True},
+                                     {"no_trajectory_correction": True}, {"epsilon": 0.9, "beta": 5.0}])
+def test_vanilla_refuses_the_options_of_the_step_by_step_methods(embedder, demos, options):
+    """Vanilla writes one whole program and ranks k of them by log-prob (Huang et al. Eq. 1): it
+    ran with these options silently dropped."""
+    resets: list = []
+    with pytest.raises(InvalidGoal, match=f"options: {sorted(options)[0]}.* not apply to method 'vanilla'"):
+        service_of({}, resets, embedder, demos).plan(
+            parse_request(task="Read a book", method="vanilla", options=options), lambda e: None, CancelToken())
+    assert resets == []
+
+
 def test_on_a_profiles_world_the_heuristic_reads_the_given_goal_but_not_objects(embedder, demos):
     executor = PddlWorldExecutor(load_profile(shipped("mobile_manipulator")))
     service = compose(ServiceConfig(), llm=None, embedder=embedder, demos=demos, robot_world=lambda executes: executor)

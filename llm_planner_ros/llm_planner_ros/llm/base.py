@@ -74,8 +74,10 @@ class LLMBackend(Protocol):
         """``n`` independent samples continuing ``prompt``, each cut at the first stop string."""
         ...
 
-    def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...]) -> list[float]:
-        """log p(candidate's first token | prompt) for each candidate (yes/no questions)."""
+    def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...],
+                            cancel: Optional[CancelToken] = None) -> list[float]:
+        """log p(candidate's first token | prompt) for each candidate (yes/no questions); a
+        stopped ``cancel`` raises its error."""
         ...
 
     def continuation_logprobs(self, prompt: str, continuations: Sequence[str],
@@ -153,10 +155,10 @@ def user_turn(llm: LLMBackend, user: str) -> str:
     return (getattr(llm, "turn", "") or PLAIN_TURN).replace("{user}", user)
 
 
-def yes_probability(llm: LLMBackend, prompt: str) -> float:
+def yes_probability(llm: LLMBackend, prompt: str, cancel: Optional[CancelToken] = None) -> float:
     """p(yes) / (p(yes) + p(no)) for the answer that follows ``prompt``; of the spellings with
     and without a leading space or capital, the likeliest stands for each answer."""
-    lps = llm.next_token_logprobs(prompt, YES + NO)
+    lps = llm.next_token_logprobs(prompt, YES + NO, cancel)
     yes, no = max(lps[:len(YES)]), max(lps[len(YES):])
     if yes == no == -math.inf:
         return 0.5

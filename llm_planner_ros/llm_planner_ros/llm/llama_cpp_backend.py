@@ -110,6 +110,9 @@ class LlamaCppBackend:
         self.llm = llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_threads=self._n_threads,
                                    n_threads_batch=self._n_threads, logits_all=False, seed=seed,
                                    verbose=False)
+        # llama.cpp pads its context (1000 -> 1024), but llama-cpp-python's token buffers keep the
+        # size asked for: the smaller is what fits
+        self.n_ctx = min(n_ctx, self.llm.n_ctx())
         self.name = f"llama.cpp:{Path(model_path).name}"
         registered = entry_of_file(Path(model_path))
         self.turn = turn if turn is not None else (registered.turn if registered is not None else "")
@@ -192,9 +195,9 @@ class LlamaCppBackend:
         return cancel is not None and cancel.cancelled
 
     def _check_fits(self, n_tokens: int, to_generate: int) -> None:
-        if n_tokens + to_generate > self.llm.n_ctx():
+        if n_tokens + to_generate > self.n_ctx:
             raise PromptTooLong(f"the prompt of {n_tokens} tokens does not fit the LLM's context of "
-                                f"{self.llm.n_ctx()} tokens with {to_generate} to generate; shorten the "
+                                f"{self.n_ctx} tokens with {to_generate} to generate; shorten the "
                                 "task or description, or raise llm_context")
 
     def _save(self) -> PromptState:
@@ -314,9 +317,9 @@ class LlamaCppBackend:
         tokens = self.llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
         cont = [self.llm.tokenize(c.encode("utf-8"), add_bos=False, special=False) for c in continuations]
         longest = max((len(c) for c in cont), default=0)
-        if len(tokens) + longest > self.llm.n_ctx():
+        if len(tokens) + longest > self.n_ctx:
             raise PromptTooLong(f"a prompt of {len(tokens)} tokens and a continuation of {longest} do not fit "
-                                f"the LLM's context of {self.llm.n_ctx()} tokens; raise llm_context")
+                                f"the LLM's context of {self.n_ctx} tokens; raise llm_context")
         if longest + 1 > self.llm.n_batch:   # decoded in one batch
             raise PromptTooLong(f"a continuation of {longest} tokens does not fit llama.cpp's batch of "
                                 f"{self.llm.n_batch} tokens; shorten the candidates")

@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Optional, Protocol
 
 import numpy as np
 
+from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.llm.base import LLMBackend, user_turn, yes_probability
 from llm_planner_ros.translation.translator import Embedder
 
@@ -86,8 +87,10 @@ class EmbeddingSubtaskJudge:
 
 
 class RelevanceScorer(Protocol):
-    def scores(self, goal: str, objects: Sequence[str], places: Sequence[str]) -> dict[str, float]:
-        """Relevance in [0, 1] of each object and place to ``goal`` (a task or subtask)."""
+    def scores(self, goal: str, objects: Sequence[str], places: Sequence[str],
+               cancel: Optional[CancelToken] = None) -> dict[str, float]:
+        """Relevance in [0, 1] of each object and place to ``goal`` (a task or subtask); a
+        stopped ``cancel`` raises its error."""
         ...
 
 
@@ -98,16 +101,21 @@ class LLMRelevanceScorer:
     def __init__(self, llm: LLMBackend) -> None:
         self.llm = llm
 
-    def scores(self, goal: str, objects: Sequence[str], places: Sequence[str]) -> dict[str, float]:
+    def scores(self, goal: str, objects: Sequence[str], places: Sequence[str],
+               cancel: Optional[CancelToken] = None) -> dict[str, float]:
         out = {}
-        for name in objects:
+        for name in objects:   # a question per name: ~30 s for a scene on the 135M model
+            if cancel is not None:
+                cancel.check()
             out[name] = yes_probability(self.llm, user_turn(self.llm, (
                 f"Your task is to: {goal}. Which objects will be relevant? Is the {name} relevant? "
-                "Answer yes or no.")))
+                "Answer yes or no.")), cancel)
         for name in places:
+            if cancel is not None:
+                cancel.check()
             out[name] = yes_probability(self.llm, user_turn(self.llm, (
                 f"Your task is to: {goal}. Where should you go to? Should you go to the {name}? "
-                "Answer yes or no.")))
+                "Answer yes or no.")), cancel)
         return out
 
 
@@ -117,7 +125,8 @@ class EmbeddingRelevanceScorer:
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
 
-    def scores(self, goal: str, objects: Sequence[str], places: Sequence[str]) -> dict[str, float]:
+    def scores(self, goal: str, objects: Sequence[str], places: Sequence[str],
+               cancel: Optional[CancelToken] = None) -> dict[str, float]:
         names = list(dict.fromkeys([*objects, *places]))
         if not names:
             return {}

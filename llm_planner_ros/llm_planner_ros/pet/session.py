@@ -53,6 +53,7 @@ class PetSession:
     rooms: frozenset[str]
     places: frozenset[str]
     eliminations: list[Elimination] = field(default_factory=list)
+    cancel: Optional[CancelToken] = None   # the goal's: Eliminate's LLM questions stop with it
 
     @property
     def pointer(self) -> int:
@@ -75,7 +76,7 @@ class PetSession:
     def index(self, index: Optional[SkillIndex]) -> Optional[SkillIndex]:
         if self.eliminator is None or index is None:
             return index
-        elimination, sub = self.eliminator.apply(self.active(), index, self.rooms, self.places)
+        elimination, sub = self.eliminator.apply(self.active(), index, self.rooms, self.places, self.cancel)
         if not self.eliminations or self.eliminations[-1].goal != elimination.goal:
             self.eliminations.append(elimination)
         return sub
@@ -109,6 +110,6 @@ class PetFactory:
         subtasks = (self.planner.plan(request.task, held, seed, cancel)
                     if o.plan_subtasks or o.track_subtasks else [])
         tracker = (SubtaskTracker(self.judge, request.task, subtasks, self.settings.pet_max_window,
-                                  self.settings.pet_reopen_undone) if o.track_subtasks else None)
+                                  self.settings.pet_reopen_undone, cancel=cancel) if o.track_subtasks else None)
         return PetSession(request.task, subtasks, tracker, self.eliminator if o.eliminate_objects else None,
-                          self.rooms, self.places)
+                          self.rooms, self.places, cancel=cancel)

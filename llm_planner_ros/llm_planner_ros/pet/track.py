@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Optional
 
+from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.pet.judges import Answer, SubtaskJudge
 
 
@@ -30,6 +31,7 @@ class SubtaskTracker:
     window: int = 0
     observations: list[str] = field(default_factory=list)
     history: list[TrackUpdate] = field(default_factory=list)
+    cancel: Optional[CancelToken] = None   # the goal's: asked before each question to the judge
 
     @property
     def exhausted(self) -> bool:
@@ -49,6 +51,7 @@ class SubtaskTracker:
         else:
             recent = self.observations[-self.window:]
             subtask = self.subtasks[self.pointer]
+            self._check()
             answer = self.judge.ask(self.task, subtask, recent, self.subtasks, self.pointer)
             update = TrackUpdate(self.pointer, answer.done, reopened, subtask, answer, self.window)
             if answer.done:
@@ -58,12 +61,19 @@ class SubtaskTracker:
         self.history.append(update)
         return update
 
+    def _check(self) -> None:
+        if self.cancel is not None:
+            self.cancel.check()
+
     def _reopen(self) -> bool:
         """Move the pointer back to the earliest finished subtask whose opposite the last
         observation reports (e.g. "fridge is now closed" after "open the fridge")."""
         for i in range(min(self.pointer, len(self.subtasks))):
             opposite = inverse_subtask(self.subtasks[i])
-            if opposite and self.judge.ask(self.task, opposite, self.observations[-1:], self.subtasks, i).done:
+            if not opposite:
+                continue
+            self._check()
+            if self.judge.ask(self.task, opposite, self.observations[-1:], self.subtasks, i).done:
                 self.pointer, self.window = i, 0
                 return True
         return False

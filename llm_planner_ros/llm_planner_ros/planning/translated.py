@@ -360,7 +360,11 @@ class _StepsRun:
                 step.executed = True
                 if self.pet is not None:
                     step.subtask_index = self.pet.pointer
-                    self.pet.observe(result.observation)
+                    try:
+                        self.pet.observe(result.observation)
+                    except BaseException:   # a stop or an LLM error in the tracker: the step ran all the same
+                        self.on_step(StepEvent(step=step, num_corrections=self.corrections, subtask=self.pet.active()))
+                        raise
                 return step
             step.error = result.failure
             failed.append((step, result))

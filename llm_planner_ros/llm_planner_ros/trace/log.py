@@ -169,8 +169,9 @@ class RecordingLLM:
         self._record("continuation_logprobs", prompt, None, t0, [sum(x) for x in out])
         return out
 
-    def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...]) -> list[float]:
+    def next_token_logprobs(self, prompt: str, candidates: tuple[str, ...],
+                            cancel: Optional[CancelToken] = None) -> list[float]:
         t0 = time.perf_counter()
-        out = self.inner.next_token_logprobs(prompt, candidates)
+        out = self.inner.next_token_logprobs(prompt, candidates, cancel)
         self._record("next_token_logprobs", prompt, None, t0, out)
         return out

@@ -15,6 +15,7 @@ from llm_planner_ros.planning.methods.base import (
     CORRECTING,
     LLM_STEPS,
     REPROMPTING,
+    WHOLE_PROGRAM,
     Goal,
     GoalRun,
     MethodEntry,
@@ -30,7 +31,7 @@ from llm_planner_ros.planning.translated import LlmLoop
 LLM_SETTINGS = (PetSettings,)   # the LLM-step methods' own (PlannerSettings are every goal's)
 
 METHODS: dict[str, MethodEntry] = {
-    "vanilla": MethodEntry(llm_steps(LlmLoop(whole_program=True)), LLM_STEPS, LLM_SETTINGS, plans_first=True,
+    "vanilla": MethodEntry(llm_steps(LlmLoop(whole_program=True)), WHOLE_PROGRAM, LLM_SETTINGS, plans_first=True,
                            not_on_profiles="it writes the built-in world's script lines; use translated, "
                                            "the same LLM with its steps translated to the profile's skills"),
     "translated": MethodEntry(llm_steps(), LLM_STEPS, LLM_SETTINGS, plans_first=True),

@@ -80,6 +80,8 @@ class MethodRunner(Protocol):
 # The per-goal options (core.request.MethodOptions) each kind of method reads; a goal that sets
 # another is refused when it is resolved, not run with the option dropped.
 ANY_METHOD = frozenset({"hold_out_tasks", "time_limit_s"})
+WHOLE_PROGRAM = ANY_METHOD | {"num_samples", "temperature", "top_p", "frequency_penalty", "presence_penalty",
+                              "max_steps", "seed", "fixed_example"}   # vanilla: best of k programs, untranslated
 LLM_STEPS = ANY_METHOD | {"num_samples", "temperature", "top_p", "frequency_penalty", "presence_penalty", "max_steps",
                           "ranking", "beta", "epsilon", "seed", "no_translation", "fixed_example",
                           "no_trajectory_correction", "plan_subtasks", "track_subtasks", "eliminate_objects"}
