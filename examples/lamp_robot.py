@@ -102,6 +102,9 @@ class LampRobot(Node):
         return response
 
     def reset(self, request, response):
+        if request.world or request.facts:   # a given start state: this robot has only its own
+            response.success, response.message = False, "this robot cannot start from a given world or facts"
+            return response
         with self.lock:
             self.facts, self.version = set(START), self.version + 1
         response.success, response.objects = True, [o.split(" - ")[0] for o in OBJECTS]

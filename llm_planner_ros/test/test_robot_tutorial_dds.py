@@ -53,5 +53,7 @@ def test_the_tutorials_robot_plans_executes_fails_in_its_words_and_stops_when_ca
         # the bridge's reset_scene reaches the robot's own: back at the dock, the lamp off
         reset = client.call(ResetScene, "reset_scene", ResetScene.Request())
         assert reset.success and "robot_1" in reset.objects
+        given = client.call(ResetScene, "reset_scene", ResetScene.Request(facts=["(at robot_1 lamp_3)"]))
+        assert not given.success and "cannot start from a given world or facts" in given.message, given
         world = client.call(GetWorldState, "get_world_state", GetWorldState.Request())
         assert "(at robot_1 dock_2)" in world.facts and "(switched_on lamp_3)" not in world.facts

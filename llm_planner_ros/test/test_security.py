@@ -99,6 +99,30 @@ def test_the_policy_allows_every_endpoint_a_node_creates(stack, node):
     assert not {p: n for p, n in missing.items() if n}, f"{node} needs what security/policy.xml does not allow"
 
 
+def test_the_policy_allows_what_send_goal_creates_but_approve(stack):
+    """A client (send_goal, PlannerClient) creates what its profile allows, and ``approve`` beside
+    it, which the policy withholds: where SROS2 denies it, the client runs without it and says,
+    when asked to answer, to answer in the console."""
+    from llm_planner_ros.ros.client import PlannerClient
+
+    client, ns = stack
+    sender = PlannerClient(ns, node_name="send_goal")
+    try:
+        def discovered() -> bool:
+            try:
+                seen = endpoints(client, "send_goal", ns)
+            except Exception:   # NodeNameNonExistentError until discovery has seen the node
+                return False
+            return {f"{ns}/plan_task", f"{ns}/approve"} <= seen.get("call", set()) | seen.get("request", set()) \
+                and f"{ns}/approval_request" in seen.get("subscribe", set())
+        assert wait_until(discovered, 30)
+        allowed = grants(ns)["send_goal"]
+        missing = {p: sorted(names - allowed.get(p, set())) for p, names in endpoints(client, "send_goal", ns).items()}
+        assert {p: n for p, n in missing.items() if n} == {"request": [f"{ns}/approve"]}, missing
+    finally:
+        sender.close()
+
+
 def test_only_the_planner_sends_skills_and_only_the_operator_approves(stack):
     _, ns = stack
     allowed = grants(ns)
@@ -112,3 +136,28 @@ def test_only_the_planner_sends_skills_and_only_the_operator_approves(stack):
     assert who("call", "plan_task") == {"console", "mcap_recorder", "send_goal"}
     # an approval binds to what was shown (the digest), and the request topic is the planner's alone
     assert who("publish", "approval_request") == {"planner"}
+
+
+def test_a_client_whose_enclave_denies_approve_runs_and_says_where_to_answer(monkeypatch):
+    """SROS2 refuses to create what an enclave denies (sros2 is not on PyPI, so the refusal is
+    raised here as rmw raises it); the client starts without approve and names the console."""
+    from rclpy.node import Node
+
+    from llm_planner_msgs.msg import ApprovalRequest
+    from llm_planner_msgs.srv import Approve
+    from llm_planner_ros.ros.client import PlannerClient
+
+    create = Node.create_client
+
+    def enforced(self, srv_type, *args, **kwargs):
+        if srv_type is Approve:
+            raise RuntimeError("rmw: failed to create client (access denied by the permissions file)")
+        return create(self, srv_type, *args, **kwargs)
+    monkeypatch.setattr(Node, "create_client", enforced)
+    sender = PlannerClient(f"/sec_{uuid.uuid4().hex[:6]}", node_name="send_goal")
+    try:
+        with pytest.raises(RuntimeError, match="may not call the planner's approve service .*answer in the operator "
+                                               "console"):
+            sender.answer(ApprovalRequest(request_id="r", goal_id="g", kind="goal"), True)
+    finally:
+        sender.close()

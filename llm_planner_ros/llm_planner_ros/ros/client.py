@@ -113,8 +113,13 @@ class PlannerClient:
         self._requested = threading.Condition()
         self.node.create_subscription(ApprovalRequest, f"{prefix}/approval_request" if prefix else "approval_request",
                                       self._on_request, LATCHED_EVERY, callback_group=ReentrantCallbackGroup())
-        self._approve: Client[Any, Any] = self.node.create_client(
-            Approve, f"{prefix}/approve" if prefix else "approve", callback_group=ReentrantCallbackGroup())
+        self._approve: Optional[Client[Any, Any]] = None
+        self._approve_refused = ""
+        try:
+            self._approve = self.node.create_client(
+                Approve, f"{prefix}/approve" if prefix else "approve", callback_group=ReentrantCallbackGroup())
+        except Exception as exc:   # an SROS2 enclave that denies it (the shipped policy's client enclave)
+            self._approve_refused = f"{type(exc).__name__}: {exc}"
         if self._own:
             self._executor = NodeExecutor(context=self._context)
             self._executor.add_node(self.node)
@@ -152,6 +157,9 @@ class PlannerClient:
                timeout_s: float = 10.0) -> tuple[bool, str]:
         """Confirm (or decline) what ``request`` showed, on the planner's ``approve`` service, with the
         digest recomputed from that content: (accepted, the planner's message)."""
+        if self._approve is None:
+            raise RuntimeError(f"this node may not call the planner's approve service ({self._approve_refused}); "
+                               "answer in the operator console")
         if not self._approve.wait_for_service(timeout_sec=timeout_s):
             raise TimeoutError(f"no '{self._approve.srv_name}' service within {timeout_s:g}s")
         digest = approval_digest(request.request_id, request.goal_id, request.kind, list(request.scripts))
