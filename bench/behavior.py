@@ -201,8 +201,11 @@ def run_goal(service, holder: dict, row: dict, p: BehaviorProblem) -> dict:
     try:
         result, report = service.plan_with_report(parse_request(**fields), lambda event: None, CancelToken())
     except Exception as exc:   # an invalid goal or an error counts as a failure, with its reason
-        return {"success": False, "executable": False, "steps": 0, "seconds": time.perf_counter() - t0,
-                "termination": type(exc).__name__, "detail": str(exc)[:300]}
+        failed = {"success": False, "whole_goal": False, "executable": False, "steps": 0,
+                  "seconds": time.perf_counter() - t0, "termination": type(exc).__name__, "detail": str(exc)[:300]}
+        if row["method"] == "interpret":   # in every column of the row, never dropped from one
+            failed.update(confidence=None, reported_success=False, absent=[], precision=0.0, recall=0.0)
+        return failed
     out = {"success": p.reached(executor.world), "whole_goal": p.reached_whole(executor.world),
            "executable": all(s.executed for s in result.steps),
            "steps": sum(s.executed for s in result.steps), "seconds": time.perf_counter() - t0,

@@ -281,7 +281,8 @@ def main(argv=None) -> dict:
         print_speed(report["speed"])
     (out / "eai.json").write_text(json.dumps(report, indent=1, default=str))
     (out / "eai.md").write_text(f"`{report['command']}` on {report['machine']['cpu_count']} CPUs "
-                                f"({report['machine']['platform']}), {llm.name}\n\n{table}")
+                                f"({report['machine']['platform']}), {llm.name}; {fresh} goals planned in this run, "
+                                f"{len(jobs) - fresh} from the cache ({cache_dir})\n\n{table}")
     plot(report, out / "eai.png")
     print(f"\nwrote {out / 'eai.json'}, {out / 'eai.md'} and {out / 'eai.png'}")
     return report

@@ -73,9 +73,13 @@ def main() -> None:
     print("| row | goals | asked goal reached | shipped confidence | yes | channel |")
     print("|---|---|---|---|---|---|")
     for row, records in rows.items():
+        if not any("confidence" in r for r in records):   # a row nothing asks for (the oracle goal)
+            continue
         labels = [bool(r["goal_met"]) for r in records]
         scores = [judged(r["task"], tuple(r["interpreted"])) for r in records]
-        print(f"| {row} | {len(records)} | {sum(labels)} | {auroc([r['confidence'] for r in records], labels):.3f} "
+        known = [(r["confidence"], label) for r, label in zip(records, labels) if r.get("confidence") is not None]
+        shipped = auroc([c for c, _ in known], [label for _, label in known])   # as the run's: the known ones
+        print(f"| {row} | {len(records)} | {sum(labels)} | {shipped:.3f} "
               f"| {auroc([s[0] for s in scores], labels):.3f} | {auroc([s[1] for s in scores], labels):.3f} |")
 
 

@@ -211,6 +211,25 @@ def _cannot_do(model: Optional[str]) -> list[dict]:
 
 
 def _run(job: tuple[str, str, Optional[str], int]) -> dict:
+    """One program of one row; a program whose run raises is recorded as failed (stage "error: ..."),
+    never dropped and never fatal to the other programs."""
+    try:
+        return _run_program(job)
+    except Exception as exc:
+        from llm_planner_ros.profiles.virtualhome.examples import eai_program_goals
+
+        name, row, model, i = job
+        task = eai_tasks()[i]
+        head = dict(row=name, base_row=row, model=model, identifier=task.identifier, task=task.task)
+        if ROWS[row] is not None:
+            head.update(confidence=None, which=[], confidence_before_which=None, reported_success=False,
+                        absent=[], evidence={})
+        return dict(head, goal_met=False, executed=False, termination="error", stage=f"error: {type(exc).__name__}",
+                    interpreted=[], truth=sorted(eai_program_goals()[i].literals),
+                    detail=f"{type(exc).__name__}: {exc}"[:400], wall_s=0.0, seconds={})
+
+
+def _run_program(job: tuple[str, str, Optional[str], int]) -> dict:
     from llm_planner_ros.core.errors import CancelToken
     from llm_planner_ros.core.request import parse_request
     from llm_planner_ros.profiles.virtualhome.examples import class_level, eai_program_goals
@@ -507,7 +526,8 @@ def main() -> None:
               "LLM s (mean) | menu s (mean) | Fast Downward s (mean) | of it translating (mean) | plans (mean) |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, s in summary.items():
-        same = f" (same programs as EAI words them: {s['as_eai_words_it']:.1%})" if s.get("as_eai_words_it") else ""
+        same = (f" (same programs as EAI words them: {s['as_eai_words_it']:.1%})"
+                if s.get("as_eai_words_it") is not None else "")
         llm_s, menu_s, fd_s, translate_s, plans = (
             f"{s[k]:.2f}" if s[k] is not None else "—"
             for k in ("interpret_llm_s", "interpret_menu_s", "planner_s", "planner_translate_s", "plans"))

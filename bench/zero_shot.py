@@ -7,7 +7,8 @@ as the task text alone, executed on the profile's reference world.
 Rows: method interpret (the model adds scored candidates to what it said), the same with the
 free-text route only (``interpret_choose: false``, before issue 36), and the embeddings only.
 Per task: whether the interpreted goal, at class level, equals the example's goal (nothing
-missing, nothing extra), and whether the example's goal holds at the end. Nothing here is tuned:
+missing, nothing extra), whether the example's goal holds at the end, and whether the planner
+reported done while it does not (another goal reached: the wrong goal). Nothing here is tuned:
 the examples are the profile's own, and none is shown to the planner. Writes zero_shot.json and
 zero_shot.md.
 """
@@ -80,7 +81,8 @@ def run(profile: str, settings: dict, row: str) -> list[dict]:
             held = ground_goal(parse_goal(list(example.goal), [], vocabulary), world, vocabulary).holds(world)
             out.append(dict(row=row, task=example.task, wanted=sorted(wanted), interpreted=sorted(said),
                             exact=said == wanted, missing=sorted(wanted - said), extra=sorted(said - wanted),
-                            held=held, termination=result.termination_reason.value, detail=result.detail[:300],
+                            held=held, reported_success=result.success,   # done, said the planner
+                            termination=result.termination_reason.value, detail=result.detail[:300],
                             wall_s=time.perf_counter() - t0))
     return out
 
@@ -108,15 +110,18 @@ def main() -> None:
                 r["row"] = name
             records += rs
             summary[name] = {"tasks": len(rs), "exact": sum(r["exact"] for r in rs), "held": sum(r["held"] for r in rs),
+                             # another goal reached: reported done, the example's goal not holding
+                             "wrong_goal": sum(r["reported_success"] and not r["held"] for r in rs),
                              "median_s": statistics.median(r["wall_s"] for r in rs)}
             print(name, summary[name], flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "zero_shot.json").write_text(json.dumps({"profile": args.profile, "summary": summary,
                                                           "records": records}, indent=1))
     lines = [f"# Zero-shot: {args.profile} with its example goals removed", "",
-             "| row | tasks | interpreted goal = example goal | example goal holds at the end | median s/goal |",
-             "|---|---|---|---|---|"]
-    lines += [f"| {row} | {s['tasks']} | {s['exact']} | {s['held']} | {s['median_s']:.2f} |"
+             "| row | tasks | interpreted goal = example goal | example goal holds at the end | "
+             "wrong goal (reported done, the example goal not holding) | median s/goal |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {row} | {s['tasks']} | {s['exact']} | {s['held']} | {s['wrong_goal']} | {s['median_s']:.2f} |"
               for row, s in summary.items()]
     lines += ["", "| row | task | exact | holds | interpreted | missing | extra |", "|---|---|---|---|---|---|---|"]
     lines += [f"| {r['row']} | {r['task']} | {'yes' if r['exact'] else 'no'} | {'yes' if r['held'] else 'no'} | "

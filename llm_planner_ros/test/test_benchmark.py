@@ -63,8 +63,11 @@ def test_small_benchmark_run_end_to_end(tmp_path):
     assert (tmp_path / "eai.md").read_text().count("| translated | task text + description | 1 |") == 1
     assert (tmp_path / "eai.png").stat().st_size > 0
     assert json.loads((tmp_path / "eai.json").read_text())["programs"] == 1
+    assert "; 3 goals planned in this run, 0 from the cache (" in (tmp_path / "eai.md").read_text()
     again = bench.main(argv)
     assert again["goals_run"] == 0 and again["goals_cached"] == 3
+    # the table says its rows come from the cache (of an earlier run, maybe of other code)
+    assert "; 0 goals planned in this run, 3 from the cache (" in (tmp_path / "eai.md").read_text()
     assert [r["records"] for r in again["rows"] if r["kind"] == "method"] == \
         [r["records"] for r in report["rows"] if r["kind"] == "method"]
 

@@ -244,6 +244,19 @@ def test_embedded_model_runs_the_search(smollm2, demos):
     assert "walk | " in prompt     # the worked examples in the guide's language
 
 
+def test_the_guide_shows_no_example_of_a_held_out_task(demos):
+    """A paraphrase's own task is held out by hold_out_tasks, as in the LLM-step methods; the guide
+    prompt showed it ("Switch the lights on" got "Task: Turn on light")."""
+    planner = HeuristicPlanner(None, demos, VH, HeuristicSettings())
+    shown = planner.guide_prompt(parse_request(task="Switch the lights on", method="heuristic",
+                                               options={"guide": "high_level"}), "high_level", "none", executor())
+    assert "Task: Turn on light" in shown   # one of the guide's examples, unless held out
+    held = planner.guide_prompt(parse_request(task="Switch the lights on", method="heuristic",
+                                              options={"guide": "high_level", "hold_out_tasks": ["Turn on light"]}),
+                                "high_level", "none", executor())
+    assert "Task: Turn on light" not in held and held.count("Task: ") == 3, held
+
+
 def test_progprompt_tasks_have_reachable_goals():
     """Each runnable ProgPrompt task's goal is met by a hand-written program on its graph, and
     not met at the start; the other six say why they cannot run."""

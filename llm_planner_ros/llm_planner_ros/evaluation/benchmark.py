@@ -1,11 +1,12 @@
 """The EAI VirtualHome benchmark: any planner configuration over EAI's programs, scored by EAI's
 own evaluator and by this project's executor, with the papers' metrics and a per-goal time split.
 
-Two input settings:
+Three input settings (``SETTING_NAMES``); goals are used for scoring alone except in ``eai``:
 
+- ``text``: the task name alone (the product's case, the headline);
+- ``task``: the task name and the human description;
 - ``eai``: the planner sees EAI's objects, initial states and goal conditions (as the anchor
-  rows' models did);
-- ``task``: the task name and the human description only; goals are used for scoring alone.
+  rows' models did).
 
 Per-goal records are appended to a JSONL cache keyed by the configuration, so interrupted runs
 resume and re-scoring never calls the LLM again.

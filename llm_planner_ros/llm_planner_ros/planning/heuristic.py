@@ -175,8 +175,8 @@ class HeuristicPlanner:
         world = self._guide_world()
         verbs = ", ".join(f"{verb.lower()} ({arity})" for verb, arity in world.actions())
         found = (self.demos.get(t) for t in world.guide_examples) if self.demos is not None else ()
-        examples = [d for d in found
-                    if d is not None and d.task.lower() != request.task.lower()][:2]
+        held = {t.lower() for t in (request.task, *request.options.hold_out_tasks)}   # the query's own task, held out
+        examples = [d for d in found if d is not None and d.task.lower() not in held][:2]
         shots = "".join(f"Task: {d.task}\nPlan:\n{self._render(d, kind)}\n\n" for d in examples)
         style = ("one English sentence per step" if kind == "high_level" else
                  "one action per line as 'verb | object' or 'verb | object | object'")
