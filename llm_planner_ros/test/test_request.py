@@ -30,6 +30,18 @@ def test_empty_task(task):
     assert reason(task=task).startswith("task: task is empty")
 
 
+@pytest.mark.parametrize("task", ["!!!", " ?!... ", "--__--", "☕"])
+def test_a_task_without_a_word_is_refused(task):
+    """"!!!" ran four skills under interpret (the model made a goal of it, confident): nobody asked
+    for anything, so nothing runs."""
+    assert "has no words (no letter or digit)" in reason(task=task)
+
+
+@pytest.mark.parametrize("task", ["x", "把电视打开", "Mach das Licht an", "42"])
+def test_a_task_of_one_word_in_any_script_is_a_task(task):
+    assert parse_request(task=task).task == task
+
+
 def test_oversized_task_reports_the_length():
     assert "task: task is 100000 characters long; the limit is 500" in reason(task="a" * 100_000)
 

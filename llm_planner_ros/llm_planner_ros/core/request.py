@@ -98,6 +98,9 @@ class PlanRequest(BaseModel):
         v = " ".join(_check_text(v, "task", MAX_TASK_CHARS, allow_newlines=True).split())
         if not v:
             raise ValueError("task is empty; give a task such as 'make breakfast'")
+        if not re.search(r"[^\W_]", v):   # "!!!": whatever a model made of it, nobody asked for it
+            raise ValueError(f"task {v[:40]!r} has no words (no letter or digit); give a task such as "
+                             "'make breakfast'")
         return v
 
     @field_validator("description")

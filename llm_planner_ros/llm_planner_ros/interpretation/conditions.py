@@ -91,6 +91,8 @@ class ConditionIndex:
 
     def nearest(self, text: str, k: int) -> list[tuple[Condition, float]]:
         """The ``k`` conditions nearest to ``text`` (the embedding-only baseline retrieves these)."""
+        if not self.conditions:   # a world that admits no condition
+            return []
         q = self.embedder.embed([text])[0]
         sims = self.vectors @ q
         best: dict[int, float] = {}

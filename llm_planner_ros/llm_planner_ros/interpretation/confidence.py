@@ -179,13 +179,17 @@ def read_labelled(path: Path) -> Optional[list[Labelled]]:
     """The labelled demonstrations kept in ``path``; None when there are none (or unreadable)."""
     try:
         raw = json.loads(path.read_text())
-    except (OSError, ValueError):
+        return [_labelled(r) for r in raw] if isinstance(raw, list) else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):   # missing, cut short, or another shape
         return None
-    return [Labelled(r["task"], Evidence(tuple(Candidate(c["text"], c["cosine"], c["logprob"], c["below_best"],
-                                                         tuple(c["sources"]), c["kept"])
-                                               for c in r["evidence"]["candidates"]),
-                                         r["evidence"]["demonstration"], r["evidence"]["agreement"]),
-                     tuple(r["asked"]), r.get("reached")) for r in raw]
+
+
+def _labelled(r: dict) -> Labelled:
+    return Labelled(r["task"], Evidence(tuple(Candidate(c["text"], c["cosine"], c["logprob"], c["below_best"],
+                                                        tuple(c["sources"]), c["kept"])
+                                              for c in r["evidence"]["candidates"]),
+                                        r["evidence"]["demonstration"], r["evidence"]["agreement"]),
+                    tuple(r["asked"]), r.get("reached"))
 
 
 def write_labelled(path: Path, labelled: Sequence[Labelled]) -> None:

@@ -45,6 +45,7 @@ class WordNetNouns:
         self._senses: dict[str, tuple[int, ...]] = {}
         self._read: dict[int, tuple[bytes, tuple[int, ...]]] = {}
         self._lock = threading.Lock()
+        self._damaged = False   # a line that did not read has been warned of
 
     def _index_line(self, lemma: bytes) -> Optional[bytes]:
         """``index.noun``'s line for ``lemma``: a binary search for the first line not below it
@@ -73,10 +74,21 @@ class WordNetNouns:
         lists them; a multiword one takes spaces or underscores)."""
         with self._lock:
             if word not in self._senses:
-                line = self._index_line(word.lower().replace(" ", "_").encode())
-                fields = line.split() if line is not None else []
-                self._senses[word] = tuple(int(x) for x in fields[-int(fields[2]):]) if fields else ()
+                try:
+                    line = self._index_line(word.lower().replace(" ", "_").encode())
+                    fields = line.split() if line is not None else []
+                    self._senses[word] = tuple(int(x) for x in fields[-int(fields[2]):]) if fields else ()
+                except (OSError, ValueError, IndexError) as exc:
+                    self._senses[word] = self._unread(f"{self._index}'s line for {word!r}", exc, ())
             return self._senses[word]
+
+    def _unread(self, what: str, exc: Exception, instead):
+        """``instead`` for a line of a damaged or missing file, warned of once (the lock held)."""
+        if not self._damaged:
+            self._damaged = True
+            log.warning("WordNet's files are damaged (%s: %s: %s): a word they lack is told from a "
+                        "broader world word by embeddings alone", what, type(exc).__name__, exc)
+        return instead
 
     def synsets(self, word: str) -> frozenset[int]:
         """The noun synsets of ``word``."""
@@ -107,7 +119,10 @@ class WordNetNouns:
         """The synset at ``offset``: its lexicographer file and its hypernyms (read once)."""
         with self._lock:
             if offset not in self._read:
-                self._read[offset] = self._read_synset(offset)
+                try:
+                    self._read[offset] = self._read_synset(offset)
+                except (OSError, ValueError, IndexError, StopIteration) as exc:
+                    self._read[offset] = self._unread(f"the synset at {offset}", exc, (b"", ()))
             return self._read[offset]
 
     def _read_synset(self, offset: int) -> tuple[bytes, tuple[int, ...]]:
@@ -179,8 +194,10 @@ def wordnet_nouns(folder: Optional[Path] = None) -> Optional[WordNetNouns]:
     folder = folder or wordnet_dir()
     with _shared_lock:
         if folder not in _shared:
-            _shared[folder] = WordNetNouns(folder) if (folder / "index.noun").exists() else None
-            if _shared[folder] is None:
-                log.warning("WordNet's nouns are not at %s (make bootstrap installs them): a task word is "
-                            "told from a broader world word by embeddings alone", folder)
+            try:
+                _shared[folder] = WordNetNouns(folder)
+            except OSError as exc:   # index.noun or a data.noun file missing or unreadable
+                _shared[folder] = None
+                log.warning("WordNet's nouns are not at %s (%s; make bootstrap installs them): a task word is "
+                            "told from a broader world word by embeddings alone", folder, exc)
         return _shared[folder]

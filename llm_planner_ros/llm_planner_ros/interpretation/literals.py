@@ -38,7 +38,10 @@ class LiteralWriter:
         are said as literals where the scene has them."""
         shown = [(d.task, [lit for c in (index.by_text(s) for s in d.sentences) if c is not None
                            for lit in c.literals]) for d in examples]
-        constraint = LiteralConstraint.of(writable(index), max_items=self.max_literals)
+        literals = writable(index)
+        if not literals:   # a world whose conditions are actions alone, or none: no grammar to write under
+            return [], []
+        constraint = LiteralConstraint.of(literals, max_items=self.max_literals)
         params = SamplingParams(temperature=0.0, max_tokens=self.max_tokens, stop=("\n",), constraint=constraint)
         text = self.llm.complete(self.prompt(task, shown), 1, params, cancel or CancelToken())[0].text
         kept = constraint.parse(text)
