@@ -2,21 +2,16 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-from pathlib import Path
 
+from helpers.bench_scripts import bench_script
 from llm_planner_ros.profiles.behavior import problem
 from llm_planner_ros.wiring import ServiceConfig, compose
 
-ROOT = Path(__file__).resolve().parents[2]
 BATHTUB = "cleaning_bathtub_0_Pomaria_0_int_0_2021-09-10_16-22-10"
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_behavior_review", ROOT / "bench" / "behavior.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("behavior")
 
 
 def test_a_goal_that_raises_stays_in_every_denominator_of_its_row(smollm2, embedder, demos):

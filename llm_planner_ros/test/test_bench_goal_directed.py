@@ -2,14 +2,11 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
+from helpers.bench_scripts import bench_script
 from llm_planner_ros.profiles.virtualhome.tasks import EaiTask, eai_tasks
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,9 +19,7 @@ class _NoGoal(EaiTask):
 
 
 def test_a_skipped_program_is_counted_in_the_json_and_the_table(tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location("bench_goal_directed_review", ROOT / "bench" / "goal_directed.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("goal_directed")
     real = eai_tasks()[0]
     empty = _NoGoal(**{f.name: getattr(real, f.name) for f in dataclasses.fields(EaiTask)} | {"identifier": "no-goal"})
     monkeypatch.setattr(bench, "select_tasks", lambda tasks, per_task=None: [real, empty])

@@ -1,19 +1,12 @@
 """bench/interpret.py counts every program: one whose run raises is a failed record, not the end of the run."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
+from helpers.bench_scripts import bench_script
 from llm_planner_ros.evaluation.honesty import honesty
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("bench_interpret_review", ROOT / "bench" / "interpret.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("interpret")
 
 
 def test_a_program_whose_run_raises_is_a_failed_record_of_its_row():

@@ -2,18 +2,14 @@
 whole run: its oracle row (no confidence: nothing asks) and goals of unknown confidence."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.bench_scripts import bench_script
 
 
 def _bench(name: str):
-    spec = importlib.util.spec_from_file_location(f"bench_{name}_review", ROOT / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script(name)
 
 
 def _run(tmp_path: Path) -> Path:

@@ -1,18 +1,14 @@
 """bench/zero_shot.py reports, beside the goals that hold, how often another goal was reached."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from helpers.bench_scripts import bench_script
 
 
 def test_the_wrong_goal_count_is_in_the_json_and_the_table(tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location("bench_zero_shot_review", ROOT / "bench" / "zero_shot.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = bench_script("zero_shot")
     monkeypatch.setattr(sys, "argv", ["zero_shot.py", "--rows", "interpret, embeddings only", "--out", str(tmp_path)])
     bench.main()
     run = json.loads((tmp_path / "zero_shot.json").read_text())

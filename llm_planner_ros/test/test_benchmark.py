@@ -1,23 +1,17 @@
 """The benchmark's runner, cache and entry point, on the real planner, LLM and simulator."""
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
+from helpers.bench_scripts import bench_script
 from llm_planner_ros.evaluation import benchmark, eai
 from llm_planner_ros.profiles.virtualhome.tasks import eai_tasks
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def load_bench():
-    spec = importlib.util.spec_from_file_location("bench_eai", ROOT / "bench" / "eai.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return bench_script("eai")
 
 
 def test_run_cache_resumes_and_skips_a_cut_line(tmp_path):
@@ -96,9 +90,7 @@ def test_the_confidence_bound_acts_on_the_most_confident_and_asks_the_rest(tmp_p
     """bench/confidence_bound.py: the goals acted on are the most confident; a goal not reported
     done is no wrong goal reached; the least share asked is the first that keeps wrong goals
     within the bound. The "task and goal" bound ranks a task's right goals first."""
-    spec = importlib.util.spec_from_file_location("bench_bound", ROOT / "bench" / "confidence_bound.py")
-    bound = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bound)
+    bound = bench_script("confidence_bound")
     scored = [(0.9, True, True), (0.8, False, True), (0.7, True, True), (0.1, False, False)]
     assert bound.operating_points(scored, asked=0.5, wrong=0.10) == (0.25, 0.25, 0.75)
     assert bound.operating_points(scored, asked=0.0, wrong=0.25) == (0.5, 0.25, 0.0)
@@ -121,9 +113,7 @@ def test_the_confidence_bound_acts_on_the_most_confident_and_asks_the_rest(tmp_p
 def test_the_goal_judgement_asks_the_real_model_once_a_goal(tmp_path, capsys, monkeypatch):
     """bench/goal_judgement.py on the shipped smollm2-135m: literals in plain words; one row of
     records scored both ways, each AUROC a probability (a goal asked twice is answered once)."""
-    spec = importlib.util.spec_from_file_location("bench_judgement", ROOT / "bench" / "goal_judgement.py")
-    judgement = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(judgement)
+    judgement = bench_script("goal_judgement")
     assert judgement.in_words("(holds_rh character water_glass)") == "I hold the water glass"
     assert judgement.in_words("(ontop book table)") == "the book is on the table"
     assert judgement.in_words("(on tv)") == "the tv is on"
