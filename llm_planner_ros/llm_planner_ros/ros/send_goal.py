@@ -64,9 +64,14 @@ def no_server_hint(client: PlannerClient, waited_s: float) -> str:
     from rclpy.action.graph import get_action_server_names_and_types_by_node
 
     node = client.node
-    found = sorted({name for remote, ns in node.get_node_names_and_namespaces()
-                    for name, types in get_action_server_names_and_types_by_node(node, remote, ns)
-                    if "llm_planner_msgs/action/PlanTask" in types})
+
+    def served(remote: str, ns: str) -> list[str]:
+        try:
+            return [name for name, types in get_action_server_names_and_types_by_node(node, remote, ns)
+                    if "llm_planner_msgs/action/PlanTask" in types]
+        except Exception:   # rclpy's NodeNameNonExistentError: the node left since it was listed
+            return []
+    found = sorted({name for remote, ns in node.get_node_names_and_namespaces() for name in served(remote, ns)})
     lines = [f"no action server {client.action_name} after {waited_s:.0f}s."]
     if found:
         ns = found[0].rpartition("/")[0] or "/"
