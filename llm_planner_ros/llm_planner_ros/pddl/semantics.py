@@ -245,7 +245,7 @@ class PddlWorld:
         for name, type_ in objects.items():
             if type_ not in types:
                 raise PddlError(f"the object {name} is of type {type_!r}, which the domain does not declare")
-        # a fact over an undeclared object is kept (one of EAI's BEHAVIOR problems has one)
+        # a fact over an undeclared object is kept (a shipped profile's problems have one)
         for atom in sorted(problem.init):
             if domain.predicates.get(atom[0]) != len(atom) - 1:
                 raise PddlError(f"the initial fact {render(list(atom))}: " + (
