@@ -225,6 +225,14 @@ def render(literal: object) -> str:
     return str(literal)
 
 
+def fact_problem(domain: DomainDef, atom: Atom) -> str:
+    """Why the domain cannot state ``atom`` (no such predicate, another number of arguments), or ""."""
+    if atom[0] not in domain.predicates:
+        return f"{atom[0]} is no predicate of the domain"
+    arity = domain.predicates[atom[0]]
+    return f"{atom[0]} takes {arity} argument(s)" if arity != len(atom) - 1 else ""
+
+
 @dataclass
 class PddlWorld:
     """A domain, its objects and a state (the true ground atoms; everything else is false)."""
@@ -247,10 +255,9 @@ class PddlWorld:
                 raise PddlError(f"the object {name} is of type {type_!r}, which the domain does not declare")
         # a fact over an undeclared object is kept (a shipped profile's problems have one)
         for atom in sorted(problem.init):
-            if domain.predicates.get(atom[0]) != len(atom) - 1:
-                raise PddlError(f"the initial fact {render(list(atom))}: " + (
-                    f"{atom[0]} takes {domain.predicates[atom[0]]} argument(s)" if atom[0] in domain.predicates
-                    else f"{atom[0]} is no predicate of the domain"))
+            wrong = fact_problem(domain, atom)
+            if wrong:
+                raise PddlError(f"the initial fact {render(list(atom))}: {wrong}")
         return cls(domain, objects, set(problem.init)), problem
 
     def of_type(self, type_: str) -> Iterator[str]:

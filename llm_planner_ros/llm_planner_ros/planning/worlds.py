@@ -81,6 +81,11 @@ DEFAULT_WORLD: str = _REGISTRY["default"]
 _loaded: dict[str, WorldPlugin] = {}
 
 
+def skill_names(plugin: WorldPlugin) -> frozenset[str]:
+    """Every skill (verb) of a world given in code, for the policy's lists."""
+    return frozenset(name for name, _ in plugin.actions())
+
+
 def load_world(name: str = DEFAULT_WORLD) -> WorldPlugin:
     """The world given in code ``name`` (one instance per process); an unknown name is an error
     naming the known ones."""
@@ -176,7 +181,7 @@ class BuiltinWorld:
         self.vocabulary = plugin.goal_vocabulary()
         self.hazards = plugin.hazards
         self.skill_problem = plugin.skill_problem
-        self.skill_names = frozenset(name for name, _ in plugin.actions())
+        self.skill_names = skill_names(plugin)
         self.object_names: Optional[frozenset[str]] = None
         self.class_of: Optional[ClassOf] = None   # a skill names classes
         self._translated, self._interpreted = translated, interpreted

@@ -30,7 +30,7 @@ from llm_planner_ros.pddl.domain import Domain, parse_domain, parse_sexpr
 from llm_planner_ros.pddl.goals import GoalVocabulary
 from llm_planner_ros.pddl.invariants import Exclusive, domain_invariants, pairs
 from llm_planner_ros.pddl.problem import ReachableCut, RelevantObjects
-from llm_planner_ros.pddl.semantics import DomainDef, PddlError, read_domain, read_problem
+from llm_planner_ros.pddl.semantics import DomainDef, PddlError, fact_problem, read_domain, read_problem
 from llm_planner_ros.safety.hazards import HazardEntry, Hazards
 from llm_planner_ros.safety.hazards import problems as hazard_problems
 
@@ -315,10 +315,8 @@ def _check(spec: ProfileFile, domain: DomainDef, world_text: str, where: str) ->
                 problems.append(f"objects: no entry for the world's class(es) {', '.join(unknown)}")
             if spec.agent is not None and spec.agent not in world.objects:
                 problems.append(f"agent: {spec.agent!r} is not an object of the world")
-            problems += [f"world: the fact ({' '.join(atom)}): " + (
-                f"{atom[0]} takes {domain.predicates[atom[0]]} argument(s)" if atom[0] in domain.predicates
-                else f"{atom[0]} is no predicate of the domain")
-                for atom in sorted(world.init) if domain.predicates.get(atom[0]) != len(atom) - 1]
+            problems += [f"world: the fact ({' '.join(atom)}): {fact_problem(domain, atom)}"
+                         for atom in sorted(world.init) if fact_problem(domain, atom)]
     for name, named in spec.instances.items():
         if named.class_ not in spec.objects:
             problems.append(f"instances.{name}: its class {named.class_!r} is not an entry of objects")

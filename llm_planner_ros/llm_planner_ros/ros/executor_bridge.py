@@ -47,7 +47,7 @@ from llm_planner_ros.core.executor import ExecutionResult, Executor
 from llm_planner_ros.core.settings import ManagedNodeParams
 from llm_planner_ros.core.types import ErrorType
 from llm_planner_ros.core.world import WorldState
-from llm_planner_ros.planning.worlds import DEFAULT_WORLD, WorldPlugin, load_world
+from llm_planner_ros.planning.worlds import DEFAULT_WORLD, WorldPlugin, load_world, skill_names
 from llm_planner_ros.profiles.loader import ProfileError, WorldProfile, validated_profile
 from llm_planner_ros.ros import conversions
 from llm_planner_ros.ros.diagnostics import OK, WARN, publish_diagnostics
@@ -365,14 +365,14 @@ class ExecutorBridgeNode(ManagedNode):
         :class:`RobotWorldUnread` when the robot's world cannot be read."""
         if self._sim is not None:
             world = self._world()
-            return self.policy.unknown_names({name for name, _ in world.actions()}) \
+            return self.policy.unknown_names(skill_names(world)) \
                 or self.policy.refusal(skill, world.skill_problem, self._sim.instance_class)
         try:
             profile = self._robot_profile()
         except ProfileError as exc:
             return f"not admissible: the robot's profile is invalid: {exc}"
         misfit = self.policy.unknown_names(profile.skill_names, profile.object_names) if profile is not None \
-            else self.policy.unknown_names({name for name, _ in self._world().actions()})
+            else self.policy.unknown_names(skill_names(self._world()))
         if misfit:   # a misspelt entry would silently allow or deny nothing
             return misfit
         try:
