@@ -309,7 +309,9 @@ def test_a_skill_stopped_while_it_waits_for_the_running_one_is_not_sent():
         running = threading.Thread(target=lambda: outcomes.update(first=client.run(
             goal("freezer"), "[WALK] <freezer>", timeout_s=60.0, wait_s=30.0)))
         running.start()
-        assert freezer.started.wait(60.0)
+        if not freezer.started.wait(60.0):
+            running.join(60.0)
+            raise AssertionError(f"the first skill never reached the server: {outcomes}")
         stop = WaitingToken()
         queued = threading.Thread(target=lambda: outcomes.update(second=client.run(
             goal("couch"), "[WALK] <couch>", timeout_s=60.0, wait_s=30.0, stop=stop)))

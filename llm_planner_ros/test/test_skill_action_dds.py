@@ -6,7 +6,7 @@ import time
 import uuid
 
 import rclpy
-from rclpy.action import ActionClient, ActionServer
+from rclpy.action import ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 
@@ -14,6 +14,7 @@ from helpers.ros_client import send_goal, wait_future
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_ros.profiles.virtualhome.vocabulary import make_skill
 from llm_planner_ros.ros import conversions
+from llm_planner_ros.ros.action_goal import SpinSafeActionClient
 from llm_planner_ros.ros.skill_action import GoalStops, SkillActionClient
 
 STOPPING_S = 3.0   # how long the leftover skill takes to stop once cancelled (a robot slowing down)
@@ -70,7 +71,7 @@ def test_a_lost_cancel_answer_is_asked_again_and_the_leftover_still_ends_first()
     spin = threading.Thread(target=executor.spin, daemon=True)
     spin.start()
     try:
-        leftover = ActionClient(other, ExecuteSkill, name)
+        leftover = SpinSafeActionClient(other, ExecuteSkill, name)
         assert leftover.wait_for_server(timeout_sec=30)
         skill = conversions.skill_to_msg(make_skill("WALK", ["freezer"]))
         handle = send_goal(leftover, ExecuteSkill.Goal(skill=skill))
@@ -87,4 +88,48 @@ def test_a_lost_cancel_answer_is_asked_again_and_the_leftover_still_ends_first()
         executor.shutdown()
         for node in (robot, bridge, other):
             node.destroy_node()
+        rclpy.shutdown(context=context)
+
+
+def test_an_action_client_made_while_its_node_spins_leaves_the_executor_running():
+    """rclpy's ActionClient joins its node, which wakes the executor, before it sets the lock the
+    executor takes: the executor's thread raised AttributeError and ended (ros2/rclpy#1589), and
+    a skill server in that process never saw its goal. Here the executor reads the new client
+    before its constructor goes on, every time, by holding the constructor there."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    executor = MultiThreadedExecutor(num_threads=2, context=context)
+    node = rclpy.create_node("bridge", context=context)
+    executor.add_node(node)
+    died: list[BaseException] = []
+
+    def spin() -> None:
+        try:
+            executor.spin()
+        except BaseException as exc:   # the executor's thread ends with it
+            died.append(exc)
+    spinning = threading.Thread(target=spin, daemon=True)
+    spinning.start()
+    join = node.add_waitable
+
+    def join_then_let_the_executor_read_it(waitable) -> None:
+        join(waitable)
+        read = threading.Event()   # set once the executor has gathered the node's entities again
+        guard = node.create_guard_condition(read.set)
+        guard.trigger()
+        read.wait(10.0)
+        node.destroy_guard_condition(guard)
+    node.add_waitable = join_then_let_the_executor_read_it
+    try:
+        client = SpinSafeActionClient(node, ExecuteSkill, f"skill_{uuid.uuid4().hex[:6]}/execute_skill")
+        node.add_waitable = join
+        answered = threading.Event()
+        timer = node.create_timer(0.01, answered.set)
+        assert answered.wait(30.0) and spinning.is_alive(), died
+        node.destroy_timer(timer)
+        client.destroy()
+    finally:
+        node.add_waitable = join
+        executor.shutdown()
+        node.destroy_node()
         rclpy.shutdown(context=context)

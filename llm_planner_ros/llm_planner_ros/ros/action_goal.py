@@ -1,4 +1,12 @@
-"""Send an action goal, surviving rclpy's lost-answer race.
+"""An action client and its goals, surviving two of rclpy's races.
+
+``SpinSafeActionClient``: rclpy 9.1's ``ActionClient.__init__`` adds the client to its node, which
+wakes the node's executor, before it sets the lock that ``get_num_entities`` takes
+(ros2/rclpy#1589). An executor spinning in another thread then raised ``AttributeError: 'ActionClient'
+object has no attribute '_lock'`` and its thread ended: nothing on that executor ran again. Seen
+in a test, as a skill server that never received its goal.
+
+``send_goal``: rclpy's lost-answer race.
 
 rclpy 9.1 (Kilted's wheels) ``ActionClient.send_goal_async`` files its goal request's future
 twice: once under its lock, and again after it (the lines after the lock repeat those inside it,
@@ -10,12 +18,23 @@ under load as ``llm_planner_send_goal`` exiting with "not sent: list.remove(x): 
 while the planner ran the goal."""
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, Optional
 
 from rclpy.action import ActionClient
 from rclpy.task import Future
 from unique_identifier_msgs.msg import UUID
+
+
+class SpinSafeActionClient(ActionClient):
+    """rclpy's ``ActionClient``, safe to create on a node that an executor spins in another thread:
+    what the executor reads is set before the client joins its node (the module says why)."""
+
+    def __init__(self, node: Any, *args: Any, **kwargs: Any) -> None:
+        self._lock = threading.Lock()
+        self._logger = node.get_logger().get_child("action_client")
+        super().__init__(node, *args, **kwargs)
 
 
 def send_goal(client: ActionClient, goal: Any, goal_id: UUID,

@@ -48,7 +48,7 @@ from unique_identifier_msgs.msg import UUID
 from llm_planner_msgs.action import PlanTask
 from llm_planner_msgs.msg import ApprovalRequest, MethodOptions
 from llm_planner_msgs.srv import Approve
-from llm_planner_ros.ros.action_goal import send_goal
+from llm_planner_ros.ros.action_goal import SpinSafeActionClient, send_goal
 from llm_planner_ros.ros.conversions import nul_field
 from llm_planner_ros.ros.executor import NodeExecutor
 from llm_planner_ros.ros.liveness import RESEND_S, PeerWatch
@@ -104,7 +104,7 @@ class PlannerClient:
             rclpy.init(args=args, context=self._context, signal_handler_options=SignalHandlerOptions.NO)
             node = rclpy.create_node(node_name, namespace=namespace or "/", context=self._context)
         self.node = node
-        self._action: ActionClient[Any, Any, Any] = ActionClient(self.node, PlanTask, action)
+        self._action: ActionClient[Any, Any, Any] = SpinSafeActionClient(self.node, PlanTask, action)
         self._cancel: Client[Any, Any] = self.node.create_client(CancelGoal, f"{action}/_action/cancel_goal")
         self._planner = PeerWatch(self.node, "planner", namespace=action.rpartition("/")[0], announce=False)
         self._status = GoalStatusWatch(self.node, action, ReentrantCallbackGroup())

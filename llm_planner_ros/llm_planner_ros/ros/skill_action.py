@@ -43,7 +43,7 @@ from unique_identifier_msgs.msg import UUID
 from llm_planner_msgs.action import ExecuteSkill
 from llm_planner_msgs.msg import PreconditionFailure as FailureMsg
 from llm_planner_ros.core.errors import CancelToken, Shutdown
-from llm_planner_ros.ros.action_goal import send_goal
+from llm_planner_ros.ros.action_goal import SpinSafeActionClient, send_goal
 from llm_planner_ros.ros.liveness import ask_until_answered
 from llm_planner_ros.ros.wait import wait_future
 
@@ -204,7 +204,8 @@ class SkillActionClient:
         self._reconciled = not reconcile
         self.node = node
         self.what = what
-        self.client: ActionClient[Any, Any, Any] = ActionClient(node, ExecuteSkill, action_name, callback_group=group)
+        self.client: ActionClient[Any, Any, Any] = SpinSafeActionClient(node, ExecuteSkill, action_name,
+                                                                          callback_group=group)
         # after the action client: DDS discovery announces a node's endpoints in the order they are
         # made, so a server that answers these has most likely matched the skill goal's as well
         self._cancel_all: Client[Any, Any] = node.create_client(CancelGoal, f"{action_name}/_action/cancel_goal",

@@ -14,6 +14,7 @@ from unique_identifier_msgs.msg import UUID
 
 from llm_planner_msgs.action import ExecuteSkill, PlanTask
 from llm_planner_ros.ros import conversions
+from llm_planner_ros.ros.action_goal import SpinSafeActionClient
 from llm_planner_ros.ros.client import PlannerClient
 from llm_planner_ros.ros.liveness import ask_until_answered
 
@@ -54,7 +55,7 @@ class RosTestClient:
         Each is made on an attached node (one made on the spinning node races the executor)."""
         key = (action_type, name)
         if key not in self._action_clients:
-            self._action_clients[key] = self.planner.attach(lambda node: ActionClient(node, action_type, name))
+            self._action_clients[key] = self.planner.attach(lambda node: SpinSafeActionClient(node, action_type, name))
         return self._action_clients[key]
 
     def send_plan(self, goal: PlanTask.Goal, timeout: float = 30.0) -> GoalRun:
