@@ -9,8 +9,9 @@ Rows: each method (see --list) in setting ``text`` (the task text only: the prod
 ``task`` (task text and the annotator's description) and ``eai`` (EAI's prompt: objects, initial
 state and goals given), plus EAI's 15 shipped model answers as anchors.
 Columns: this project's scoring (every program, repeated verbs kept, no hash-seed dependence)
-and EAI's own scorer (PYTHONHASHSEED=0, with its known defects), the papers' metrics and the
-per-goal time split. Speed of every stage is measured in the same run (--no-speed to skip).
+and EAI's own scorer (PYTHONHASHSEED=0, with its known defects), the papers' metrics, the
+wrong-goal rate (the planner said done, a reason that ends SUCCEEDED, and EAI's goal does not
+hold) and the per-goal time split. Speed of every stage is measured in the same run (--no-speed to skip).
 Writes eai.json, eai.md and eai.png under --out; per-goal records go to a resumable cache.
 """
 from __future__ import annotations
@@ -87,9 +88,10 @@ def pct(x) -> str:
 
 
 def markdown(report: dict) -> str:
-    head = ("| row | setting | n | success | executable | EAI success | EAI executable | EAI n | state / relation / "
-            "action goals | LCS | length | corrections | s/goal (LLM / translation / planner / execution) |\n"
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+    head = ("| row | setting | n | success | reported done, goal not met | executable | EAI success | EAI executable "
+            "| EAI n | state / relation / action goals | LCS | length | corrections "
+            "| s/goal (LLM / translation / planner / execution) |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
     lines = []
     for row in report["rows"]:
         ours, theirs = row["ours"], row.get("eai") or {}
@@ -99,7 +101,7 @@ def markdown(report: dict) -> str:
                   f"{ours.get('planner_s', 0.0):.3f} / {ours['execution_s']:.3f}); median "
                   f"{ours.get('median_wall_s', float('nan')):.2f}") if row["kind"] == "method" else "-"
         lines.append(f"| {row['name']} | {SETTING_NAMES[row['setting']]} | {ours['programs']} "
-                     f"| {pct(ours['success'])} | "
+                     f"| {pct(ours['success'])} | {pct(ours.get('done_not_met'))} | "
                      f"{pct(ours['executability'])} | {pct(theirs.get('success'))} | "
                      f"{pct(theirs.get('executability'))} | {theirs.get('programs_counted', '-')} | {goals} | "
                      f"{ours['lcs']:.3f} | {ours['length']:.1f} | {ours['corrections']:.2f} | {timing} |")

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import MAX_DESCRIPTION_CHARS, parse_request
-from llm_planner_ros.core.types import GoalReport
+from llm_planner_ros.core.types import GoalReport, TerminationReason
 from llm_planner_ros.evaluation import eai
 from llm_planner_ros.evaluation.metrics import as_steps, executable, lcs_ratio
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
@@ -44,6 +44,7 @@ Setting = Literal["eai", "task", "text"]
 SETTING_NAMES = {"text": "task text only", "task": "task text + description", "eai": "EAI's prompt"}
 EAI_JSON = "eai_json"   # the LLM answers EAI's own prompt with a JSON program (as the anchor rows)
 EAI_PDDL = "eai_pddl"   # no LLM: Fast Downward on EAI's own PDDL problem files (the anchor of method pddl)
+SHIPPED = "shipped"     # the termination of a shipped model's answer, scored as it is
 
 
 class MethodSpec(BaseModel):
@@ -328,6 +329,18 @@ def pet_summary(records: list[GoalRecord]) -> dict:
     return out
 
 
+def reported_done(record: GoalRecord) -> Optional[bool]:
+    """Whether the planner told its caller that the goal succeeded: its reason is one that ends a
+    goal SUCCEEDED (an open-loop plan's end_of_plan too). None for an anchor's answer, which
+    reports nothing."""
+    if record.method in (EAI_JSON, EAI_PDDL) or record.termination == SHIPPED:
+        return None
+    return record.termination in SUCCESS_REASONS
+
+
+SUCCESS_REASONS = frozenset(r.value for r in TerminationReason if r.is_success)
+
+
 def summarise(records: Iterable[GoalRecord]) -> dict:
     """The papers' metrics over one row's records (corrected scoring: every program counts)."""
     rs = list(records)
@@ -339,6 +352,9 @@ def summarise(records: Iterable[GoalRecord]) -> dict:
         return statistics.fmean(xs) if xs else math.nan
 
     return {"programs": len(rs), "success": mean(r.goal_met for r in rs),
+            # the wrong-goal rate: said done, and EAI's goal does not hold (nan for the anchors)
+            "done_not_met": mean(bool(reported_done(r) and not r.goal_met) for r in rs
+                                 if reported_done(r) is not None),
             "executability": mean(r.executable for r in rs), "lcs": mean(r.lcs for r in rs),
             "length": mean(r.length for r in rs), "corrections": mean(r.corrections for r in rs),
             "llm_calls": mean(r.llm_calls for r in rs), "errors": sum(bool(r.error) for r in rs),
@@ -372,6 +388,6 @@ def anchor_records(model: str, tasks: Iterable[EaiTask]) -> list[GoalRecord]:
                               task=t.task, program=program, generated=[answer], llm_output=answer,
                               executable=scored["executable"], goal_met=scored["goal_met"],
                               lcs=lcs_ratio(program, t.references), length=len(program), corrections=0,
-                              llm_calls=1, termination="shipped", detail=scored["error"], llm_s=0.0,
+                              llm_calls=1, termination=SHIPPED, detail=scored["error"], llm_s=0.0,
                               translation_s=0.0, execution_s=0.0, wall_s=0.0))
     return out
