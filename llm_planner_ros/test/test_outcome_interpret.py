@@ -11,6 +11,7 @@ from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import parse_request
 from llm_planner_ros.core.types import GoalStatus, TerminationReason
 from llm_planner_ros.interpretation.conditions import Condition
+from llm_planner_ros.interpretation.confidence import Judgement
 from llm_planner_ros.interpretation.interpreter import Interpretation
 from llm_planner_ros.planning.interpreted import InterpretSettings
 from llm_planner_ros.planning.worlds import load_world
@@ -64,14 +65,15 @@ def fixed(embedder, demos):
     over the real world, Fast Downward and the in-process simulator."""
     made: dict = {}
 
-    def build(conditions, confirm="unsure", approval="none", approver=None, dry_run=False):
+    def build(conditions, confirm="unsure", approval="none", approver=None, dry_run=False, confidence=None):
         if confirm not in made:
             made[confirm] = compose(ServiceConfig.of(InterpretSettings(
                 interpret_from="text", interpret_confirm=confirm, interpret_relax_plans=1)),
                 llm=None, embedder=embedder, demos=demos)
         service = made[confirm]
         interpreter = service.parts.interpreted().interpreter
-        interpreter.retrieve = lambda task, world, hold_out=(): Interpretation([task], [], list(conditions))
+        interpreter.retrieve = lambda task, world, hold_out=(): Interpretation(
+            [task], [], list(conditions), judgement=Judgement(confidence, ()))
         service.safety, service.approver = SafetySettings(approval=approval, dry_run=dry_run), approver
         return service
     return build
@@ -90,6 +92,18 @@ def test_conditions_given_up_after_the_confirmation_are_not_reported_as_the_goal
     assert result.termination_reason is TerminationReason.END_OF_PLAN, result.detail
     assert result.goal_status is GoalStatus.MET and result.steps and all(s.executed for s in result.steps)
     assert "given up after the operator confirmed it: The floor is open." in result.detail, result.detail
+
+
+def test_conditions_given_up_from_a_goal_found_sure_are_not_reported_as_the_goal_reached(fixed):
+    """Sure of the whole goal, nobody asked; a part had no plan and was given up. What holds is
+    what is left, which nobody was sure of: not goal_reached (it used to be)."""
+    asked: list = []
+    result = run(fixed([TV_ON, FLOOR_OPEN, TV_PLUGGED], approver=operator(asked), confidence=0.99))
+    assert asked == [] and result.goal_status is GoalStatus.MET and result.steps, result.detail
+    assert result.termination_reason is TerminationReason.END_OF_PLAN, result.detail
+    assert "given up after it was found sure (confidence 0.99): The floor is open." in result.detail, result.detail
+    result = run(fixed([TV_ON, TV_PLUGGED], approver=operator(asked), confidence=0.99))   # nothing given up
+    assert asked == [] and result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
 
 
 def test_whole_plan_approval_confirms_an_unsure_interpreted_goal_first(fixed):

@@ -169,11 +169,14 @@ class Interpret:
 
 def unvouched(found: Interpretation, asked: dict, dropped: Sequence[str]) -> str:
     """Why the goal planned may not be the goal asked ("": it is vouched for): nobody was sure of
-    it nor confirmed it, or conditions were given up after an operator confirmed it."""
+    it nor confirmed it, or conditions were given up after it was confirmed or found sure (what
+    was vouched for is the whole goal, not what is left of it)."""
     if not asked.get("sure") and not asked.get("confirmed"):
         return f"{lacks(found) or f'confidence {confidence_text(found.confidence)}'}; unconfirmed"
-    if asked.get("confirmed") and dropped:
-        return f"given up after the operator confirmed it: {'; '.join(dropped)}"
+    if dropped:
+        by = "the operator confirmed it" if asked.get("confirmed") else \
+            f"it was found sure (confidence {confidence_text(found.confidence)})"
+        return f"given up after {by}: {'; '.join(dropped)}"
     return ""
 
 
