@@ -84,24 +84,39 @@ def run(service, task="Watch TV", **kw):
                                     lambda e: None, CancelToken())[0]
 
 
-def test_conditions_given_up_after_the_confirmation_are_not_reported_as_the_goal_confirmed(fixed):
+def test_what_is_left_of_a_confirmed_goal_once_conditions_are_given_up_is_confirmed_again(fixed):
     asked: list = []
     result = run(fixed([TV_ON, FLOOR_OPEN, TV_PLUGGED], approver=operator(asked)))
-    assert [kind for kind, _ in asked] == ["goal"]   # the operator confirmed the whole goal ...
-    # ... of which a part had no plan and was given up: what holds is not what was confirmed
-    assert result.termination_reason is TerminationReason.END_OF_PLAN, result.detail
+    # the operator confirmed the whole goal, of which a part had no plan and was given up: what is
+    # left is a goal nobody confirmed, so it is asked again before anything runs
+    assert [kind for kind, _ in asked] == ["goal", "goal"], asked
+    assert "conditions of the goal had no plan and were given up (The floor is open." in asked[1][1], asked
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
     assert result.goal_status is GoalStatus.MET and result.steps and all(s.executed for s in result.steps)
-    assert "given up after the operator confirmed it: The floor is open." in result.detail, result.detail
+    declined: list = []
+    result = run(fixed([TV_ON, FLOOR_OPEN, TV_PLUGGED],
+                       approver=lambda *a, **k: operator(declined, (len(declined) == 0, "not that"))(*a, **k)))
+    assert len(declined) == 2 and result.termination_reason is TerminationReason.GOAL_DECLINED, result.detail
+    assert not result.steps and "given up" in result.detail, result.detail
 
 
-def test_conditions_given_up_from_a_goal_found_sure_are_not_reported_as_the_goal_reached(fixed):
-    """Sure of the whole goal, nobody asked; a part had no plan and was given up. What holds is
-    what is left, which nobody was sure of: not goal_reached (it used to be)."""
+def test_a_goal_found_sure_whose_conditions_are_given_up_is_not_run_unasked(fixed):
+    """Sure of the whole goal, nobody asked; a part had no plan and was given up. What is left
+    was never found sure: asked (unconfirmed with nobody to ask), and under interpret_confirm
+    never run but not reported reached (it used to be goal_reached)."""
     asked: list = []
     result = run(fixed([TV_ON, FLOOR_OPEN, TV_PLUGGED], approver=operator(asked), confidence=0.99))
-    assert asked == [] and result.goal_status is GoalStatus.MET and result.steps, result.detail
+    assert [kind for kind, _ in asked] == ["goal"] and "were given up" in asked[0][1], asked
+    assert result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
+    result = run(fixed([TV_ON, FLOOR_OPEN, TV_PLUGGED], confidence=0.99))   # nobody to ask
+    assert result.termination_reason is TerminationReason.UNCONFIRMED and not result.steps, result.detail
+    assert "The floor is open." in result.detail and "proposed goal: 'The television is on." in result.detail, \
+        result.detail
+    result = run(fixed([TV_ON, FLOOR_OPEN, TV_PLUGGED], confirm="never", confidence=0.99))
+    assert result.goal_status is GoalStatus.MET and result.steps, result.detail
     assert result.termination_reason is TerminationReason.END_OF_PLAN, result.detail
     assert "given up after it was found sure (confidence 0.99): The floor is open." in result.detail, result.detail
+    asked.clear()
     result = run(fixed([TV_ON, TV_PLUGGED], approver=operator(asked), confidence=0.99))   # nothing given up
     assert asked == [] and result.termination_reason is TerminationReason.GOAL_REACHED, result.detail
 

@@ -25,7 +25,7 @@ from llm_planner_ros.core.planner import PlanCallback, StepCallback, no_preview
 from llm_planner_ros.core.types import GoalStatus, NoteKind, PlanResult, StepEvent, TerminationReason
 from llm_planner_ros.core.world import WorldState
 from llm_planner_ros.interpretation.conditions import Condition, spec_of
-from llm_planner_ros.interpretation.confidence import Calibration, Labelled, read_labelled, write_labelled
+from llm_planner_ros.interpretation.confidence import Calibration, Judgement, Labelled, read_labelled, write_labelled
 from llm_planner_ros.interpretation.interpreter import (
     Ambiguity,
     GoalDemo,
@@ -51,8 +51,9 @@ class InterpretedPlan:
 
 # Before anything is planned: the interpretation and its goal's lines in (none: an empty goal, which
 # the fallback would plan), None to go on, or the result that ends the goal (e.g. it waits for an
-# operator's confirmation, who declines)
-Decide = Callable[[Interpretation, tuple[str, ...]], Optional[PlanResult]]
+# operator's confirmation, who declines). Again before what is left of a goal whose conditions were
+# given up is planned: what is left (its confidence unknown), its lines, and what was given up
+Decide = Callable[[Interpretation, tuple[str, ...], tuple[str, ...]], Optional[PlanResult]]
 
 
 def lacks(found: Interpretation) -> str:
@@ -295,7 +296,7 @@ class _InterpretRun:
     def run(self, decide: Optional[Decide]) -> InterpretedPlan:
         found, conditions = self.found, self.conditions
         if not conditions:   # the fallback would plan from the task text: decided first, as a goal is
-            ended = decide(found, ()) if decide is not None else None
+            ended = decide(found, (), ()) if decide is not None else None
             if ended is not None:
                 return InterpretedPlan(found, ended)
             return InterpretedPlan(found, fallback="the interpreted goal is empty "
@@ -305,11 +306,19 @@ class _InterpretRun:
         ended = self.before_planning(decide)
         if ended is not None:
             return InterpretedPlan(found, ended)
+        decided: tuple[str, ...] = ()
         while True:
             spec = self.bound(conditions)
             lines = tuple(spec.lines())
             if self.holds(spec):
                 return self.already_holds(lines)
+            if self.dropped and decide is not None and tuple(self.dropped) != decided:
+                # what was decided is the whole goal: what is left of it is decided again
+                decided = tuple(self.dropped)
+                left = replace(found, conditions=list(conditions), judgement=Judgement(None, ()), which=[])
+                ended = decide(left, lines, decided)
+                if ended is not None:
+                    return InterpretedPlan(found, ended, dropped=decided)
             result = self.plan_round(spec, lines)
             if result.termination_reason is not TerminationReason.NO_PLAN or result.steps or len(conditions) == 1:
                 break
@@ -329,7 +338,7 @@ class _InterpretRun:
             refused.note(NoteKind.CONDITIONS, f"interpreted {said!r} as {', '.join(refused.goal_conditions)}"
                          + (f"; {lacks(found)}" if found.absent else ""))
             return refused
-        return decide(found, tuple(self.bound(self.conditions).lines())) if decide is not None else None
+        return decide(found, tuple(self.bound(self.conditions).lines()), ()) if decide is not None else None
 
     def already_holds(self, lines: tuple[str, ...]) -> InterpretedPlan:
         if not self.dropped:   # the goal as interpreted already holds: done, nothing to run

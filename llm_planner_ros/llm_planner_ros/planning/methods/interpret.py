@@ -53,23 +53,28 @@ class Interpret:
         if fallback.method is not None:
             goal.world.check_translated(fallback, goal.request.execute)
 
-    def decide(self, run: GoalRun, found: Interpretation, lines: tuple[str, ...], asked: dict,
-               gate: Optional[SafetyGate]) -> Optional[PlanResult]:
+    def decide(self, run: GoalRun, found: Interpretation, lines: tuple[str, ...], given_up: tuple[str, ...],
+               asked: dict, gate: Optional[SafetyGate]) -> Optional[PlanResult]:
         """Act, ask or stop, before anything is planned: under ``interpret_confirm`` unsure, a goal
         whose confidence is below ``interpret_confidence`` (or unknown) waits for an operator's
         confirmation; under always, every goal does; under never, none. ``gate``: the gate of the
         goal that executes (None: plan only, which runs nothing, so nobody is asked; its result
         says how sure it is). An empty goal (``lines``) is decided as the fallback that would
-        plan it from the task text. ``asked`` records the outcome."""
+        plan it from the task text. ``given_up``: conditions given up for want of a plan; what is
+        left (``found``) was never found sure nor confirmed, so it is decided as a goal of unknown
+        confidence. ``asked`` records the outcome."""
         mode, confidence = self.settings.interpret_confirm, found.confidence
         sure = confidence is not None and confidence >= self.settings.interpret_confidence and not found.absent
-        asked["sure"] = sure
+        if not given_up:
+            asked["sure"] = sure
         if mode == "never" or (mode == "unsure" and sure) or gate is None:
             return None
         fallback = self.fallback(run.goal).method
         if not lines and (fallback is None or run.goal.world.llm_steps_refused):
             return None   # nothing would run
-        why = lacks(found) or ("every goal is confirmed (interpret_confirm always)" if mode == "always" else
+        why = lacks(found) or (f"conditions of the goal had no plan and were given up ({'; '.join(given_up)}); "
+                               "what is left was never confirmed" if given_up else
+                               "every goal is confirmed (interpret_confirm always)" if mode == "always" else
                                "its confidence is unknown (nothing calibrates it)" if confidence is None else
                                f"its confidence {confidence:.3f} is below the threshold "
                                f"{self.settings.interpret_confidence:.2f}")
@@ -93,7 +98,7 @@ class Interpret:
             return PlanResult(TerminationReason.GOAL_DECLINED, goal_conditions=list(lines),
                               ending="the operator declined the goal" + (f" ({reason})" if reason else "")
                                      + f", asked because {why}: {said}")
-        asked["confirmed"] = True
+        asked["confirmed"], asked["confirmed_given_up"] = True, given_up
         return None
 
     def plan(self, run: GoalRun) -> PlanResult:
@@ -115,12 +120,15 @@ class Interpret:
                                    hold_out=list(request.options.hold_out_tasks),
                                    seed=seed if seed is not None else self.default_seed, policy=run.policy,
                                    on_plan=run.on_plan,
-                                   decide=lambda found, lines: self.decide(run, found, lines, asked, gate))
+                                   decide=lambda found, lines, given_up: self.decide(run, found, lines, given_up,
+                                                                                      asked, gate))
         found = planned.interpretation
         confidence = math.nan if found.confidence is None else found.confidence
         report.stats["confidence"] = None if found.confidence is None else round(found.confidence, 4)
         report.stats["condition_confidence"] = {text: round(p, 4) for text, p in found.judgement.conditions}
         report.stats["asked"] = bool(asked.get("asked"))
+        if planned.dropped:   # given up for want of a plan: what is left is decided again (decide)
+            report.stats["given_up"] = list(planned.dropped)
         if found.alternatives:
             report.stats["alternatives"] = [c.text for c in found.alternatives]
         if found.absent:
@@ -173,7 +181,7 @@ def unvouched(found: Interpretation, asked: dict, dropped: Sequence[str]) -> str
     was vouched for is the whole goal, not what is left of it)."""
     if not asked.get("sure") and not asked.get("confirmed"):
         return f"{lacks(found) or f'confidence {confidence_text(found.confidence)}'}; unconfirmed"
-    if dropped:
+    if dropped and tuple(dropped) != asked.get("confirmed_given_up"):   # the operator confirmed another goal
         by = "the operator confirmed it" if asked.get("confirmed") else \
             f"it was found sure (confidence {confidence_text(found.confidence)})"
         return f"given up after {by}: {'; '.join(dropped)}"
