@@ -215,7 +215,7 @@ def run_goal(service, holder: dict, row: dict, p: BehaviorProblem) -> dict:
                        if k.startswith("interpret_") and k.endswith("_s") and isinstance(v, (int, float))}}
     if row["method"] == "interpret":
         out.update(confidence=report.stats.get("confidence"), reported_success=result.success,
-                   absent=report.stats.get("absent", []))
+                   absent=report.stats.get("absent", []), given_up=report.stats.get("given_up", []))
         said, wanted = class_goal(result.goal_conditions), set(p.class_goal())
         hit = len(said & wanted)
         out.update(precision=hit / len(said) if said else 0.0, recall=hit / len(wanted) if wanted else 0.0)

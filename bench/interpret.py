@@ -280,7 +280,7 @@ def _run_program(job: tuple[str, str, Optional[str], int]) -> dict:
                    and isinstance(v, (int, float))}
         head.update(confidence=report.stats.get("confidence"), which=report.stats.get("which", []),
                     confidence_before_which=report.stats.get("confidence_before_which", report.stats.get("confidence")),
-                    reported_success=result.success,
+                    reported_success=result.success, given_up=report.stats.get("given_up", []),
                     absent=report.stats.get("absent", []), evidence=report.stats.get("evidence", {}))
     met = bool(executor.goal_met())
     if met:

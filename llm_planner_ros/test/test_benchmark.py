@@ -33,15 +33,15 @@ def test_anchor_rows_are_scored_by_our_executor():
 
 
 def test_the_wrong_goal_rate_counts_goals_said_done_whose_goal_does_not_hold():
-    """Said done: a reason that ends a goal SUCCEEDED (an open-loop end_of_plan too); the anchors
-    report nothing, so their rate is not a number."""
+    """Said done: the planner's result said success; the anchors report nothing, so their rate is
+    not a number."""
     shipped = benchmark.anchor_records("gpt-4o-2024-05-13", eai_tasks()[:1])[0]
 
-    def record(termination: str, met: bool):
-        return shipped.model_copy(update=dict(method="translated", termination=termination, goal_met=met))
-    rows = benchmark.summarise([record("end_of_plan", False), record("goal_reached", True),
-                                record("goal_reached", False), record("no_plan", False)])
-    assert rows["done_not_met"] == 0.5 and rows["success"] == 0.25
+    def record(said_done: bool, met: bool):
+        return shipped.model_copy(update=dict(method="translated", reported_success=said_done, goal_met=met))
+    rows = benchmark.summarise([record(True, False), record(True, True), record(False, False), record(False, True)])
+    assert rows["done_not_met"] == 0.25 and rows["success"] == 0.5
+    assert shipped.reported_success is None
     assert benchmark.summarise([shipped])["done_not_met"] != benchmark.summarise([shipped])["done_not_met"]
 
 
@@ -61,8 +61,8 @@ def test_small_benchmark_run_end_to_end(tmp_path):
     assert 0.0 < pet["bank_reduction"] < 1.0 and "bank_reduction" in methods["reprompt cause +PET"]["ours"]
     for row in methods.values():
         record = row["records"][0]
-        said_done = record["termination"] in ("end_of_plan", "low_score", "max_steps", "goal_reached")
-        assert row["ours"]["done_not_met"] == float(said_done and not record["goal_met"]), record
+        assert isinstance(record["reported_success"], bool), record
+        assert row["ours"]["done_not_met"] == float(record["reported_success"] and not record["goal_met"]), record
         assert record["task"] == "Turn on light" and record["error"] == ""
         assert record["length"] == len(record["program"]) and 0.0 <= record["lcs"] <= 1.0
         assert record["llm_calls"] >= 1 and record["llm_s"] > 0

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 
 from llm_planner_ros.core.errors import CancelToken
 from llm_planner_ros.core.request import MAX_DESCRIPTION_CHARS, parse_request
-from llm_planner_ros.core.types import GoalReport, TerminationReason
+from llm_planner_ros.core.types import GoalReport
 from llm_planner_ros.evaluation import eai
 from llm_planner_ros.evaluation.metrics import as_steps, executable, lcs_ratio
 from llm_planner_ros.llm.base import LLMBackend, SamplingParams
@@ -44,7 +44,6 @@ Setting = Literal["eai", "task", "text"]
 SETTING_NAMES = {"text": "task text only", "task": "task text + description", "eai": "EAI's prompt"}
 EAI_JSON = "eai_json"   # the LLM answers EAI's own prompt with a JSON program (as the anchor rows)
 EAI_PDDL = "eai_pddl"   # no LLM: Fast Downward on EAI's own PDDL problem files (the anchor of method pddl)
-SHIPPED = "shipped"     # the termination of a shipped model's answer, scored as it is
 
 
 class MethodSpec(BaseModel):
@@ -117,6 +116,8 @@ class GoalRecord(BaseModel):
     wall_s: float
     planner_s: float = 0.0             # the classical planner (method pddl and its anchor)
     error: str = ""                    # the planner raised: the goal counts as failed
+    reported_success: Optional[bool] = None   # what the planner told its caller (its result's success);
+    #                                         None: an anchor's answer, which reports nothing
     pet: dict = {}                     # PET rows: subtasks, tracker outcome, Eliminate's effect
 
 
@@ -157,8 +158,11 @@ def _goal_directed_digest() -> str:
     return digest.hexdigest()[:16]
 
 
+RECORD_VERSION = 2   # 2: records hold reported_success; a record of an earlier version is planned again
+
+
 def record_key(config: dict, spec: MethodSpec, setting: str, identifier: str) -> str:
-    blob = json.dumps([config, spec.model_dump(), setting, identifier], sort_keys=True, default=str)
+    blob = json.dumps([config, spec.model_dump(), setting, identifier, RECORD_VERSION], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -208,7 +212,8 @@ class BenchmarkRunner:
         except Exception as exc:   # one goal's failure is recorded, never fatal to the run
             fields = dict(program=[], generated=[], llm_output="{}", executable=False, goal_met=False,
                           corrections=0, llm_calls=0, termination="error", detail="", llm_s=0.0,
-                          translation_s=0.0, execution_s=0.0, error=f"{type(exc).__name__}: {exc}")
+                          translation_s=0.0, execution_s=0.0, error=f"{type(exc).__name__}: {exc}",
+                          reported_success=None if spec.method in (EAI_JSON, EAI_PDDL) else False)
         record = GoalRecord(key=key, method=spec.name, setting=setting, identifier=task.identifier,
                             task=task.task, lcs=lcs_ratio(fields["program"], task.references),
                             length=len(fields["program"]), wall_s=time.perf_counter() - t0, **fields)
@@ -245,7 +250,7 @@ class BenchmarkRunner:
                     executable=ok, goal_met=goal, corrections=result.num_corrections,
                     llm_calls=result.num_llm_calls, termination=result.termination_reason.value,
                     detail=result.detail, llm_s=times.llm_s, translation_s=times.translation_s,
-                    execution_s=execution_s)
+                    execution_s=execution_s, reported_success=result.success)
 
     def _goal_directed(self, task: EaiTask) -> dict:
         """Method pddl with EAI's goal conditions, through the planning service."""
@@ -268,7 +273,7 @@ class BenchmarkRunner:
                     goal_met=bool(executor.goal_met()), corrections=result.num_corrections, llm_calls=0,
                     termination=result.termination_reason.value, detail=result.detail, llm_s=0.0,
                     translation_s=0.0, planner_s=planner_s,
-                    execution_s=max(0.0, timings.get("wall_s", 0.0) - planner_s))
+                    execution_s=max(0.0, timings.get("wall_s", 0.0) - planner_s), reported_success=result.success)
 
     def _eai_pddl(self, task: EaiTask) -> dict:
         from llm_planner_ros.evaluation.eai_pddl import plan_with_eai_pddl
@@ -329,18 +334,6 @@ def pet_summary(records: list[GoalRecord]) -> dict:
     return out
 
 
-def reported_done(record: GoalRecord) -> Optional[bool]:
-    """Whether the planner told its caller that the goal succeeded: its reason is one that ends a
-    goal SUCCEEDED (an open-loop plan's end_of_plan too). None for an anchor's answer, which
-    reports nothing."""
-    if record.method in (EAI_JSON, EAI_PDDL) or record.termination == SHIPPED:
-        return None
-    return record.termination in SUCCESS_REASONS
-
-
-SUCCESS_REASONS = frozenset(r.value for r in TerminationReason if r.is_success)
-
-
 def summarise(records: Iterable[GoalRecord]) -> dict:
     """The papers' metrics over one row's records (corrected scoring: every program counts)."""
     rs = list(records)
@@ -352,9 +345,10 @@ def summarise(records: Iterable[GoalRecord]) -> dict:
         return statistics.fmean(xs) if xs else math.nan
 
     return {"programs": len(rs), "success": mean(r.goal_met for r in rs),
-            # the wrong-goal rate: said done, and EAI's goal does not hold (nan for the anchors)
-            "done_not_met": mean(bool(reported_done(r) and not r.goal_met) for r in rs
-                                 if reported_done(r) is not None),
+            # the wrong-goal rate: the planner said done, and EAI's goal does not hold (nan for the
+            # anchors, which report nothing)
+            "done_not_met": mean(bool(r.reported_success and not r.goal_met) for r in rs
+                                 if r.reported_success is not None),
             "executability": mean(r.executable for r in rs), "lcs": mean(r.lcs for r in rs),
             "length": mean(r.length for r in rs), "corrections": mean(r.corrections for r in rs),
             "llm_calls": mean(r.llm_calls for r in rs), "errors": sum(bool(r.error) for r in rs),
@@ -388,6 +382,6 @@ def anchor_records(model: str, tasks: Iterable[EaiTask]) -> list[GoalRecord]:
                               task=t.task, program=program, generated=[answer], llm_output=answer,
                               executable=scored["executable"], goal_met=scored["goal_met"],
                               lcs=lcs_ratio(program, t.references), length=len(program), corrections=0,
-                              llm_calls=1, termination=SHIPPED, detail=scored["error"], llm_s=0.0,
+                              llm_calls=1, termination="shipped", detail=scored["error"], llm_s=0.0,
                               translation_s=0.0, execution_s=0.0, wall_s=0.0))
     return out

@@ -1,8 +1,9 @@
 """Issue 37's columns, shared by the benchmarks: how often a goal reaches the goal asked without
 asking, reaches another goal without asking (the wrong-goal rate), or is asked, at a confidence
 threshold; and risk against coverage. A record holds ``confidence`` (None: unknown),
-``reported_success`` (what the planner told: done), ``absent`` (the words the world lacks) and
-whether the asked goal was reached (``reached_key``)."""
+``reported_success`` (what the planner told: done), ``absent`` (the words the world lacks),
+``given_up`` (conditions given up for want of a plan) and whether the asked goal was reached
+(``reached_key``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -11,9 +12,10 @@ from llm_planner_ros.interpretation.confidence import auroc
 
 
 def asked(record: dict, at: float) -> bool:
-    """Whether the goal is asked at threshold ``at``: its confidence is unknown or below it, or
-    the task names something the world lacks."""
-    return record.get("confidence") is None or record["confidence"] < at or bool(record.get("absent"))
+    """Whether the goal is asked at threshold ``at``: its confidence is unknown or below it, the
+    task names something the world lacks, or conditions were given up (what is left is asked)."""
+    return record.get("confidence") is None or record["confidence"] < at or bool(record.get("absent")) \
+        or bool(record.get("given_up"))
 
 
 def honesty(records: Sequence[dict], at: float, reached_key: str = "goal_met") -> dict:
