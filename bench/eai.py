@@ -11,7 +11,8 @@ state and goals given), plus EAI's 15 shipped model answers as anchors.
 Columns: this project's scoring (every program, repeated verbs kept, no hash-seed dependence)
 and EAI's own scorer (PYTHONHASHSEED=0, with its known defects), the papers' metrics, the
 wrong-goal rate (the planner's result said success, as its action status would, and EAI's goal
-does not hold) and the per-goal time split. Speed of every stage is measured in the same run (--no-speed to skip).
+does not hold) and the per-goal time split. Speed of every stage is measured in the same run
+(--no-speed to skip).
 Writes eai.json, eai.md and eai.png under --out; per-goal records go to a resumable cache.
 """
 from __future__ import annotations

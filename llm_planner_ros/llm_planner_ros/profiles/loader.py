@@ -315,8 +315,8 @@ def _check(spec: ProfileFile, domain: DomainDef, world_text: str, where: str) ->
                 problems.append(f"objects: no entry for the world's class(es) {', '.join(unknown)}")
             if spec.agent is not None and spec.agent not in world.objects:
                 problems.append(f"agent: {spec.agent!r} is not an object of the world")
-            problems += [f"world: the fact ({' '.join(atom)}): {fact_problem(domain, atom)}"
-                         for atom in sorted(world.init) if fact_problem(domain, atom)]
+            problems += [f"world: the fact ({' '.join(atom)}): {why}"
+                         for atom in sorted(world.init) if (why := fact_problem(domain, atom))]
     for name, named in spec.instances.items():
         if named.class_ not in spec.objects:
             problems.append(f"instances.{name}: its class {named.class_!r} is not an entry of objects")
